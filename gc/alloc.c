@@ -1,0 +1,151 @@
+/* Allocation. The fast path pops the first free slot of the domain's first avail pool of the
+ * block's class; everything else (sweeping for a pool, a new pool, pacing, large blocks, limits,
+ * injected failure, misuse) is on slow paths. */
+#include <string.h>
+
+#include "gc/cycle.h"
+#include "gc/large.h"
+#include "gc/pool.h"
+#include "gc/sweep.h"
+
+static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
+  gc_pool *p = d->avail[c];
+  if (p == NULL) return NULL;
+  gc_header *hp = p->free_list;
+  gc_header *next = (gc_header *)hp[1];
+  p->free_list = next;
+  if (next == NULL) { /* the pool is now full: INV-POOL-2 */
+    d->avail[c] = p->next;
+    p->next = d->full[c];
+    d->full[c] = p;
+  }
+  return hp;
+}
+
+/* Allocation is a safepoint: a cycle may start here, before the new block exists, so every
+ * block the mutator holds is in a root. */
+static void alloc_safepoint(gc_domain *d) {
+  gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
+  gc_heap *heap = d->heap;
+  if (d->alloc_words_since_cycle >= heap->trigger_words && !heap->in_collection) {
+    gc_major_cycle(d);
+  } else if (d->sweeping) {
+    gc_sweep_slice(d, heap->cfg.sweep_budget_words);
+  }
+}
+
+static int limit_allows(gc_heap *heap, size_t more_bytes) {
+  return heap->cfg.heap_limit_bytes == 0 ||
+         gc_heap_used_bytes(heap) + more_bytes <= heap->cfg.heap_limit_bytes;
+}
+
+static gc_header *alloc_small_slow(gc_domain *d, gc_sizeclass c) {
+  gc_heap *heap = d->heap;
+  alloc_safepoint(d);
+  gc_sweep_for_class(d, c);
+  gc_header *hp = pop_free_slot(d, c);
+  if (hp != NULL) return hp;
+  if (!limit_allows(heap, GC_POOL_BSIZE)) return NULL;
+  gc_pool *p = gc_pool_acquire(heap);
+  if (p == NULL) return NULL;
+  gc_pool_init(p, c, d);
+  gc_heap_stats *s = &d->stats;
+  s->pool_words += GC_POOL_WSIZE;
+  if (s->pool_words > s->pool_max_words) s->pool_max_words = s->pool_words;
+  s->pool_frag_words += GC_POOL_HEADER_WSIZE + gc_wastage_of_class[c];
+  d->avail[c] = p;
+  return pop_free_slot(d, c);
+}
+
+/* One attempt at a slot or large block of `whsize` words; NULL when none can be had now. */
+static gc_header *try_alloc(gc_domain *d, size_t whsize) {
+  if (whsize <= GC_SIZECLASS_MAX_WHSIZE) {
+    gc_sizeclass c = gc_class_of_whsize[whsize];
+    gc_header *hp = pop_free_slot(d, c);
+    if (__builtin_expect(hp == NULL, 0)) hp = alloc_small_slow(d, c);
+    if (hp == NULL) return NULL;
+    gc_heap_stats *s = &d->stats;
+    s->pool_live_blocks++;
+    s->pool_live_words += whsize;
+    s->pool_frag_words += gc_wsize_of_class[c] - whsize;
+    return hp;
+  }
+  alloc_safepoint(d);
+  if (!limit_allows(d->heap, gc_bsize_wsize(whsize + GC_LARGE_HEADER_WSIZE))) return NULL;
+  return gc_large_alloc(d, whsize);
+}
+
+/* No memory now: one forced collection, then one more try. */
+static gc_header *alloc_after_collection(gc_domain *d, size_t whsize) {
+  gc_heap *heap = d->heap;
+  if (!heap->in_collection) gc_collect(d, GC_COLLECT_FULL);
+  return try_alloc(d, whsize);
+}
+
+static gc_value alloc_failed(gc_domain *d, size_t wsize, const char *why) {
+  gc_heap *heap = d->heap;
+  heap->alloc_failures++;
+  gc_fail(heap, GC_ERR_NOMEM, "gc_alloc: no memory for a block of %zu words (%s)", wsize, why);
+  return 0;
+}
+
+static gc_value alloc_block(gc_domain *d, size_t wsize, unsigned tag) {
+  gc_heap *heap = d->heap;
+  size_t whsize = wsize + 1;
+  if (__builtin_expect(heap->cfg.fail_alloc_after != 0, 0) &&
+      ++heap->alloc_calls >= heap->cfg.fail_alloc_after) {
+    heap->cfg.fail_alloc_after = 0; /* one-shot */
+    heap->alloc_calls = 0;
+    if (!heap->in_collection) gc_collect(d, GC_COLLECT_FULL);
+    return alloc_failed(d, wsize, "injected failure");
+  }
+  gc_header *hp = try_alloc(d, whsize);
+  if (__builtin_expect(hp == NULL, 0)) {
+    hp = alloc_after_collection(d, whsize);
+    if (hp == NULL) {
+      return alloc_failed(d, wsize, heap->cfg.heap_limit_bytes ? "heap limit" : "out of memory");
+    }
+  }
+  /* Allocated UNMARKED: marking is stop-the-world, so a new block is never seen mid-mark. */
+  *hp = gc_hd_make(wsize, heap->colours.unmarked, tag);
+  memset(hp + 1, 0, gc_bsize_wsize(wsize));
+  d->alloc_blocks++;
+  d->alloc_words += whsize;
+  d->alloc_words_since_cycle += whsize;
+  return gc_val_hp(hp);
+}
+
+static gc_value alloc_misuse(gc_domain *d, size_t wsize, unsigned tag) {
+  gc_heap *heap = d->heap;
+  if (wsize == 0) {
+    gc_fail(heap, GC_ERR_ZERO_SIZE, "gc_alloc: a block needs at least 1 field (wsize 0)");
+  } else if (wsize > GC_MAX_WSIZE) {
+    gc_fail(heap, GC_ERR_TOO_LARGE, "gc_alloc: wsize %zu exceeds the maximum %zu", wsize,
+            (size_t)GC_MAX_WSIZE);
+  } else if (tag == GC_TAG_CUSTOM) {
+    gc_fail(heap, GC_ERR_BAD_TAG, "gc_alloc: custom blocks are made by gc_alloc_custom");
+  } else {
+    gc_fail(heap, GC_ERR_BAD_TAG, "gc_alloc: tag %u is not a scanned (0..%d), raw (%d) tag", tag,
+            GC_TAG_SCAN_MAX, GC_TAG_RAW);
+  }
+  return 0;
+}
+
+gc_value gc_alloc(gc_domain *d, size_t wsize, unsigned tag) {
+  if (__builtin_expect(wsize - 1 >= GC_MAX_WSIZE, 0)) return alloc_misuse(d, wsize, tag);
+  if (__builtin_expect(tag > GC_TAG_SCAN_MAX && tag != GC_TAG_RAW, 0)) {
+    return alloc_misuse(d, wsize, tag);
+  }
+  return alloc_block(d, wsize, tag);
+}
+
+gc_value gc_alloc_custom(gc_domain *d, size_t data_wsize, gc_finalize_fn fn) {
+  if (data_wsize >= GC_MAX_WSIZE) return alloc_misuse(d, data_wsize + 1, GC_TAG_RAW);
+  gc_value v = alloc_block(d, data_wsize + 1, GC_TAG_CUSTOM);
+  if (v != 0) memcpy((void *)v, &fn, sizeof fn);
+  return v;
+}
+
+size_t gc_wsize(gc_value v) { return gc_is_block(v) ? gc_hd_wsize(gc_hd_val(v)) : 0; }
+
+unsigned gc_tag(gc_value v) { return gc_is_block(v) ? gc_hd_tag(gc_hd_val(v)) : 0; }

@@ -1,0 +1,10 @@
+/* The major cycle: finish sweeping, mark, rotate colours, start sweeping; and pacing. */
+#ifndef GC_CYCLE_H
+#define GC_CYCLE_H
+
+#include "gc/heap.h"
+
+/* Run one major cycle from domain d (stop-the-world with one domain: d is the world). */
+void gc_major_cycle(gc_domain *d);
+
+#endif /* GC_CYCLE_H */

@@ -1,0 +1,228 @@
+/* gcfuzz collector: the public API.
+ *
+ * A mark-sweep collector with size-classed pools and rotating colours. All state hangs off one
+ * gc_heap; each mutator thread allocates through its own gc_domain. This header is everything an
+ * embedder (a benchmark, a fuzz driver, a runtime) needs; the verification passes in invariants/
+ * also read the internal headers (heap.h, pool.h, ...).
+ *
+ * Values. A field of a scanned block is a gc_value: an immediate has its low bit set, anything else
+ * is NULL or a pointer to the first field of a block (a "val", never a header pointer). Blocks are
+ * word-aligned, so a pointer always has its low bit clear.
+ */
+#ifndef GC_GC_H
+#define GC_GC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uintptr_t gc_value;
+typedef struct gc_heap gc_heap;
+typedef struct gc_domain gc_domain;
+
+static inline gc_value gc_val_int(intptr_t n) { return ((uintptr_t)n << 1) | 1u; }
+static inline intptr_t gc_int_val(gc_value v) { return (intptr_t)v >> 1; }
+static inline int gc_is_block(gc_value v) { return v != 0 && (v & 1u) == 0; }
+static inline gc_value *gc_fields(gc_value v) { return (gc_value *)v; }
+#define GC_FIELD(v, i) (((gc_value *)(v))[i])
+
+/* ---- Tags ---------------------------------------------------------------------------------- */
+
+/* The tag is the low byte of a block's header. Tags 0..GC_TAG_SCAN_MAX are scanned blocks (the
+ * embedder may use the value as a constructor number); GC_TAG_RAW holds bytes the collector never
+ * looks at; GC_TAG_CUSTOM holds a finalize function in field 0 (run when the block is swept) and
+ * raw data after it. Every other tag value is rejected. */
+enum gc_tag {
+  GC_TAG_SCAN = 0,
+  GC_TAG_SCAN_MAX = 250,
+  GC_TAG_RAW = 252,
+  GC_TAG_CUSTOM = 255,
+};
+
+/* Run exactly once, while the heap is sweeping the dead custom block `block`. It must not
+ * allocate or touch other heap blocks (they may already be freed). */
+typedef void (*gc_finalize_fn)(gc_value block);
+
+/* ---- Errors -------------------------------------------------------------------------------- */
+
+/* Misuse and exhaustion never corrupt the heap: the call fails, the heap records why. */
+typedef enum gc_error {
+  GC_OK = 0,
+  GC_ERR_NOMEM,        /* no memory even after a forced collection (limit, injected, OS) */
+  GC_ERR_ZERO_SIZE,    /* a block of 0 words */
+  GC_ERR_TOO_LARGE,    /* more words than GC_MAX_WSIZE */
+  GC_ERR_BAD_TAG,      /* a tag that is neither scanned, raw nor custom */
+  GC_ERR_UNKNOWN_ROOT, /* unregistering a root that was never registered */
+  GC_ERR_DUP_ROOT,     /* registering the same root slot twice */
+  GC_ERR_FRAME_ORDER,  /* popping a local root frame that is not the innermost */
+  GC_ERR_PARAM,        /* a malformed parameter string or value out of range */
+  GC_ERR_NOT_BLOCK,    /* an operation that needs a block was given NULL or an immediate */
+} gc_error;
+
+#define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
+
+gc_error gc_last_error(const gc_heap *heap);
+const char *gc_last_error_message(const gc_heap *heap); /* "" when GC_OK */
+void gc_clear_error(gc_heap *heap);
+const char *gc_error_name(gc_error err);
+
+/* ---- Configuration ------------------------------------------------------------------------- */
+
+#define GC_PERCENT_OFF (-1)
+#define GC_PARAMS_ENV "GCFUZZ_PARAMS"
+
+/* Verification passes (bit mask), run by invariants/ through the hooks below. */
+enum gc_verify_pass {
+  GC_VERIFY_REACH = 1u << 0,
+  GC_VERIFY_SWEPT = 1u << 1,
+  GC_VERIFY_CHECKMARK = 1u << 2,
+  GC_VERIFY_MODEL = 1u << 3,
+  GC_VERIFY_ALL = (1u << 4) - 1,
+};
+
+typedef struct gc_config {
+  int gc_percent;              /* start a cycle when the heap grew by this % of live; GC_PERCENT_OFF */
+  size_t min_trigger_words;    /* never trigger a cycle before this many words were allocated */
+  size_t sweep_budget_words;   /* words swept per slice (allocation slow path or collect slice) */
+  size_t mark_stack_entries;   /* bounded mark stack; >= 4; overflow falls back to re-darkening */
+  size_t heap_limit_bytes;     /* 0: no limit; pool and large bytes may not exceed it */
+  size_t pools_per_batch;      /* pools mapped from the OS at once */
+  size_t free_pools_kept;      /* empty pools kept for reuse; more go back to the OS */
+  uint64_t fail_alloc_after;   /* 0: off; n: the n-th allocation from now fails (injected) */
+  int trace;                   /* 1: one line per cycle on trace_file */
+  FILE *trace_file;            /* NULL: stderr */
+  unsigned verify;             /* enum gc_verify_pass mask, read by invariants/ */
+} gc_config;
+
+/* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
+void gc_config_default(gc_config *cfg);
+/* Apply "key=value,key=value" (see README: percent, mintrigger, sweep, markstack, limit, batch,
+ * keep, failafter, trace, verify). Returns GC_OK or GC_ERR_PARAM with a message in `err`. */
+gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t err_len);
+
+/* ---- Heap and domains ---------------------------------------------------------------------- */
+
+/* cfg NULL: defaults plus GCFUZZ_PARAMS. A malformed GCFUZZ_PARAMS prints the problem and the
+ * heap is not created (NULL). */
+gc_heap *gc_heap_create(const gc_config *cfg);
+/* Frees every block (running custom finalizers), every pool and all bookkeeping. */
+void gc_heap_destroy(gc_heap *heap);
+/* The domain created with the heap, for the thread that created it. */
+gc_domain *gc_main_domain(gc_heap *heap);
+gc_heap *gc_domain_heap(gc_domain *d);
+const gc_config *gc_heap_config(const gc_heap *heap);
+/* Change a parameter at run time, same syntax as gc_config_parse (e.g. "markstack=4"). */
+gc_error gc_set_params(gc_heap *heap, const char *params);
+
+/* ---- Allocation ---------------------------------------------------------------------------- */
+
+/* A block of `wsize` fields (words, header not counted). Scanned blocks start with every field
+ * NULL; raw blocks start zeroed. Returns 0 on failure (see gc_last_error). May collect. */
+gc_value gc_alloc(gc_domain *d, size_t wsize, unsigned tag);
+/* A custom block: field 0 is `fn`, fields 1..data_wsize are raw data, zeroed. */
+gc_value gc_alloc_custom(gc_domain *d, size_t data_wsize, gc_finalize_fn fn);
+
+size_t gc_wsize(gc_value v);
+unsigned gc_tag(gc_value v);
+
+/* Pinned blocks are never freed and never moved; their fields are scanned as roots. */
+gc_error gc_pin(gc_heap *heap, gc_value v);
+gc_error gc_unpin(gc_heap *heap, gc_value v);
+
+/* ---- Roots --------------------------------------------------------------------------------- */
+
+/* A global root is a slot outside the heap holding a gc_value. */
+gc_error gc_root_register(gc_heap *heap, gc_value *slot);
+gc_error gc_root_unregister(gc_heap *heap, gc_value *slot);
+
+/* A local root frame, like CAMLparam: the caller owns `frame` and `slots` (usually on its stack),
+ * pushes it on entry and pops it on exit, innermost first. */
+typedef struct gc_frame {
+  struct gc_frame *prev;
+  size_t count;
+  gc_value *slots;
+} gc_frame;
+
+/* The first member of every gc_domain: what the inline frame functions touch. Frames are pushed
+ * and popped on every call of a recursive mutator, so they must cost a few stores, not a call. */
+typedef struct gc_domain_head {
+  gc_frame *frames; /* innermost local root frame, or NULL */
+} gc_domain_head;
+
+static inline void gc_frame_push(gc_domain *d, gc_frame *frame, gc_value *slots, size_t count) {
+  gc_domain_head *head = (gc_domain_head *)d;
+  frame->prev = head->frames;
+  frame->count = count;
+  frame->slots = slots;
+  head->frames = frame;
+}
+/* Records GC_ERR_FRAME_ORDER and leaves the frames as they were. */
+gc_error gc_frame_pop_mismatch(gc_domain *d, gc_frame *frame);
+static inline gc_error gc_frame_pop(gc_domain *d, gc_frame *frame) {
+  gc_domain_head *head = (gc_domain_head *)d;
+  if (head->frames != frame) return gc_frame_pop_mismatch(d, frame);
+  head->frames = frame->prev;
+  return GC_OK;
+}
+
+/* An embedder's root scanner: called at the start of every mark; calls visit on each root slot. */
+typedef void (*gc_visit_fn)(void *visit_ctx, gc_value *slot);
+typedef void (*gc_scan_roots_fn)(gc_visit_fn visit, void *visit_ctx, void *user);
+gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user);
+gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user);
+
+/* ---- Collection ---------------------------------------------------------------------------- */
+
+typedef enum gc_collect_kind {
+  GC_COLLECT_SLICE, /* one budgeted sweep slice; starts a cycle if pacing says so */
+  GC_COLLECT_MAJOR, /* finish sweeping, mark, cycle colours; sweeping continues lazily */
+  GC_COLLECT_FULL,  /* MAJOR, then sweep everything and give surplus pools back to the OS */
+} gc_collect_kind;
+void gc_collect(gc_domain *d, gc_collect_kind kind);
+
+/* ---- Statistics ---------------------------------------------------------------------------- */
+
+typedef struct gc_stats {
+  /* Heap shape (words include headers). The verification pass `swept` recomputes these. */
+  size_t pool_words;       /* words of pools in use by domains (whole pools) */
+  size_t pool_max_words;   /* maximum of pool_words */
+  size_t pool_live_words;  /* words of pool slots holding a block (whsize, not slot size) */
+  size_t pool_live_blocks; /* blocks in pools */
+  size_t pool_frag_words;  /* pool headers, slot padding and pool-end wastage */
+  size_t large_words;      /* words of large blocks including their large header */
+  size_t large_max_words;  /* maximum of large_words */
+  size_t large_blocks;     /* large blocks */
+  /* Activity counters. */
+  uint64_t cycles;          /* completed major cycles (mark + colour rotation) */
+  uint64_t alloc_blocks;    /* blocks allocated since the heap was created */
+  uint64_t alloc_words;     /* whsize words allocated */
+  uint64_t freed_blocks;    /* blocks freed by sweeping */
+  uint64_t freed_words;     /* whsize words freed by sweeping */
+  uint64_t alloc_failures;  /* allocations that returned 0 */
+  uint64_t mark_overflows;  /* times the mark stack overflowed into re-darkening */
+  uint64_t free_pools;      /* empty pools mapped but unused */
+  uint64_t os_pool_bytes;   /* bytes of pools currently mapped from the OS */
+  uint64_t last_pause_ns;   /* the last stop-the-world pause */
+  uint64_t max_pause_ns;    /* the longest pause */
+} gc_stats;
+void gc_get_stats(gc_heap *heap, gc_stats *out);
+
+/* ---- Verification hooks -------------------------------------------------------------------- */
+
+/* The collector calls the hook at three points of every cycle; invariants/ installs it. */
+typedef enum gc_hook_point {
+  GC_HOOK_MARK_DONE, /* marking finished, colours not yet cycled */
+  GC_HOOK_CYCLED,    /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
+  GC_HOOK_SWEPT,     /* every domain finished sweeping this cycle */
+} gc_hook_point;
+typedef void (*gc_hook_fn)(gc_heap *heap, gc_hook_point point, void *user);
+void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GC_GC_H */

@@ -1,0 +1,221 @@
+/* The heap object: creation, destruction, errors, statistics, parameters and hooks. */
+#include "gc/heap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc/large.h"
+#include "gc/mark.h"
+#include "gc/pool.h"
+
+/* ---- Creation and destruction ---- */
+
+static gc_domain *domain_create(gc_heap *heap) {
+  gc_domain *d = calloc(1, sizeof *d);
+  if (d == NULL) return NULL;
+  d->heap = heap;
+  d->next_to_sweep = GC_NUM_SIZECLASSES;
+  return d;
+}
+
+/* Every pool and large block of d, finalizers run, memory returned. */
+static void domain_destroy(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  gc_pool **lists[] = {d->avail, d->full, d->unswept_avail, d->unswept_full};
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+      gc_pool *p = lists[l][c];
+      while (p != NULL) {
+        gc_pool *next = p->next;
+        gc_pool_destroy(heap, p);
+        p = next;
+      }
+    }
+  }
+  gc_large_destroy_list(d->swept_large);
+  gc_large_destroy_list(d->unswept_large);
+  free(d);
+}
+
+gc_heap *gc_heap_create(const gc_config *cfg) {
+  gc_config config;
+  if (cfg != NULL) {
+    config = *cfg;
+  } else {
+    gc_config_default(&config);
+    char err[256];
+    if (gc_config_parse(&config, getenv(GC_PARAMS_ENV), err, sizeof err) != GC_OK) {
+      fprintf(stderr, "gcfuzz: %s: %s\n", GC_PARAMS_ENV, err);
+      return NULL;
+    }
+  }
+  if (config.mark_stack_entries < 4 || config.pools_per_batch < 1 ||
+      config.sweep_budget_words < 1) {
+    fprintf(stderr, "gcfuzz: gc_heap_create: markstack >= 4, batch >= 1 and sweep >= 1 needed\n");
+    return NULL;
+  }
+
+  gc_heap *heap = calloc(1, sizeof *heap);
+  if (heap == NULL) return NULL;
+  heap->cfg = config;
+  heap->colours = (gc_colours){GC_COLOUR_0, GC_COLOUR_1, GC_COLOUR_2};
+  gc_mutex_init(&heap->pool_lock);
+  heap->created_ns = gc_plat_now_ns();
+  heap->trigger_words = config.gc_percent == GC_PERCENT_OFF ? SIZE_MAX : config.min_trigger_words;
+  heap->main_domain = domain_create(heap);
+  if (heap->main_domain == NULL || gc_mark_stack_resize(heap, config.mark_stack_entries) != GC_OK) {
+    gc_heap_destroy(heap);
+    return NULL;
+  }
+  return heap;
+}
+
+void gc_heap_destroy(gc_heap *heap) {
+  if (heap == NULL) return;
+  if (heap->main_domain != NULL) domain_destroy(heap->main_domain);
+  gc_pool_unmap_free(heap);
+  gc_ptr_vec_free(&heap->global_roots);
+  gc_ptr_vec_free(&heap->pinned);
+  free(heap->scanners);
+  free(heap->mark_stack);
+  gc_mutex_destroy(&heap->pool_lock);
+  free(heap);
+}
+
+gc_domain *gc_main_domain(gc_heap *heap) { return heap->main_domain; }
+gc_heap *gc_domain_heap(gc_domain *d) { return d->heap; }
+const gc_config *gc_heap_config(const gc_heap *heap) { return &heap->cfg; }
+
+gc_error gc_set_params(gc_heap *heap, const char *params) {
+  gc_config next = heap->cfg;
+  char err[200];
+  if (gc_config_parse(&next, params, err, sizeof err) != GC_OK) {
+    return gc_fail(heap, GC_ERR_PARAM, "gc_set_params: %s", err);
+  }
+  if (next.mark_stack_entries != heap->mark_stack_capacity) {
+    gc_error e = gc_mark_stack_resize(heap, next.mark_stack_entries);
+    if (e != GC_OK) return e;
+  }
+  if (next.fail_alloc_after != heap->cfg.fail_alloc_after) heap->alloc_calls = 0;
+  if (next.gc_percent != heap->cfg.gc_percent || next.min_trigger_words != heap->cfg.min_trigger_words) {
+    heap->cfg = next;
+    size_t grow = heap->live_words_after_mark / 100 * (size_t)(next.gc_percent < 0 ? 0 : next.gc_percent);
+    heap->trigger_words = next.gc_percent == GC_PERCENT_OFF ? SIZE_MAX
+                          : grow > next.min_trigger_words ? grow : next.min_trigger_words;
+  }
+  heap->cfg = next;
+  return GC_OK;
+}
+
+/* ---- Errors ---- */
+
+gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...) {
+  heap->err = err;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(heap->err_msg, sizeof heap->err_msg, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
+gc_error gc_last_error(const gc_heap *heap) { return heap->err; }
+const char *gc_last_error_message(const gc_heap *heap) { return heap->err == GC_OK ? "" : heap->err_msg; }
+
+void gc_clear_error(gc_heap *heap) {
+  heap->err = GC_OK;
+  heap->err_msg[0] = '\0';
+}
+
+const char *gc_error_name(gc_error err) {
+  switch (err) {
+    case GC_OK: return "ok";
+    case GC_ERR_NOMEM: return "nomem";
+    case GC_ERR_ZERO_SIZE: return "zero-size";
+    case GC_ERR_TOO_LARGE: return "too-large";
+    case GC_ERR_BAD_TAG: return "bad-tag";
+    case GC_ERR_UNKNOWN_ROOT: return "unknown-root";
+    case GC_ERR_DUP_ROOT: return "duplicate-root";
+    case GC_ERR_FRAME_ORDER: return "frame-order";
+    case GC_ERR_PARAM: return "param";
+    case GC_ERR_NOT_BLOCK: return "not-block";
+  }
+  return "unknown-error";
+}
+
+/* ---- Statistics ---- */
+
+void gc_heap_stats_add(gc_heap_stats *acc, const gc_heap_stats *s) {
+  acc->pool_words += s->pool_words;
+  acc->pool_max_words += s->pool_max_words;
+  acc->pool_live_words += s->pool_live_words;
+  acc->pool_live_blocks += s->pool_live_blocks;
+  acc->pool_frag_words += s->pool_frag_words;
+  acc->large_words += s->large_words;
+  acc->large_max_words += s->large_max_words;
+  acc->large_blocks += s->large_blocks;
+}
+
+void gc_heap_sum_stats(gc_heap *heap, gc_heap_stats *out) {
+  memset(out, 0, sizeof *out);
+  gc_heap_stats_add(out, &heap->main_domain->stats);
+}
+
+size_t gc_heap_used_bytes(gc_heap *heap) {
+  gc_heap_stats s;
+  gc_heap_sum_stats(heap, &s);
+  return gc_bsize_wsize(s.pool_words + s.large_words);
+}
+
+void gc_get_stats(gc_heap *heap, gc_stats *out) {
+  gc_heap_stats s;
+  gc_heap_sum_stats(heap, &s);
+  gc_domain *d = heap->main_domain;
+  memset(out, 0, sizeof *out);
+  out->pool_words = s.pool_words;
+  out->pool_max_words = s.pool_max_words;
+  out->pool_live_words = s.pool_live_words;
+  out->pool_live_blocks = s.pool_live_blocks;
+  out->pool_frag_words = s.pool_frag_words;
+  out->large_words = s.large_words;
+  out->large_max_words = s.large_max_words;
+  out->large_blocks = s.large_blocks;
+  out->cycles = heap->cycles;
+  out->alloc_blocks = d->alloc_blocks;
+  out->alloc_words = d->alloc_words;
+  out->freed_blocks = d->freed_blocks;
+  out->freed_words = d->freed_words;
+  out->alloc_failures = heap->alloc_failures;
+  out->mark_overflows = heap->mark_overflows;
+  out->free_pools = heap->free_pool_count;
+  out->os_pool_bytes = (uint64_t)heap->mapped_pool_count * GC_POOL_BSIZE;
+  out->last_pause_ns = heap->last_pause_ns;
+  out->max_pause_ns = heap->max_pause_ns;
+}
+
+/* ---- Hooks and names ---- */
+
+void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
+  heap->hook = fn;
+  heap->hook_user = user;
+}
+
+void gc_heap_call_hook(gc_heap *heap, gc_hook_point point) {
+  if (heap->hook != NULL) heap->hook(heap, point, heap->hook_user);
+}
+
+const char *gc_colour_name(const gc_heap *heap, gc_header colour) {
+  if (colour == GC_NOT_MARKABLE) return "NOT_MARKABLE";
+  if (colour == heap->colours.unmarked) return "UNMARKED";
+  if (colour == heap->colours.marked) return "MARKED";
+  return "GARBAGE";
+}
+
+const char *gc_hd_describe(gc_header hd, char *buf, size_t buf_len) {
+  unsigned tag = gc_hd_tag(hd);
+  const char *kind = tag <= GC_TAG_SCAN_MAX ? "scan" : tag == GC_TAG_RAW ? "raw"
+                     : tag == GC_TAG_CUSTOM ? "custom" : "invalid";
+  snprintf(buf, buf_len, "0x%llx (wsize=%zu tag=%s(%u) colour=%u)", (unsigned long long)hd,
+           gc_hd_wsize(hd), kind, tag, (unsigned)(gc_hd_colour(hd) >> GC_HD_COLOUR_SHIFT));
+  return buf;
+}

@@ -1,0 +1,102 @@
+/* Parameters: the key=value syntax, its errors, GCFUZZ_PARAMS and gc_set_params. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc/check.h"
+#include "gc/gc.h"
+
+static void parses_every_key(void) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200] = "";
+  CHECK(gc_config_parse(&cfg, "percent=50,mintrigger=1K,sweep=100,markstack=4,limit=64M,"
+                              "batch=2,keep=0,failafter=7,trace=1,verify=reach+swept", err,
+                        sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.gc_percent, 50);
+  CHECK_EQ_U(cfg.min_trigger_words, 1024);
+  CHECK_EQ_U(cfg.sweep_budget_words, 100);
+  CHECK_EQ_U(cfg.mark_stack_entries, 4);
+  CHECK_EQ_U(cfg.heap_limit_bytes, 64u << 20);
+  CHECK_EQ_U(cfg.pools_per_batch, 2);
+  CHECK_EQ_U(cfg.free_pools_kept, 0);
+  CHECK_EQ_U(cfg.fail_alloc_after, 7);
+  CHECK_EQ_U(cfg.trace, 1);
+  CHECK_EQ_U(cfg.verify, GC_VERIFY_REACH | GC_VERIFY_SWEPT);
+  CHECK(gc_config_parse(&cfg, "percent=off,verify=all", err, sizeof err) == GC_OK);
+  CHECK(cfg.gc_percent == GC_PERCENT_OFF);
+  CHECK_EQ_U(cfg.verify, GC_VERIFY_ALL);
+}
+
+static void rejects_bad_input_and_keeps_config(void) {
+  static const char *bad[] = {"percent", "percent=-1", "markstack=3", "bogus=1", "sweep=0",
+                              "limit=12Q", "verify=reach+nope", "trace=2", "batch=0",
+                              "percent=99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    gc_config cfg, orig;
+    gc_config_default(&cfg);
+    orig = cfg;
+    char err[200] = "";
+    CHECK(gc_config_parse(&cfg, bad[i], err, sizeof err) == GC_ERR_PARAM);
+    CHECK(err[0] != '\0');
+    CHECK(memcmp(&cfg, &orig, sizeof cfg) == 0);
+  }
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200] = "";
+  gc_config_parse(&cfg, "bogus=1", err, sizeof err);
+  CHECK(strstr(err, "unknown parameter 'bogus'") != NULL);
+}
+
+static void environment_variable_applies(void) {
+  setenv(GC_PARAMS_ENV, "markstack=8,percent=off", 1);
+  gc_heap *h = gc_heap_create(NULL);
+  CHECK(h != NULL);
+  CHECK_EQ_U(gc_heap_config(h)->mark_stack_entries, 8);
+  CHECK(gc_heap_config(h)->gc_percent == GC_PERCENT_OFF);
+  gc_heap_destroy(h);
+  setenv(GC_PARAMS_ENV, "markstack=zero", 1);
+  CHECK(gc_heap_create(NULL) == NULL); /* and a message on stderr */
+  unsetenv(GC_PARAMS_ENV);
+}
+
+static void set_params_at_run_time(void) {
+  gc_heap *h = gc_heap_create(NULL);
+  CHECK(gc_set_params(h, "markstack=4,sweep=10") == GC_OK);
+  CHECK_EQ_U(gc_heap_config(h)->mark_stack_entries, 4);
+  CHECK(gc_set_params(h, "markstack=2") == GC_ERR_PARAM);
+  CHECK(strstr(gc_last_error_message(h), "markstack=2") != NULL);
+  CHECK_EQ_U(gc_heap_config(h)->mark_stack_entries, 4);
+  gc_heap_destroy(h);
+}
+
+static void trace_line_per_cycle(void) {
+  FILE *out = tmpfile();
+  gc_config cfg;
+  gc_config_default(&cfg);
+  cfg.trace = 1;
+  cfg.trace_file = out;
+  gc_heap *h = gc_heap_create(&cfg);
+  gc_domain *d = gc_main_domain(h);
+  gc_collect(d, GC_COLLECT_MAJOR);
+  gc_collect(d, GC_COLLECT_FULL);
+  gc_heap_destroy(h);
+  rewind(out);
+  char line[512];
+  int lines = 0;
+  while (fgets(line, sizeof line, out)) {
+    lines++;
+    CHECK(strncmp(line, "gc ", 3) == 0);
+    CHECK(strstr(line, " mark ") != NULL && strstr(line, " pause ") != NULL);
+  }
+  CHECK_EQ_U(lines, 2);
+  fclose(out);
+}
+
+int main(void) {
+  RUN(parses_every_key);
+  RUN(rejects_bad_input_and_keeps_config);
+  RUN(environment_variable_applies);
+  RUN(set_params_at_run_time);
+  RUN(trace_line_per_cycle);
+  CHECK_MAIN_END();
+}

@@ -1,0 +1,86 @@
+/* The platform layer: every lock, atomic read-modify-write, barrier, spin-wait and safepoint of
+ * the collector goes through here, and each one first calls the scheduling hook.
+ *
+ * The hook is empty unless a harness installs one. The controlled scheduler in fuzz/ installs it
+ * to decide, at each of these points, which thread runs next; that is how it owns every
+ * interleaving without a single change to collector code. The hook is process-wide on purpose:
+ * it belongs to the harness that owns the threads, not to any one heap.
+ */
+#ifndef GC_PLATFORM_H
+#define GC_PLATFORM_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gc_plat_point {
+  GC_PLAT_LOCK,      /* about to take a mutex (object: the mutex) */
+  GC_PLAT_UNLOCK,    /* just released a mutex (object: the mutex) */
+  GC_PLAT_ATOMIC,    /* about to do an atomic read-modify-write (object: the word) */
+  GC_PLAT_BARRIER,   /* about to wait at a barrier (object: the barrier) */
+  GC_PLAT_SPIN,      /* one turn of a spin-wait loop (object: what is waited for) */
+  GC_PLAT_SAFEPOINT, /* a mutator safepoint (object: the domain) */
+} gc_plat_point;
+
+typedef void (*gc_plat_hook_fn)(gc_plat_point point, const void *object);
+
+/* The installed hook, or NULL. Read on every platform operation. */
+extern gc_plat_hook_fn gc_plat_hook;
+void gc_plat_set_hook(gc_plat_hook_fn fn);
+
+static inline void gc_plat_point_reached(gc_plat_point point, const void *object) {
+  gc_plat_hook_fn fn = __atomic_load_n(&gc_plat_hook, __ATOMIC_RELAXED);
+  if (fn) fn(point, object);
+}
+
+/* ---- Mutexes ---- */
+
+typedef struct gc_mutex {
+  pthread_mutex_t m;
+} gc_mutex;
+
+void gc_mutex_init(gc_mutex *mu);
+void gc_mutex_destroy(gc_mutex *mu);
+void gc_mutex_lock(gc_mutex *mu);
+void gc_mutex_unlock(gc_mutex *mu);
+
+/* ---- Atomics (sequentially consistent unless named otherwise) ---- */
+
+static inline uintptr_t gc_atomic_load(const uintptr_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+static inline uintptr_t gc_atomic_load_relaxed(const uintptr_t *p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline void gc_atomic_store(uintptr_t *p, uintptr_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+static inline void gc_atomic_store_relaxed(uintptr_t *p, uintptr_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+static inline uintptr_t gc_atomic_fetch_add(uintptr_t *p, uintptr_t v) {
+  gc_plat_point_reached(GC_PLAT_ATOMIC, p);
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+/* Returns 1 and stores `desired` if *p == expected; 0 otherwise. */
+static inline int gc_atomic_cas(uintptr_t *p, uintptr_t expected, uintptr_t desired) {
+  gc_plat_point_reached(GC_PLAT_ATOMIC, p);
+  return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+/* One turn of a spin-wait on `object`: lets the hook schedule another thread, then pauses. */
+void gc_plat_spin(const void *object);
+
+/* ---- Memory from the OS ---- */
+
+/* `bytes` of zeroed memory aligned to `align_bytes` (a power of two, a multiple of the page
+ * size), or NULL. Each page-aligned part may later be unmapped on its own. */
+void *gc_plat_map_aligned(size_t bytes, size_t align_bytes);
+void gc_plat_unmap(void *mem, size_t bytes);
+
+/* ---- Time ---- */
+
+uint64_t gc_plat_now_ns(void);
+
+#endif /* GC_PLATFORM_H */

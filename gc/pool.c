@@ -1,0 +1,165 @@
+/* Pools: getting them from the OS, giving them back, initialising and sweeping them. */
+#include "gc/pool.h"
+
+#include <string.h>
+
+#include "gc/custom.h"
+
+/* ---- The heap's free pool list ---------------------------------------------------------- */
+
+/* Map a batch of pools and put all but one on the free list. Called with the pool lock held. */
+static gc_pool *map_batch_with_lock(gc_heap *heap) {
+  size_t count = heap->cfg.pools_per_batch;
+  char *mem = gc_plat_map_aligned(count * GC_POOL_BSIZE, GC_POOL_BSIZE);
+  if (mem == NULL) return NULL;
+  for (size_t i = 1; i < count; i++) {
+    gc_pool *p = (gc_pool *)(mem + i * GC_POOL_BSIZE);
+    p->owner = NULL;
+    p->next = heap->free_pools;
+    heap->free_pools = p;
+    heap->free_pool_count++;
+  }
+  heap->mapped_pool_count += count;
+  return (gc_pool *)mem;
+}
+
+gc_pool *gc_pool_acquire(gc_heap *heap) {
+  gc_mutex_lock(&heap->pool_lock);
+  gc_pool *p = heap->free_pools;
+  if (p != NULL) {
+    heap->free_pools = p->next;
+    heap->free_pool_count--;
+  } else {
+    p = map_batch_with_lock(heap);
+  }
+  gc_mutex_unlock(&heap->pool_lock);
+  return p;
+}
+
+/* How many empty pools to keep mapped. Pools freed by sweeping are usually needed again before
+ * the next cycle (it starts after trigger_words more words), so those are kept as well as the
+ * configured reserve; unmapping and re-faulting them would cost more than the memory. */
+static size_t keep_limit(const gc_heap *heap) {
+  size_t until_next_cycle = heap->trigger_words == SIZE_MAX ? 0 : heap->trigger_words / GC_POOL_WSIZE;
+  return heap->cfg.free_pools_kept + until_next_cycle;
+}
+
+void gc_pool_release(gc_heap *heap, gc_pool *p) {
+  p->owner = NULL;
+  p->flags = 0;
+  gc_mutex_lock(&heap->pool_lock);
+  if (heap->free_pool_count >= keep_limit(heap)) {
+    heap->mapped_pool_count--;
+    gc_mutex_unlock(&heap->pool_lock);
+    gc_plat_unmap(p, GC_POOL_BSIZE);
+    return;
+  }
+  p->next = heap->free_pools;
+  heap->free_pools = p;
+  heap->free_pool_count++;
+  gc_mutex_unlock(&heap->pool_lock);
+}
+
+void gc_pool_unmap_free(gc_heap *heap) {
+  gc_mutex_lock(&heap->pool_lock);
+  while (heap->free_pools != NULL) {
+    gc_pool *p = heap->free_pools;
+    heap->free_pools = p->next;
+    heap->free_pool_count--;
+    heap->mapped_pool_count--;
+    gc_plat_unmap(p, GC_POOL_BSIZE);
+  }
+  gc_mutex_unlock(&heap->pool_lock);
+}
+
+/* ---- One pool ------------------------------------------------------------------------------ */
+
+void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner) {
+  p->next = NULL;
+  p->owner = owner;
+  p->size_class = c;
+  p->flags = 0;
+  size_t slot_whsize = gc_wsize_of_class[c];
+  gc_header *first = gc_pool_first_slot(p);
+  gc_header *end = gc_pool_slots_end(p);
+  /* Link in ascending address order, so allocation walks memory forwards. */
+  gc_header *next = NULL;
+  for (gc_header *slot = end - slot_whsize; slot >= first; slot -= slot_whsize) {
+    slot[0] = 0;
+    slot[1] = (gc_header)next;
+    next = slot;
+  }
+  p->free_list = next;
+}
+
+size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
+  gc_pool *p = *list;
+  if (p == NULL) return 0;
+  *list = p->next;
+
+  gc_heap *heap = d->heap;
+  const gc_header garbage = heap->colours.garbage;
+  const size_t slot_whsize = gc_wsize_of_class[p->size_class];
+  gc_header *first = gc_pool_first_slot(p);
+  gc_header *end = gc_pool_slots_end(p);
+  gc_heap_stats *s = &d->stats;
+  size_t live_blocks = 0;
+  gc_header *free_list = NULL;
+
+  /* Walk backwards so the rebuilt free list is in ascending address order (INV-POOL-1). */
+  for (gc_header *slot = end - slot_whsize; slot >= first; slot -= slot_whsize) {
+    gc_header hd = slot[0];
+    if (hd != 0 && gc_hd_colour(hd) != garbage) {
+      live_blocks++;
+      continue;
+    }
+    if (hd != 0) {
+      if (gc_hd_tag(hd) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
+      size_t whsize = gc_hd_whsize(hd);
+      s->pool_live_blocks--;
+      s->pool_live_words -= whsize;
+      s->pool_frag_words -= slot_whsize - whsize;
+      d->freed_blocks++;
+      d->freed_words += whsize;
+      slot[0] = 0;
+    }
+    slot[1] = (gc_header)free_list;
+    free_list = slot;
+  }
+  p->free_list = free_list;
+  p->flags = 0;
+
+  gc_sizeclass c = p->size_class;
+  if (live_blocks == 0 && release_if_empty) {
+    s->pool_words -= GC_POOL_WSIZE;
+    s->pool_frag_words -= GC_POOL_HEADER_WSIZE + gc_wastage_of_class[c];
+    gc_pool_release(heap, p);
+  } else {
+    gc_pool **dest = free_list != NULL ? &d->avail[c] : &d->full[c];
+    p->next = *dest;
+    *dest = p;
+  }
+  return (size_t)(end - first);
+}
+
+void gc_pool_recount(gc_pool *p, gc_heap_stats *s) {
+  const size_t slot_whsize = gc_wsize_of_class[p->size_class];
+  s->pool_words += GC_POOL_WSIZE;
+  s->pool_frag_words += GC_POOL_HEADER_WSIZE + gc_wastage_of_class[p->size_class];
+  for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
+    gc_header hd = slot[0];
+    if (hd == 0) continue;
+    s->pool_live_blocks++;
+    s->pool_live_words += gc_hd_whsize(hd);
+    s->pool_frag_words += slot_whsize - gc_hd_whsize(hd);
+  }
+}
+
+void gc_pool_destroy(gc_heap *heap, gc_pool *p) {
+  const size_t slot_whsize = gc_wsize_of_class[p->size_class];
+  for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
+    if (slot[0] != 0 && gc_hd_tag(slot[0]) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
+  }
+  heap->mapped_pool_count--;
+  gc_plat_unmap(p, GC_POOL_BSIZE);
+}

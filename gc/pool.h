@@ -1,0 +1,65 @@
+/* Pools: aligned, fixed-size runs of equal slots for small blocks.
+ *
+ * INV-POOL-1: every slot of a pool either holds a block (non-zero header, whsize no larger than
+ * the slot) or is free: a zero header, linked through its word 1 on the pool's free list. The
+ * free list holds exactly the free slots, each inside its own pool at a slot boundary, in
+ * ascending address order, without a cycle.
+ * INV-POOL-3: a pool's contribution to pool_frag_words is its header, its class's wastage and,
+ * for each block, slot size minus whsize.
+ */
+#ifndef GC_POOL_H
+#define GC_POOL_H
+
+#include <stdint.h>
+
+#include "gc/heap.h"
+#include "gc/pool_layout.h"
+
+enum gc_pool_flag {
+  GC_POOL_REDARKEN = 1u << 0, /* holds a MARKED block whose fields were not scanned (overflow) */
+};
+
+struct gc_pool {
+  gc_pool *next;         /* on exactly one list (INV-POOL-2, heap.h) */
+  gc_header *free_list;  /* first free slot (a header pointer), NULL when full */
+  gc_domain *owner;      /* NULL while on the heap's free pool list */
+  uint32_t size_class;   /* gc_sizeclass */
+  uint32_t flags;        /* enum gc_pool_flag */
+};
+_Static_assert(sizeof(struct gc_pool) == GC_POOL_HEADER_WSIZE * sizeof(gc_value),
+               "the pool header is GC_POOL_HEADER_WSIZE words");
+
+static inline gc_pool *gc_pool_of_hp(const gc_header *hp) {
+  return (gc_pool *)((uintptr_t)hp & ~(uintptr_t)(GC_POOL_BSIZE - 1));
+}
+static inline gc_header *gc_pool_first_slot(gc_pool *p) {
+  return (gc_header *)p + GC_POOL_HEADER_WSIZE;
+}
+/* One past the last whole slot; the class's wastage follows. */
+static inline gc_header *gc_pool_slots_end(gc_pool *p) {
+  return gc_pool_first_slot(p) + (size_t)gc_slots_of_class(p->size_class) *
+                                     gc_wsize_of_class[p->size_class];
+}
+
+/* A pool from the heap's free list, or from a new OS batch; NULL when none can be had. The
+ * caller initialises it. Takes the pool lock. */
+gc_pool *gc_pool_acquire(gc_heap *heap);
+/* Back to the heap's free list, or to the OS above cfg.free_pools_kept. Takes the pool lock. */
+void gc_pool_release(gc_heap *heap, gc_pool *p);
+/* Make `p` an empty pool of class `c` owned by `owner`, every slot on the free list. */
+void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner);
+
+/* Sweep the first pool of *list: free its GARBAGE blocks (running custom finalizers), rebuild
+ * its free list, and put it on d's avail or full list, or release it when empty and allowed.
+ * Returns the words of work done (the pool's slot words), 0 if the list was empty. */
+size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty);
+
+/* Add the recount of one pool's blocks to *s (pool_words, live, frag); for adoption and checks. */
+void gc_pool_recount(gc_pool *p, gc_heap_stats *s);
+
+/* Unmap every pool on the free list (heap destroy). */
+void gc_pool_unmap_free(gc_heap *heap);
+/* Run the custom finalizers of every block in `p` and unmap it (heap destroy). */
+void gc_pool_destroy(gc_heap *heap, gc_pool *p);
+
+#endif /* GC_POOL_H */

@@ -1,0 +1,58 @@
+/* Lazy sweeping. After the colours rotate, every pool and large block of a domain is unswept;
+ * allocation sweeps the pools of the class it needs, and each slow path also sweeps a budgeted
+ * slice in class order, so sweeping completes long before the next cycle would need it. */
+#include "gc/sweep.h"
+
+#include "gc/large.h"
+#include "gc/pool.h"
+
+void gc_sweep_begin(gc_domain *d) {
+  for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    /* INV-COL-1: sweeping finished before this cycle's marking began. */
+    d->unswept_avail[c] = d->avail[c];
+    d->unswept_full[c] = d->full[c];
+    d->avail[c] = NULL;
+    d->full[c] = NULL;
+  }
+  d->unswept_large = d->swept_large;
+  d->swept_large = NULL;
+  d->next_to_sweep = 0;
+  d->sweeping = 1;
+}
+
+static void sweep_done(gc_domain *d) {
+  d->sweeping = 0;
+  /* One domain per heap for now: this domain finishing means the whole heap is swept. */
+  gc_heap_call_hook(d->heap, GC_HOOK_SWEPT);
+}
+
+int gc_sweep_slice(gc_domain *d, size_t budget_words) {
+  if (!d->sweeping) return 1;
+  size_t done = 0;
+  while (done < budget_words && d->next_to_sweep < GC_NUM_SIZECLASSES) {
+    gc_sizeclass c = d->next_to_sweep;
+    size_t work = gc_pool_sweep(d, &d->unswept_avail[c], 1);
+    if (work == 0) work = gc_pool_sweep(d, &d->unswept_full[c], 1);
+    if (work == 0) d->next_to_sweep++;
+    done += work;
+  }
+  while (done < budget_words && d->unswept_large != NULL) done += gc_large_sweep_one(d);
+  if (d->next_to_sweep < GC_NUM_SIZECLASSES || d->unswept_large != NULL) return 0;
+  sweep_done(d);
+  return 1;
+}
+
+void gc_sweep_finish(gc_domain *d) {
+  while (!gc_sweep_slice(d, (size_t)-1)) {
+  }
+}
+
+void gc_sweep_for_class(gc_domain *d, gc_sizeclass c) {
+  /* Empty pools are kept, not released: the allocation that asked is about to use one. */
+  while (d->avail[c] == NULL && d->unswept_avail[c] != NULL) {
+    gc_pool_sweep(d, &d->unswept_avail[c], 0);
+  }
+  while (d->avail[c] == NULL && d->unswept_full[c] != NULL) {
+    gc_pool_sweep(d, &d->unswept_full[c], 0);
+  }
+}
