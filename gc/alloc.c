@@ -57,17 +57,20 @@ static gc_header *alloc_small_slow(gc_domain *d, gc_sizeclass c) {
   return pop_free_slot(d, c);
 }
 
+static inline void count_small_block(gc_domain *d, gc_sizeclass c, size_t whsize) {
+  gc_heap_stats *s = &d->stats;
+  s->pool_live_blocks++;
+  s->pool_live_words += whsize;
+  s->pool_frag_words += gc_wsize_of_class[c] - whsize;
+}
+
 /* One attempt at a slot or large block of `whsize` words; NULL when none can be had now. */
 static gc_header *try_alloc(gc_domain *d, size_t whsize) {
   if (whsize <= GC_SIZECLASS_MAX_WHSIZE) {
     gc_sizeclass c = gc_class_of_whsize[whsize];
     gc_header *hp = pop_free_slot(d, c);
-    if (__builtin_expect(hp == NULL, 0)) hp = alloc_small_slow(d, c);
-    if (hp == NULL) return NULL;
-    gc_heap_stats *s = &d->stats;
-    s->pool_live_blocks++;
-    s->pool_live_words += whsize;
-    s->pool_frag_words += gc_wsize_of_class[c] - whsize;
+    if (hp == NULL) hp = alloc_small_slow(d, c);
+    if (hp != NULL) count_small_block(d, c, whsize);
     return hp;
   }
   alloc_safepoint(d);
@@ -89,30 +92,55 @@ static gc_value alloc_failed(gc_domain *d, size_t wsize, const char *why) {
   return 0;
 }
 
-static gc_value alloc_block(gc_domain *d, size_t wsize, unsigned tag) {
+/* Write the header and clear the fields. The loop is kept a loop (no_builtin): most blocks are a
+ * few words, where a call to memset costs more than the stores. */
+__attribute__((no_builtin("memset"))) static inline gc_value init_block(gc_domain *d,
+                                                                         gc_header *hp,
+                                                                         size_t wsize,
+                                                                         unsigned tag) {
+  /* Allocated UNMARKED: marking is stop-the-world, so a new block is never seen mid-mark. */
+  *hp = gc_hd_make(wsize, d->heap->colours.unmarked, tag);
+  for (size_t i = 1; i <= wsize; i++) hp[i] = 0;
+  size_t whsize = wsize + 1;
+  d->alloc_blocks++;
+  d->alloc_words += whsize;
+  d->alloc_words_since_cycle += whsize;
+  return gc_val_hp(hp);
+}
+
+/* Everything but a small block from a non-empty avail pool. */
+__attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t wsize,
+                                                           unsigned tag) {
   gc_heap *heap = d->heap;
   size_t whsize = wsize + 1;
-  if (__builtin_expect(heap->cfg.fail_alloc_after != 0, 0) &&
-      ++heap->alloc_calls >= heap->cfg.fail_alloc_after) {
+  if (heap->cfg.fail_alloc_after != 0 && ++heap->alloc_calls >= heap->cfg.fail_alloc_after) {
     heap->cfg.fail_alloc_after = 0; /* one-shot */
     heap->alloc_calls = 0;
     if (!heap->in_collection) gc_collect(d, GC_COLLECT_FULL);
     return alloc_failed(d, wsize, "injected failure");
   }
   gc_header *hp = try_alloc(d, whsize);
-  if (__builtin_expect(hp == NULL, 0)) {
+  if (hp == NULL) {
     hp = alloc_after_collection(d, whsize);
     if (hp == NULL) {
       return alloc_failed(d, wsize, heap->cfg.heap_limit_bytes ? "heap limit" : "out of memory");
     }
   }
-  /* Allocated UNMARKED: marking is stop-the-world, so a new block is never seen mid-mark. */
-  *hp = gc_hd_make(wsize, heap->colours.unmarked, tag);
-  memset(hp + 1, 0, gc_bsize_wsize(wsize));
-  d->alloc_blocks++;
-  d->alloc_words += whsize;
-  d->alloc_words_since_cycle += whsize;
-  return gc_val_hp(hp);
+  return init_block(d, hp, wsize, tag);
+}
+
+/* The fast path: a free slot of the block's class, no failure injection armed. */
+static inline gc_value alloc_block(gc_domain *d, size_t wsize, unsigned tag) {
+  size_t whsize = wsize + 1;
+  if (whsize <= GC_SIZECLASS_MAX_WHSIZE && d->heap->cfg.fail_alloc_after == 0) {
+    gc_sizeclass c = gc_class_of_whsize[whsize];
+    gc_header *hp = pop_free_slot(d, c);
+    if (hp != NULL) {
+      count_small_block(d, c, whsize);
+      return init_block(d, hp, wsize, tag);
+    }
+  }
+  return alloc_block_slow(d, wsize, tag);
 }
 
 static gc_value alloc_misuse(gc_domain *d, size_t wsize, unsigned tag) {

@@ -81,6 +81,7 @@ typedef struct gc_ptr_vec {
 } gc_ptr_vec;
 
 #define GC_PAUSE_RING 256
+#define GC_MARK_PREFETCH 64
 
 struct gc_heap {
   gc_config cfg;
@@ -101,11 +102,16 @@ struct gc_heap {
 
   /* Marking. INV-MARK-1: every entry on the mark stack is a MARKED scanned block whose fields
    * are still to be scanned; a MARKED block neither on the stack nor scanned lives in a pool or
-   * large block flagged for re-darkening (mark_overflowed is then set). */
+   * large block flagged for re-darkening (mark_overflowed is then set). A pointer in the prefetch
+   * FIFO has been found in a field or root but its block not yet examined; marking ends only when
+   * the stack and the FIFO are both empty. */
   gc_value *mark_stack;
   size_t mark_stack_capacity; /* entries; cfg.mark_stack_entries */
   size_t mark_sp;
   int mark_overflowed;
+  gc_value prefetch[GC_MARK_PREFETCH]; /* pointers waiting for their header (mark.c), 0: empty */
+  unsigned prefetch_head;
+  unsigned prefetch_count; /* non-zero entries in prefetch */
   size_t marked_words;  /* whsize of the blocks marked this cycle */
   size_t marked_blocks; /* blocks marked this cycle */
 

@@ -46,7 +46,6 @@ static size_t keep_limit(const gc_heap *heap) {
 
 void gc_pool_release(gc_heap *heap, gc_pool *p) {
   p->owner = NULL;
-  p->flags = 0;
   gc_mutex_lock(&heap->pool_lock);
   if (heap->free_pool_count >= keep_limit(heap)) {
     heap->mapped_pool_count--;
@@ -77,8 +76,10 @@ void gc_pool_unmap_free(gc_heap *heap) {
 void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner) {
   p->next = NULL;
   p->owner = owner;
-  p->size_class = c;
+  int intact = (p->flags & GC_POOL_INTACT) && p->size_class == c;
   p->flags = 0;
+  if (intact) return;
+  p->size_class = c;
   size_t slot_whsize = gc_wsize_of_class[c];
   gc_header *first = gc_pool_first_slot(p);
   gc_header *end = gc_pool_slots_end(p);
@@ -102,25 +103,22 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   gc_header *first = gc_pool_first_slot(p);
   gc_header *end = gc_pool_slots_end(p);
-  gc_heap_stats *s = &d->stats;
-  size_t live_blocks = 0;
+  /* Counted in locals: stores to the slots could alias the domain's statistics, which would
+   * force every update through memory in this, the hottest loop of sweeping. */
+  size_t live_blocks = 0, freed_blocks = 0, freed_words = 0;
   gc_header *free_list = NULL;
 
   /* Walk backwards so the rebuilt free list is in ascending address order (INV-POOL-1). */
   for (gc_header *slot = end - slot_whsize; slot >= first; slot -= slot_whsize) {
     gc_header hd = slot[0];
-    if (hd != 0 && gc_hd_colour(hd) != garbage) {
-      live_blocks++;
-      continue;
-    }
     if (hd != 0) {
+      if (gc_hd_colour(hd) != garbage) {
+        live_blocks++;
+        continue;
+      }
       if (gc_hd_tag(hd) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
-      size_t whsize = gc_hd_whsize(hd);
-      s->pool_live_blocks--;
-      s->pool_live_words -= whsize;
-      s->pool_frag_words -= slot_whsize - whsize;
-      d->freed_blocks++;
-      d->freed_words += whsize;
+      freed_blocks++;
+      freed_words += gc_hd_whsize(hd);
       slot[0] = 0;
     }
     slot[1] = (gc_header)free_list;
@@ -129,10 +127,18 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
   p->free_list = free_list;
   p->flags = 0;
 
+  gc_heap_stats *s = &d->stats;
+  s->pool_live_blocks -= freed_blocks;
+  s->pool_live_words -= freed_words;
+  s->pool_frag_words -= freed_blocks * slot_whsize - freed_words;
+  d->freed_blocks += freed_blocks;
+  d->freed_words += freed_words;
+
   gc_sizeclass c = p->size_class;
   if (live_blocks == 0 && release_if_empty) {
     s->pool_words -= GC_POOL_WSIZE;
     s->pool_frag_words -= GC_POOL_HEADER_WSIZE + gc_wastage_of_class[c];
+    p->flags = GC_POOL_INTACT; /* the free list just rebuilt holds every slot */
     gc_pool_release(heap, p);
   } else {
     gc_pool **dest = free_list != NULL ? &d->avail[c] : &d->full[c];

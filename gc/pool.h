@@ -17,6 +17,7 @@
 
 enum gc_pool_flag {
   GC_POOL_REDARKEN = 1u << 0, /* holds a MARKED block whose fields were not scanned (overflow) */
+  GC_POOL_INTACT = 1u << 1,   /* on the free pool list, every slot still on its free list */
 };
 
 struct gc_pool {
@@ -46,7 +47,8 @@ static inline gc_header *gc_pool_slots_end(gc_pool *p) {
 gc_pool *gc_pool_acquire(gc_heap *heap);
 /* Back to the heap's free list, or to the OS above cfg.free_pools_kept. Takes the pool lock. */
 void gc_pool_release(gc_heap *heap, gc_pool *p);
-/* Make `p` an empty pool of class `c` owned by `owner`, every slot on the free list. */
+/* Make `p` an empty pool of class `c` owned by `owner`, every slot on the free list. A pool that
+ * sweeping released whole (GC_POOL_INTACT) to the same class is that already: no slot is touched. */
 void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner);
 
 /* Sweep the first pool of *list: free its GARBAGE blocks (running custom finalizers), rebuild

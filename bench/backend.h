@@ -1,0 +1,53 @@
+/* The backend interface: the only way a benchmark touches memory.
+ *
+ * A benchmark is written once against this interface and compiled once per backend; the build
+ * picks the backend with one define (bench/BUILD: BENCH_BACKEND_GCFUZZ, _BDWGC or _MALLOC). Every
+ * operation is static inline (or a macro), so the interface itself costs nothing after inlining:
+ * what is measured is the allocator, the collector and the rooting discipline it demands.
+ *
+ * What each backend provides:
+ *
+ *   bk_ref                  a reference to a block; BK_NULL is no block.
+ *   BK_NAME                 "gcfuzz", "bdwgc" or "malloc".
+ *   BK_EXPLICIT_FREE        1 when dead blocks must be given back with bk_free (malloc), else 0.
+ *                           A constant, so `if (!BK_EXPLICIT_FREE) return;` removes a tree walk.
+ *   bk_init(), bk_fini()    create and destroy the heap; one run of a benchmark sits between them.
+ *   bk_alloc(nref, nint)    a block of `nref` reference fields (BK_NULL) followed by `nint` integer
+ *                           fields (0). Never returns BK_NULL: out of memory exits with a message.
+ *   bk_get(b, i), bk_set(b, i, v)        reference field i.
+ *   bk_get_int(b, i), bk_set_int(b, i, n) integer field i (counted from 0 like the references:
+ *                           the first integer field of a bk_alloc(2, 2) block is field 2).
+ *   bk_alloc_raw(nbytes), bk_raw(b)      a block of bytes the collector never scans, and its data.
+ *   bk_free(b)              give a dead block back (malloc); a no-op for the collectors.
+ *
+ * Rooting. gcfuzz is precise and never moves a block, but it frees every block that is not
+ * reachable from a root at a collection, and any allocation may collect. So a reference held in a
+ * local variable across an allocation must sit in a root frame; the other backends turn these
+ * macros into plain locals and nothing:
+ *
+ *   BK_FRAME(name, n);      declares `bk_ref name[n]`, every slot BK_NULL, and makes the slots
+ *                           roots. Frames nest like blocks; end the innermost first.
+ *   BK_FRAME_END(name);     the slots stop being roots. A reference read out of them just before
+ *                           stays valid until the next allocation (enough to return it).
+ *   BK_GLOBAL_ROOT(&slot);  a `bk_ref` variable with static storage becomes a root...
+ *   BK_GLOBAL_UNROOT(&slot);   ...until this.
+ *
+ * A reference need not be rooted while its block is reachable from a rooted one: blocks never
+ * move, so it stays valid. GCBench's top-down construction relies on this.
+ *
+ * BENCH_VERBOSE=1 in the environment makes bk_fini print the backend's own statistics on stderr.
+ */
+#ifndef BENCH_BACKEND_H
+#define BENCH_BACKEND_H
+
+#if defined(BENCH_BACKEND_GCFUZZ)
+#include "bench/backend_gcfuzz.h"
+#elif defined(BENCH_BACKEND_BDWGC)
+#include "bench/backend_bdwgc.h"
+#elif defined(BENCH_BACKEND_MALLOC)
+#include "bench/backend_malloc.h"
+#else
+#error "define one of BENCH_BACKEND_GCFUZZ, BENCH_BACKEND_BDWGC, BENCH_BACKEND_MALLOC"
+#endif
+
+#endif /* BENCH_BACKEND_H */

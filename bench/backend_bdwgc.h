@@ -1,0 +1,60 @@
+/* The bdwgc backend: the Boehm-Demers-Weiser conservative collector (Debian's libgc), default
+ * settings: GC_INIT, GC_MALLOC for blocks with references, GC_MALLOC_ATOMIC for raw data, no free.
+ * Implements the interface described in bench/backend.h; include that header, not this one. */
+#ifndef BENCH_BACKEND_BDWGC_H
+#define BENCH_BACKEND_BDWGC_H
+
+#include <gc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench/bench.h"
+
+/* A block is an array of words, each a reference or an integer (scanned conservatively). */
+typedef union bk_word {
+  union bk_word *ref;
+  intptr_t num;
+} bk_word;
+typedef bk_word *bk_ref;
+
+#define BK_NULL ((bk_ref)NULL)
+#define BK_NAME "bdwgc"
+#define BK_EXPLICIT_FREE 0
+
+static inline void bk_init(void) { GC_INIT(); }
+
+static inline void bk_fini(void) {
+  if (getenv("BENCH_VERBOSE") != NULL)
+    fprintf(stderr, "bdwgc: collections=%lu heap_mib=%.1f\n", (unsigned long)GC_get_gc_no(),
+            (double)GC_get_heap_size() / (1024.0 * 1024.0));
+}
+
+/* GC_MALLOC returns cleared memory: every reference is already NULL and every integer 0. */
+static inline bk_ref bk_alloc(size_t nref, size_t nint) {
+  bk_ref b = GC_MALLOC((nref + nint) * sizeof(bk_word));
+  if (b == NULL) bench_die(BK_NAME, "out of memory allocating %zu words", nref + nint);
+  return b;
+}
+
+static inline bk_ref bk_get(bk_ref b, size_t i) { return b[i].ref; }
+static inline void bk_set(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
+static inline intptr_t bk_get_int(bk_ref b, size_t i) { return b[i].num; }
+static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { b[i].num = n; }
+
+static inline bk_ref bk_alloc_raw(size_t nbytes) {
+  bk_ref b = GC_MALLOC_ATOMIC(nbytes);
+  if (b == NULL) bench_die(BK_NAME, "out of memory allocating %zu bytes", nbytes);
+  return b;
+}
+static inline void *bk_raw(bk_ref b) { return b; }
+
+static inline void bk_free(bk_ref b) { (void)b; }
+
+/* bdwgc finds roots by scanning the stack, registers and static data itself. */
+#define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
+#define BK_FRAME_END(name) ((void)(name))
+#define BK_GLOBAL_ROOT(slot) ((void)(slot))
+#define BK_GLOBAL_UNROOT(slot) ((void)(slot))
+
+#endif /* BENCH_BACKEND_BDWGC_H */

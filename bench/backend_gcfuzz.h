@@ -1,0 +1,110 @@
+/* The gcfuzz backend: the collector in gc/, through its public API (gc/gc.h) only.
+ *
+ * Blocks with references are scanned blocks (GC_TAG_SCAN) whose integer fields hold immediates
+ * (gc_val_int); raw data is a GC_TAG_RAW block. The heap comes from gc_heap_create(NULL): the
+ * defaults plus GCFUZZ_PARAMS, so `GCFUZZ_PARAMS=trace=1 bench/...` works as for any embedder.
+ * Root frames are gc_frame_push/gc_frame_pop on the main domain.
+ *
+ * Implements the interface described in bench/backend.h; include that header, not this one.
+ * The heap and domain are per translation unit (static): each benchmark's run function creates
+ * and destroys its own heap with bk_init/bk_fini. */
+#ifndef BENCH_BACKEND_GCFUZZ_H
+#define BENCH_BACKEND_GCFUZZ_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench/bench.h"
+#include "gc/gc.h"
+
+typedef gc_value bk_ref;
+
+#define BK_NULL ((gc_value)0)
+#define BK_NAME "gcfuzz"
+#define BK_EXPLICIT_FREE 0
+
+static gc_heap *bk_heap;
+static gc_domain *bk_dom;
+
+static inline void bk_init(void) {
+  bk_heap = gc_heap_create(NULL);
+  if (bk_heap == NULL)
+    bench_die(BK_NAME, "gc_heap_create failed (is %s well formed?)", GC_PARAMS_ENV);
+  bk_dom = gc_main_domain(bk_heap);
+}
+
+static inline void bk_fini(void) {
+  if (getenv("BENCH_VERBOSE") != NULL) {
+    gc_stats s;
+    gc_get_stats(bk_heap, &s);
+    fprintf(stderr,
+            "gcfuzz: cycles=%llu alloc_blocks=%llu freed_blocks=%llu pool_max_mib=%.1f "
+            "large_max_mib=%.1f max_pause_ms=%.3f\n",
+            (unsigned long long)s.cycles, (unsigned long long)s.alloc_blocks,
+            (unsigned long long)s.freed_blocks,
+            (double)s.pool_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
+            (double)s.large_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
+            (double)s.max_pause_ns * 1e-6);
+  }
+  gc_heap_destroy(bk_heap);
+  bk_heap = NULL;
+  bk_dom = NULL;
+}
+
+/* Scanned blocks start with every field NULL; the integer fields become immediate zeros. */
+static inline bk_ref bk_alloc(size_t nref, size_t nint) {
+  gc_value b = gc_alloc(bk_dom, nref + nint, GC_TAG_SCAN);
+  if (b == 0)
+    bench_die(BK_NAME, "gc_alloc of %zu words failed: %s", nref + nint,
+              gc_last_error_message(bk_heap));
+  for (size_t i = nref; i < nref + nint; i++) GC_FIELD(b, i) = gc_val_int(0);
+  return b;
+}
+
+static inline bk_ref bk_get(bk_ref b, size_t i) { return GC_FIELD(b, i); }
+static inline void bk_set(bk_ref b, size_t i, bk_ref v) { GC_FIELD(b, i) = v; }
+static inline intptr_t bk_get_int(bk_ref b, size_t i) { return gc_int_val(GC_FIELD(b, i)); }
+static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { GC_FIELD(b, i) = gc_val_int(n); }
+
+static inline bk_ref bk_alloc_raw(size_t nbytes) {
+  size_t wsize = (nbytes + sizeof(gc_value) - 1) / sizeof(gc_value);
+  gc_value b = gc_alloc(bk_dom, wsize, GC_TAG_RAW);
+  if (b == 0)
+    bench_die(BK_NAME, "gc_alloc of %zu raw words failed: %s", wsize,
+              gc_last_error_message(bk_heap));
+  return b;
+}
+static inline void *bk_raw(bk_ref b) { return (void *)b; }
+
+static inline void bk_free(bk_ref b) { (void)b; }
+
+static inline void bk_frame_end(gc_frame *frame) {
+  gc_error err = gc_frame_pop(bk_dom, frame);
+  if (err != GC_OK)
+    bench_die(BK_NAME, "gc_frame_pop: %s: %s", gc_error_name(err), gc_last_error_message(bk_heap));
+}
+
+static inline void bk_global_root(bk_ref *slot) {
+  gc_error err = gc_root_register(bk_heap, slot);
+  if (err != GC_OK)
+    bench_die(BK_NAME, "gc_root_register: %s: %s", gc_error_name(err),
+              gc_last_error_message(bk_heap));
+}
+
+static inline void bk_global_unroot(bk_ref *slot) {
+  gc_error err = gc_root_unregister(bk_heap, slot);
+  if (err != GC_OK)
+    bench_die(BK_NAME, "gc_root_unregister: %s: %s", gc_error_name(err),
+              gc_last_error_message(bk_heap));
+}
+
+#define BK_FRAME(name, n)                                                                          \
+  bk_ref name[n] = {BK_NULL};                                                                      \
+  gc_frame name##_frame;                                                                           \
+  gc_frame_push(bk_dom, &name##_frame, name, (n))
+#define BK_FRAME_END(name) bk_frame_end(&name##_frame)
+#define BK_GLOBAL_ROOT(slot) bk_global_root(slot)
+#define BK_GLOBAL_UNROOT(slot) bk_global_unroot(slot)
+
+#endif /* BENCH_BACKEND_GCFUZZ_H */

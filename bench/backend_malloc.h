@@ -1,0 +1,56 @@
+/* The malloc backend: glibc malloc, and explicit frees of every dead block.
+ * Implements the interface described in bench/backend.h; include that header, not this one. */
+#ifndef BENCH_BACKEND_MALLOC_H
+#define BENCH_BACKEND_MALLOC_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench/bench.h"
+
+/* A block is an array of words, each a reference or an integer. */
+typedef union bk_word {
+  union bk_word *ref;
+  intptr_t num;
+} bk_word;
+typedef bk_word *bk_ref;
+
+#define BK_NULL ((bk_ref)NULL)
+#define BK_NAME "malloc"
+#define BK_EXPLICIT_FREE 1
+
+static inline void bk_init(void) {}
+
+static inline void bk_fini(void) {
+  if (getenv("BENCH_VERBOSE") != NULL) fprintf(stderr, "malloc: no statistics\n");
+}
+
+static inline bk_ref bk_alloc(size_t nref, size_t nint) {
+  bk_ref b = malloc((nref + nint) * sizeof(bk_word));
+  if (b == NULL) bench_die(BK_NAME, "out of memory allocating %zu words", nref + nint);
+  for (size_t i = 0; i < nref; i++) b[i].ref = NULL;
+  for (size_t i = nref; i < nref + nint; i++) b[i].num = 0;
+  return b;
+}
+
+static inline bk_ref bk_get(bk_ref b, size_t i) { return b[i].ref; }
+static inline void bk_set(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
+static inline intptr_t bk_get_int(bk_ref b, size_t i) { return b[i].num; }
+static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { b[i].num = n; }
+
+static inline bk_ref bk_alloc_raw(size_t nbytes) {
+  bk_ref b = malloc(nbytes);
+  if (b == NULL) bench_die(BK_NAME, "out of memory allocating %zu bytes", nbytes);
+  return b;
+}
+static inline void *bk_raw(bk_ref b) { return b; }
+
+static inline void bk_free(bk_ref b) { free(b); }
+
+#define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
+#define BK_FRAME_END(name) ((void)(name))
+#define BK_GLOBAL_ROOT(slot) ((void)(slot))
+#define BK_GLOBAL_UNROOT(slot) ((void)(slot))
+
+#endif /* BENCH_BACKEND_MALLOC_H */

@@ -1,0 +1,47 @@
+/* One benchmark on one backend, as a program: `<binary> [size]`.
+ *
+ * The build names the benchmark with BENCH_ENTRY (its run function, see bench/bench.h),
+ * BENCH_DEFAULT_SIZE and BENCH_PROGRAM (its name in messages). The benchmark's lines go to
+ * stdout; at exit one machine-readable line goes to stderr, read by ci/bench:
+ *   BENCH wall_s=<seconds on the monotonic clock, whole run> peak_mib=<ru_maxrss / 1024>
+ * Exit status: 0, 1 when a check of the benchmark failed, 2 on bad usage or out of memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench/backend.h"
+#include "bench/bench.h"
+
+#if !defined(BENCH_ENTRY) || !defined(BENCH_DEFAULT_SIZE) || !defined(BENCH_PROGRAM)
+#error "define BENCH_ENTRY, BENCH_DEFAULT_SIZE and BENCH_PROGRAM (see bench/BUILD)"
+#endif
+
+int main(int argc, char **argv) {
+  double start = bench_now();
+  long size = BENCH_DEFAULT_SIZE;
+
+  if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
+    fprintf(stderr, "usage: %s [size]   (%s on %s, default size %d)\n", argv[0], BENCH_PROGRAM,
+            BK_NAME, BENCH_DEFAULT_SIZE);
+    return argc > 2 ? 2 : 0;
+  }
+  if (argc == 2) {
+    char *end;
+    errno = 0;
+    size = strtol(argv[1], &end, 10);
+    if (errno != 0 || end == argv[1] || *end != '\0' || size < 0 || size > 30)
+      bench_die(BENCH_PROGRAM, "size must be an integer from 0 to 30, not '%s'", argv[1]);
+  }
+
+  int status = BENCH_ENTRY((int)size, stdout);
+  fflush(stdout);
+
+  double wall = bench_now() - start;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  fprintf(stderr, "BENCH wall_s=%.3f peak_mib=%.1f\n", wall, (double)usage.ru_maxrss / 1024.0);
+  return status;
+}
