@@ -21,7 +21,7 @@ static void rotate_colours(gc_colours *c) {
   c->marked = old_garbage;
 }
 
-static size_t next_trigger_words(const gc_heap *heap) {
+size_t gc_cycle_trigger_words(const gc_heap *heap) {
   if (heap->cfg.gc_percent == GC_PERCENT_OFF) return SIZE_MAX;
   size_t grow = heap->live_words_after_mark / 100 * (size_t)heap->cfg.gc_percent;
   return grow > heap->cfg.min_trigger_words ? grow : heap->cfg.min_trigger_words;
@@ -71,7 +71,7 @@ void gc_major_cycle(gc_domain *d) {
   gc_sweep_begin(d);
   heap->cycles++;
   heap->live_words_after_mark = heap->marked_words;
-  heap->trigger_words = next_trigger_words(heap);
+  heap->trigger_words = gc_cycle_trigger_words(heap);
   heap->freed_words_at_last_cycle = d->freed_words;
   d->alloc_words_since_cycle = 0;
 

@@ -6,5 +6,8 @@
 
 /* Run one major cycle from domain d (stop-the-world with one domain: d is the world). */
 void gc_major_cycle(gc_domain *d);
+/* Words to allocate before the next paced cycle, from the last cycle's live words and the
+ * pacing parameters; SIZE_MAX when pacing is off. */
+size_t gc_cycle_trigger_words(const gc_heap *heap);
 
 #endif /* GC_CYCLE_H */

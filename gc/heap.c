@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/cycle.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/pool.h"
@@ -62,7 +63,7 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   heap->colours = (gc_colours){GC_COLOUR_0, GC_COLOUR_1, GC_COLOUR_2};
   gc_mutex_init(&heap->pool_lock);
   heap->created_ns = gc_plat_now_ns();
-  heap->trigger_words = config.gc_percent == GC_PERCENT_OFF ? SIZE_MAX : config.min_trigger_words;
+  heap->trigger_words = gc_cycle_trigger_words(heap);
   heap->main_domain = domain_create(heap);
   if (heap->main_domain == NULL || gc_mark_stack_resize(heap, config.mark_stack_entries) != GC_OK) {
     gc_heap_destroy(heap);
@@ -98,13 +99,8 @@ gc_error gc_set_params(gc_heap *heap, const char *params) {
     if (e != GC_OK) return e;
   }
   if (next.fail_alloc_after != heap->cfg.fail_alloc_after) heap->alloc_calls = 0;
-  if (next.gc_percent != heap->cfg.gc_percent || next.min_trigger_words != heap->cfg.min_trigger_words) {
-    heap->cfg = next;
-    size_t grow = heap->live_words_after_mark / 100 * (size_t)(next.gc_percent < 0 ? 0 : next.gc_percent);
-    heap->trigger_words = next.gc_percent == GC_PERCENT_OFF ? SIZE_MAX
-                          : grow > next.min_trigger_words ? grow : next.min_trigger_words;
-  }
   heap->cfg = next;
+  heap->trigger_words = gc_cycle_trigger_words(heap);
   return GC_OK;
 }
 
