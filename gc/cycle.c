@@ -83,6 +83,7 @@ void gc_major_cycle(gc_domain *d) {
                 freed_words);
   }
   heap->in_collection = 0;
+  gc_run_finalizers(d);
 }
 
 void gc_collect(gc_domain *d, gc_collect_kind kind) {

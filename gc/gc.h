@@ -61,6 +61,7 @@ typedef enum gc_error {
   GC_ERR_FRAME_ORDER,  /* popping a local root frame that is not the innermost */
   GC_ERR_PARAM,        /* a malformed parameter string or value out of range */
   GC_ERR_NOT_BLOCK,    /* an operation that needs a block was given NULL or an immediate */
+  GC_ERR_NO_FINALIZER, /* clearing the finalizer of a block that has none */
 } gc_error;
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
@@ -175,6 +176,22 @@ typedef void (*gc_scan_roots_fn)(gc_visit_fn visit, void *visit_ctx, void *user)
 gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user);
 gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user);
 
+/* ---- Finalizers ---------------------------------------------------------------------------- */
+
+/* Go-style finalizers, on any block. While a block has a finalizer, everything it points to is
+ * kept alive. When a cycle finds the block itself unreachable, the finalizer is detached and
+ * queued, the block survives that cycle, and the finalizer runs exactly once after the cycle (on
+ * the domain that ran it, or at gc_run_finalizers). It may store the block somewhere reachable
+ * (resurrection) and may allocate; if the block is still unreachable at a later cycle, that cycle
+ * frees it. Finalizers that could not run before gc_heap_destroy are dropped unrun. */
+typedef void (*gc_finalizer_fn)(gc_heap *heap, gc_value block, void *user);
+/* Set (or replace) the finalizer of `block`. */
+gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user);
+/* Remove it; GC_ERR_NO_FINALIZER if the block has none (or it is already queued). */
+gc_error gc_finalizer_clear(gc_heap *heap, gc_value block);
+/* Run the queued finalizers now; returns how many ran. Does nothing when called from one. */
+size_t gc_run_finalizers(gc_domain *d);
+
 /* ---- Collection ---------------------------------------------------------------------------- */
 
 typedef enum gc_collect_kind {
@@ -204,6 +221,9 @@ typedef struct gc_stats {
   uint64_t freed_words;     /* whsize words freed by sweeping */
   uint64_t alloc_failures;  /* allocations that returned 0 */
   uint64_t mark_overflows;  /* times the mark stack overflowed into re-darkening */
+  uint64_t finalizers;      /* blocks with a finalizer set, not yet queued */
+  uint64_t finalizers_queued; /* finalizers queued, not yet run */
+  uint64_t finalizers_run;  /* finalizers run since the heap was created */
   uint64_t free_pools;      /* empty pools mapped but unused */
   uint64_t os_pool_bytes;   /* bytes of pools currently mapped from the OS */
   uint64_t last_pause_ns;   /* the last stop-the-world pause */

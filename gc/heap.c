@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gc/cycle.h"
+#include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/pool.h"
@@ -78,6 +79,7 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_pool_unmap_free(heap);
   gc_ptr_vec_free(&heap->global_roots);
   gc_ptr_vec_free(&heap->pinned);
+  gc_finalizer_free_all(heap);
   free(heap->scanners);
   free(heap->mark_stack);
   gc_mutex_destroy(&heap->pool_lock);
@@ -135,6 +137,7 @@ const char *gc_error_name(gc_error err) {
     case GC_ERR_FRAME_ORDER: return "frame-order";
     case GC_ERR_PARAM: return "param";
     case GC_ERR_NOT_BLOCK: return "not-block";
+    case GC_ERR_NO_FINALIZER: return "no-finalizer";
   }
   return "unknown-error";
 }
@@ -183,6 +186,9 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->freed_words = d->freed_words;
   out->alloc_failures = heap->alloc_failures;
   out->mark_overflows = heap->mark_overflows;
+  out->finalizers = heap->finalizers.count;
+  out->finalizers_queued = heap->finq.count - heap->finq_head;
+  out->finalizers_run = heap->finalizers_run;
   out->free_pools = heap->free_pool_count;
   out->os_pool_bytes = (uint64_t)heap->mapped_pool_count * GC_POOL_BSIZE;
   out->last_pause_ns = heap->last_pause_ns;

@@ -80,6 +80,19 @@ typedef struct gc_ptr_vec {
   size_t count, capacity;
 } gc_ptr_vec;
 
+/* A Go-style finalizer record. */
+typedef struct gc_finalizer {
+  gc_value block;
+  gc_finalizer_fn fn;
+  void *user;
+} gc_finalizer;
+
+/* A growable array of finalizer records. */
+typedef struct gc_finalizer_vec {
+  gc_finalizer *items;
+  size_t count, capacity;
+} gc_finalizer_vec;
+
 #define GC_PAUSE_RING 256
 #define GC_MARK_PREFETCH 64
 
@@ -99,6 +112,16 @@ struct gc_heap {
   gc_scanner *scanners;
   size_t scanner_count, scanner_capacity;
   gc_ptr_vec pinned; /* gc_value, as void *: NOT_MARKABLE blocks, scanned as roots */
+
+  /* Finalizers (finalizer.c). INV-FIN-1: a block is in at most one of `finalizers` (set, its
+   * fields are roots), `finq` (queued by a cycle that found it unreachable; the block itself is a
+   * root until its finalizer has run) and `fin_running` (running now, also a root). */
+  gc_finalizer_vec finalizers;
+  gc_finalizer_vec finq;
+  size_t finq_head; /* records before it have run (or are running) */
+  gc_value fin_running;
+  int running_finalizers; /* re-entrancy guard of gc_run_finalizers */
+  uint64_t finalizers_run;
 
   /* Marking. INV-MARK-1: every entry on the mark stack is a MARKED scanned block whose fields
    * are still to be scanned; a MARKED block neither on the stack nor scanned lives in a pool or

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/pool.h"
 
@@ -102,6 +103,7 @@ void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
     if (!gc_tag_is_scanned(gc_tag(v))) continue;
     for (size_t k = 0; k < gc_wsize(v); k++) visit(ctx, &gc_fields(v)[k]);
   }
+  gc_finalizer_visit_roots(heap, visit, ctx);
   for (size_t i = 0; i < heap->scanner_count; i++) {
     heap->scanners[i].fn(visit, ctx, heap->scanners[i].user);
   }
@@ -150,6 +152,12 @@ static void redarken(gc_heap *heap) {
   }
 }
 
+/* A block whose finalizer was just queued survives this cycle. */
+static void mark_queued(gc_heap *heap, gc_value v) {
+  mark_block(heap, v);
+  drain(heap);
+}
+
 void gc_mark_heap(gc_heap *heap) {
   heap->marked_words = 0;
   heap->marked_blocks = 0;
@@ -160,6 +168,8 @@ void gc_mark_heap(gc_heap *heap) {
   heap->mark_overflowed = 0;
   gc_roots_visit(heap, visit_root, heap);
   drain(heap);
+  redarken(heap);
+  gc_finalizer_queue_unreachable(heap, mark_queued);
   redarken(heap);
 }
 

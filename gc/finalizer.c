@@ -1,0 +1,114 @@
+/* Go-style finalizers.
+ *
+ * While a block has a finalizer, its fields are roots: what it points to stays alive, so a
+ * finalizer always finds its block's referents intact, and of two unreachable finalizable blocks
+ * where one points to the other, only the outer one is queued first (ordered finalization). The
+ * block itself is not a root: when marking ends with it UNMARKED, the record moves to the queue
+ * and the block is marked, surviving this cycle. The queue is run after the cycle; a block whose
+ * finalizer has run and that is unreachable again is freed by a later cycle like any other.
+ *
+ * Records are kept in arrays: set and clear scan them (finalizers are few and long-lived in the
+ * programs this collector serves), and marking visits every record anyway.
+ */
+#include "gc/finalizer.h"
+
+#include <stdlib.h>
+
+static int vec_push(gc_finalizer_vec *v, gc_finalizer f) {
+  if (v->count == v->capacity) {
+    size_t capacity = v->capacity ? v->capacity * 2 : 16;
+    gc_finalizer *items = realloc(v->items, capacity * sizeof *items);
+    if (items == NULL) return 0;
+    v->items = items;
+    v->capacity = capacity;
+  }
+  v->items[v->count++] = f;
+  return 1;
+}
+
+static long vec_find(const gc_finalizer_vec *v, gc_value block) {
+  for (size_t i = 0; i < v->count; i++) {
+    if (v->items[i].block == block) return (long)i;
+  }
+  return -1;
+}
+
+gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user) {
+  if (!gc_is_block(block)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_finalizer_set: not a block");
+  if (fn == NULL) return gc_fail(heap, GC_ERR_NO_FINALIZER, "gc_finalizer_set: NULL function");
+  long i = vec_find(&heap->finalizers, block);
+  if (i >= 0) {
+    heap->finalizers.items[i].fn = fn;
+    heap->finalizers.items[i].user = user;
+    return GC_OK;
+  }
+  if (!vec_push(&heap->finalizers, (gc_finalizer){block, fn, user})) {
+    return gc_fail(heap, GC_ERR_NOMEM, "gc_finalizer_set: out of memory");
+  }
+  return GC_OK;
+}
+
+gc_error gc_finalizer_clear(gc_heap *heap, gc_value block) {
+  long i = vec_find(&heap->finalizers, block);
+  if (i < 0) {
+    return gc_fail(heap, GC_ERR_NO_FINALIZER, "gc_finalizer_clear: block %p has no finalizer",
+                   (void *)block);
+  }
+  heap->finalizers.items[i] = heap->finalizers.items[--heap->finalizers.count];
+  return GC_OK;
+}
+
+void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx) {
+  for (size_t i = 0; i < heap->finalizers.count; i++) {
+    gc_value v = heap->finalizers.items[i].block;
+    if (!gc_tag_is_scanned(gc_hd_tag(gc_hd_val(v)))) continue;
+    size_t wsize = gc_hd_wsize(gc_hd_val(v));
+    for (size_t k = 0; k < wsize; k++) visit(ctx, &gc_fields(v)[k]);
+  }
+  for (size_t i = heap->finq_head; i < heap->finq.count; i++) visit(ctx, &heap->finq.items[i].block);
+  visit(ctx, &heap->fin_running);
+}
+
+void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(gc_heap *, gc_value)) {
+  gc_finalizer_vec *set = &heap->finalizers;
+  for (size_t i = 0; i < set->count;) {
+    gc_finalizer f = set->items[i];
+    if (gc_hd_colour(gc_hd_val(f.block)) != heap->colours.unmarked) {
+      i++;
+      continue;
+    }
+    /* Out of memory for the queue: keep the record; the next cycle tries again. */
+    if (!vec_push(&heap->finq, f)) break;
+    set->items[i] = set->items[--set->count];
+    mark_fn(heap, f.block);
+  }
+}
+
+size_t gc_run_finalizers(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  if (heap->running_finalizers || heap->in_collection) return 0;
+  heap->running_finalizers = 1;
+  size_t ran = 0;
+  /* FIFO, so finalizers run in the order cycles queued them. finq_head passes a record before
+   * its function runs (exactly once), and fin_running keeps the block a root meanwhile. A cycle
+   * started by a finalizer may append to the queue; the loop runs those too. */
+  while (heap->finq_head < heap->finq.count) {
+    gc_finalizer f = heap->finq.items[heap->finq_head++];
+    heap->fin_running = f.block;
+    f.fn(heap, f.block, f.user);
+    heap->fin_running = 0;
+    heap->finalizers_run++;
+    ran++;
+  }
+  heap->finq.count = 0;
+  heap->finq_head = 0;
+  heap->running_finalizers = 0;
+  return ran;
+}
+
+void gc_finalizer_free_all(gc_heap *heap) {
+  free(heap->finalizers.items);
+  free(heap->finq.items);
+  heap->finalizers = (gc_finalizer_vec){0};
+  heap->finq = (gc_finalizer_vec){0};
+}
