@@ -62,6 +62,7 @@ typedef enum gc_error {
   GC_ERR_PARAM,        /* a malformed parameter string or value out of range */
   GC_ERR_NOT_BLOCK,    /* an operation that needs a block was given NULL or an immediate */
   GC_ERR_NO_FINALIZER, /* clearing the finalizer of a block that has none */
+  GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added */
 } gc_error;
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
@@ -175,6 +176,13 @@ typedef void (*gc_visit_fn)(void *visit_ctx, gc_value *slot);
 typedef void (*gc_scan_roots_fn)(gc_visit_fn visit, void *visit_ctx, void *user);
 gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user);
 gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user);
+
+/* Conservative roots: a memory range of raw words (a stack snapshot, a buffer) scanned at every
+ * mark. A word that points anywhere inside a live block (its header or fields) keeps the block
+ * alive; any other word (outside the heap, into a free slot, a pool header, wastage or the padding
+ * after a block) is ignored. Only whole, aligned words inside [start, start + bsize) are read. */
+gc_error gc_conservative_add(gc_heap *heap, const void *start, size_t bsize);
+gc_error gc_conservative_remove(gc_heap *heap, const void *start);
 
 /* ---- Finalizers ---------------------------------------------------------------------------- */
 

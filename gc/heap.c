@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/blockindex.h"
 #include "gc/cycle.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
@@ -80,6 +81,9 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_ptr_vec_free(&heap->global_roots);
   gc_ptr_vec_free(&heap->pinned);
   gc_finalizer_free_all(heap);
+  gc_pool_set_free(heap);
+  gc_large_index_free(heap);
+  free(heap->ranges);
   free(heap->scanners);
   free(heap->mark_stack);
   gc_mutex_destroy(&heap->pool_lock);
@@ -138,6 +142,7 @@ const char *gc_error_name(gc_error err) {
     case GC_ERR_PARAM: return "param";
     case GC_ERR_NOT_BLOCK: return "not-block";
     case GC_ERR_NO_FINALIZER: return "no-finalizer";
+    case GC_ERR_UNKNOWN_RANGE: return "unknown-range";
   }
   return "unknown-error";
 }

@@ -93,6 +93,28 @@ typedef struct gc_finalizer_vec {
   size_t count, capacity;
 } gc_finalizer_vec;
 
+/* Pools in use, an open-addressing hash set keyed by pool address (blockindex.c). */
+typedef struct gc_pool_set {
+  uintptr_t *keys; /* 0: empty, 1: deleted, else a pool address */
+  size_t capacity; /* a power of two */
+  size_t used;     /* keys that are not empty (pools plus deleted marks) */
+  size_t count;    /* pools */
+} gc_pool_set;
+
+/* Large blocks sorted by address, rebuilt when stale (blockindex.c). */
+typedef struct gc_large_index {
+  gc_large **sorted;
+  size_t count, capacity;
+  int stale;
+} gc_large_index;
+
+/* A registered conservative range (conservative.c). */
+typedef struct gc_range {
+  const uintptr_t *start; /* first whole word */
+  size_t wsize;           /* words scanned */
+  const void *key;        /* the start the embedder registered, to unregister by */
+} gc_range;
+
 #define GC_PAUSE_RING 256
 #define GC_MARK_PREFETCH 64
 
@@ -112,6 +134,12 @@ struct gc_heap {
   gc_scanner *scanners;
   size_t scanner_count, scanner_capacity;
   gc_ptr_vec pinned; /* gc_value, as void *: NOT_MARKABLE blocks, scanned as roots */
+
+  /* Conservative roots: ranges of raw words, resolved through the block index. */
+  gc_range *ranges;
+  size_t range_count, range_capacity;
+  gc_pool_set pool_set;
+  gc_large_index large_index;
 
   /* Finalizers (finalizer.c). INV-FIN-1: a block is in at most one of `finalizers` (set, its
    * fields are roots), `finq` (queued by a cycle that found it unreachable; the block itself is a

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "gc/blockindex.h"
 #include "gc/custom.h"
 
 gc_header *gc_large_alloc(gc_domain *d, size_t whsize) {
@@ -10,6 +11,7 @@ gc_header *gc_large_alloc(gc_domain *d, size_t whsize) {
   if (a == NULL) return NULL;
   a->next = d->swept_large;
   d->swept_large = a;
+  gc_large_index_invalidate(d->heap);
   gc_heap_stats *s = &d->stats;
   s->large_words += whsize + GC_LARGE_HEADER_WSIZE;
   if (s->large_words > s->large_max_words) s->large_max_words = s->large_words;
@@ -30,6 +32,7 @@ size_t gc_large_sweep_one(gc_domain *d) {
     d->stats.large_blocks--;
     d->freed_blocks++;
     d->freed_words += whsize;
+    gc_large_index_invalidate(d->heap);
     free(a);
   } else {
     a->next = d->swept_large;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/conservative.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/pool.h"
@@ -152,6 +153,14 @@ static void redarken(gc_heap *heap) {
   }
 }
 
+/* A block found by a conservative word: a root like any other. */
+static void mark_conservative(void *ctx, gc_value block, const uintptr_t *where) {
+  gc_heap *heap = ctx;
+  (void)where;
+  mark_value(heap, block);
+  drain(heap);
+}
+
 /* A block whose finalizer was just queued survives this cycle. */
 static void mark_queued(gc_heap *heap, gc_value v) {
   mark_block(heap, v);
@@ -167,6 +176,7 @@ void gc_mark_heap(gc_heap *heap) {
   heap->prefetch_count = 0;
   heap->mark_overflowed = 0;
   gc_roots_visit(heap, visit_root, heap);
+  gc_conservative_visit(heap, mark_conservative, heap);
   drain(heap);
   redarken(heap);
   gc_finalizer_queue_unreachable(heap, mark_queued);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "gc/blockindex.h"
 #include "gc/custom.h"
 
 /* ---- The heap's free pool list ---------------------------------------------------------- */
@@ -32,6 +33,12 @@ gc_pool *gc_pool_acquire(gc_heap *heap) {
   } else {
     p = map_batch_with_lock(heap);
   }
+  if (p != NULL && !gc_pool_set_insert(heap, p)) { /* INV-INDEX-1 */
+    p->next = heap->free_pools;
+    heap->free_pools = p;
+    heap->free_pool_count++;
+    p = NULL;
+  }
   gc_mutex_unlock(&heap->pool_lock);
   return p;
 }
@@ -47,6 +54,7 @@ static size_t keep_limit(const gc_heap *heap) {
 void gc_pool_release(gc_heap *heap, gc_pool *p) {
   p->owner = NULL;
   gc_mutex_lock(&heap->pool_lock);
+  gc_pool_set_remove(heap, p);
   if (heap->free_pool_count >= keep_limit(heap)) {
     heap->mapped_pool_count--;
     gc_mutex_unlock(&heap->pool_lock);
@@ -166,6 +174,7 @@ void gc_pool_destroy(gc_heap *heap, gc_pool *p) {
   for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
     if (slot[0] != 0 && gc_hd_tag(slot[0]) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
   }
+  gc_pool_set_remove(heap, p);
   heap->mapped_pool_count--;
   gc_plat_unmap(p, GC_POOL_BSIZE);
 }
