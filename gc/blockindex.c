@@ -109,7 +109,7 @@ static int rebuild_large(gc_heap *heap) {
   ix->count = 0;
   gc_domain *d = heap->main_domain;
   if (!add_list(ix, d->swept_large) || !add_list(ix, d->unswept_large)) return 0;
-  qsort(ix->sorted, ix->count, sizeof *ix->sorted, by_address);
+  if (ix->count > 1) qsort(ix->sorted, ix->count, sizeof *ix->sorted, by_address);
   ix->stale = 0;
   return 1;
 }
