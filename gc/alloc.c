@@ -5,7 +5,9 @@
 
 #include "gc/cycle.h"
 #include "gc/large.h"
+#include "gc/orphan.h"
 #include "gc/pool.h"
+#include "gc/stw.h"
 #include "gc/sweep.h"
 
 static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
@@ -25,12 +27,11 @@ static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
 /* Allocation is a safepoint: a cycle may start here, before the new block exists, so every
  * block the mutator holds is in a root. */
 static void alloc_safepoint(gc_domain *d) {
-  gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
-  gc_heap *heap = d->heap;
-  if (d->alloc_words_since_cycle >= heap->trigger_words && !heap->in_collection) {
+  gc_poll(d);
+  if (gc_cycle_due(d) && !d->in_collection) {
     gc_major_cycle(d);
   } else if (d->sweeping) {
-    gc_sweep_slice(d, heap->cfg.sweep_budget_words);
+    gc_sweep_slice(d, d->heap->cfg.sweep_budget_words);
   }
 }
 
@@ -45,9 +46,11 @@ static gc_header *alloc_small_slow(gc_domain *d, gc_sizeclass c) {
   gc_sweep_for_class(d, c);
   gc_header *hp = pop_free_slot(d, c);
   if (hp != NULL) return hp;
+  if (gc_orphan_adopt_pool(d, c)) return pop_free_slot(d, c);
   if (!limit_allows(heap, GC_POOL_BSIZE)) return NULL;
   gc_pool *p = gc_pool_acquire(heap);
   if (p == NULL) return NULL;
+  gc_heap_account_bytes(heap, GC_POOL_BSIZE);
   gc_pool_init(p, c, d);
   gc_heap_stats *s = &d->stats;
   s->pool_words += GC_POOL_WSIZE;
@@ -80,14 +83,13 @@ static gc_header *try_alloc(gc_domain *d, size_t whsize) {
 
 /* No memory now: one forced collection, then one more try. */
 static gc_header *alloc_after_collection(gc_domain *d, size_t whsize) {
-  gc_heap *heap = d->heap;
-  if (!heap->in_collection) gc_collect(d, GC_COLLECT_FULL);
+  if (!d->in_collection) gc_collect(d, GC_COLLECT_FULL);
   return try_alloc(d, whsize);
 }
 
 static gc_value alloc_failed(gc_domain *d, size_t wsize, const char *why) {
   gc_heap *heap = d->heap;
-  heap->alloc_failures++;
+  gc_atomic_fetch_add(&heap->alloc_failures, 1);
   gc_fail(heap, GC_ERR_NOMEM, "gc_alloc: no memory for a block of %zu words (%s)", wsize, why);
   return 0;
 }
@@ -104,8 +106,19 @@ __attribute__((no_builtin("memset"))) static inline gc_value init_block(gc_domai
   size_t whsize = wsize + 1;
   d->alloc_blocks++;
   d->alloc_words += whsize;
-  d->alloc_words_since_cycle += whsize;
+  d->unpaced_words += whsize;
   return gc_val_hp(hp);
+}
+
+/* Counts an armed injected failure down; 1 for the allocation that must fail (exactly one, even
+ * with several domains counting). */
+static int injected_failure_due(gc_heap *heap) {
+  uintptr_t n = gc_atomic_load_relaxed(&heap->fail_countdown);
+  while (n != 0) {
+    if (gc_atomic_cas(&heap->fail_countdown, n, n - 1)) return n == 1;
+    n = gc_atomic_load_relaxed(&heap->fail_countdown);
+  }
+  return 0;
 }
 
 /* Everything but a small block from a non-empty avail pool. */
@@ -113,10 +126,8 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
                                                            unsigned tag) {
   gc_heap *heap = d->heap;
   size_t whsize = wsize + 1;
-  if (heap->cfg.fail_alloc_after != 0 && ++heap->alloc_calls >= heap->cfg.fail_alloc_after) {
-    heap->cfg.fail_alloc_after = 0; /* one-shot */
-    heap->alloc_calls = 0;
-    if (!heap->in_collection) gc_collect(d, GC_COLLECT_FULL);
+  if (injected_failure_due(heap)) {
+    if (!d->in_collection) gc_collect(d, GC_COLLECT_FULL);
     return alloc_failed(d, wsize, "injected failure");
   }
   gc_header *hp = try_alloc(d, whsize);
@@ -132,7 +143,7 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
 /* The fast path: a free slot of the block's class, no failure injection armed. */
 static inline gc_value alloc_block(gc_domain *d, size_t wsize, unsigned tag) {
   size_t whsize = wsize + 1;
-  if (whsize <= GC_SIZECLASS_MAX_WHSIZE && d->heap->cfg.fail_alloc_after == 0) {
+  if (whsize <= GC_SIZECLASS_MAX_WHSIZE && gc_atomic_load_relaxed(&d->heap->fail_countdown) == 0) {
     gc_sizeclass c = gc_class_of_whsize[whsize];
     gc_header *hp = pop_free_slot(d, c);
     if (hp != NULL) {

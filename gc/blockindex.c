@@ -107,8 +107,11 @@ static int add_list(gc_large_index *ix, gc_large *list) {
 static int rebuild_large(gc_heap *heap) {
   gc_large_index *ix = &heap->large_index;
   ix->count = 0;
-  gc_domain *d = heap->main_domain;
-  if (!add_list(ix, d->swept_large) || !add_list(ix, d->unswept_large)) return 0;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_domain *d = heap->domains[i];
+    if (!add_list(ix, d->swept_large) || !add_list(ix, d->unswept_large)) return 0;
+  }
+  if (!add_list(ix, heap->orphans.large)) return 0;
   if (ix->count > 1) qsort(ix->sorted, ix->count, sizeof *ix->sorted, by_address);
   ix->stale = 0;
   return 1;
@@ -129,12 +132,14 @@ static gc_value large_containing(gc_heap *heap, uintptr_t word) {
   gc_large_index *ix = &heap->large_index;
   if (ix->stale && !rebuild_large(heap)) {
     /* No memory for the index: the lists answer too, only more slowly. */
-    gc_domain *d = heap->main_domain;
-    gc_large *lists[] = {d->swept_large, d->unswept_large};
-    for (size_t l = 0; l < 2; l++) {
-      for (gc_large *a = lists[l]; a != NULL; a = a->next) {
-        gc_value v = large_if_inside(a, word);
-        if (v != 0) return v;
+    for (size_t i = 0; i <= heap->domain_count; i++) {
+      gc_domain *d = i < heap->domain_count ? heap->domains[i] : NULL;
+      gc_large *lists[] = {d ? d->swept_large : heap->orphans.large, d ? d->unswept_large : NULL};
+      for (size_t l = 0; l < 2; l++) {
+        for (gc_large *a = lists[l]; a != NULL; a = a->next) {
+          gc_value v = large_if_inside(a, word);
+          if (v != 0) return v;
+        }
       }
     }
     return 0;

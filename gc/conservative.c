@@ -7,7 +7,7 @@
 
 #include "gc/blockindex.h"
 
-gc_error gc_conservative_add(gc_heap *heap, const void *start, size_t bsize) {
+static gc_error add_with_lock(gc_heap *heap, const void *start, size_t bsize) {
   if (start == NULL) return gc_fail(heap, GC_ERR_UNKNOWN_RANGE, "gc_conservative_add: NULL start");
   for (size_t i = 0; i < heap->range_count; i++) {
     if (heap->ranges[i].key == start) {
@@ -30,7 +30,7 @@ gc_error gc_conservative_add(gc_heap *heap, const void *start, size_t bsize) {
   return GC_OK;
 }
 
-gc_error gc_conservative_remove(gc_heap *heap, const void *start) {
+static gc_error remove_with_lock(gc_heap *heap, const void *start) {
   for (size_t i = 0; i < heap->range_count; i++) {
     if (heap->ranges[i].key == start) {
       heap->ranges[i] = heap->ranges[--heap->range_count];
@@ -39,6 +39,20 @@ gc_error gc_conservative_remove(gc_heap *heap, const void *start) {
   }
   return gc_fail(heap, GC_ERR_UNKNOWN_RANGE, "gc_conservative_remove: no range starts at %p",
                  start);
+}
+
+gc_error gc_conservative_add(gc_heap *heap, const void *start, size_t bsize) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = add_with_lock(heap, start, bsize);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_conservative_remove(gc_heap *heap, const void *start) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = remove_with_lock(heap, start);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
 }
 
 void gc_conservative_visit(gc_heap *heap, gc_conservative_fn fn, void *ctx) {

@@ -1,9 +1,10 @@
 /* The major cycle and pacing.
  *
- *   finish sweeping (INV-COL-1) -> mark from the roots -> [hook MARK_DONE] -> rotate colours ->
- *   [hook CYCLED] -> lazy sweeping resumes in the domain's allocation slow paths.
+ *   stop the world -> every domain finishes sweeping (INV-COL-1) -> [hook SWEPT if not yet] ->
+ *   the leader adopts the orphans -> every stopped domain marks -> [hook MARK_DONE] ->
+ *   rotate colours -> [hook CYCLED] -> the world runs; lazy sweeping resumes in each domain.
  *
- * Pacing is GOGC-like: the next cycle starts once the domain has allocated gc_percent% of the
+ * Pacing is GOGC-like: the next cycle starts once the domains have allocated gc_percent% of the
  * words marked live by this one (never fewer than min_trigger_words); GC_PERCENT_OFF disables it.
  */
 #include "gc/cycle.h"
@@ -11,7 +12,9 @@
 #include <stdio.h>
 
 #include "gc/mark.h"
+#include "gc/orphan.h"
 #include "gc/pool.h"
+#include "gc/stw.h"
 #include "gc/sweep.h"
 
 static void rotate_colours(gc_colours *c) {
@@ -34,67 +37,146 @@ static void record_pause(gc_heap *heap, uint64_t ns) {
   if (ns > heap->max_pause_ns) heap->max_pause_ns = ns;
 }
 
+static uint64_t freed_words_total(gc_heap *heap) {
+  uint64_t total = heap->retired.freed_words;
+  for (size_t i = 0; i < heap->domain_count; i++) total += heap->domains[i]->freed_words;
+  return total;
+}
+
+/* The times of one cycle, for the trace line. */
+typedef struct cycle_times {
+  uint64_t start_ns, marked_ns, end_ns; /* world stopped at start_ns, running again at end_ns */
+  uint64_t sweep_ns, mark_ns;           /* finishing the sweep; marking */
+  uint64_t handoffs_before;
+} cycle_times;
+
 /* The trace line; its fields are documented in the README ("The trace line"). */
-static void trace_cycle(gc_heap *heap, uint64_t now_ns, uint64_t sweep_tail_ns, uint64_t mark_ns,
-                        uint64_t pause_ns, uint64_t freed_words) {
+static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats *before,
+                        uint64_t freed_words) {
   gc_heap_stats s;
   gc_heap_sum_stats(heap, &s);
   FILE *out = heap->cfg.trace_file ? heap->cfg.trace_file : stderr;
   const size_t kib = 1024 / GC_WORD_BSIZE;
   fprintf(out,
-          "gc %llu @%.3fs: sweep-tail %.3f ms, mark %.3f ms, pause %.3f ms; "
-          "heap %zu KiB (pools %zu, large %zu), live %zu KiB in %zu blocks, "
-          "freed %llu KiB since last cycle; next after %zu KiB; %llu overflows\n",
-          (unsigned long long)heap->cycles, (double)(now_ns - heap->created_ns) / 1e9,
-          (double)sweep_tail_ns / 1e6, (double)mark_ns / 1e6, (double)pause_ns / 1e6,
-          (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
-          heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(freed_words / kib),
+          "gc %llu @%.3fs %zu markers: sweep %.3f ms, mark %.3f ms, pause %.3f ms; "
+          "heap %zu->%zu KiB (pools %zu, large %zu), blocks %zu->%zu, live %zu KiB in %zu blocks, "
+          "freed %llu KiB since last cycle; next after %zu KiB; %llu overflows, %llu handoffs\n",
+          (unsigned long long)heap->cycles, (double)(t->end_ns - heap->created_ns) / 1e9,
+          heap->participants, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
+          (double)(t->end_ns - t->start_ns) / 1e6,
+          (before->pool_words + before->large_words) / kib, (s.pool_words + s.large_words) / kib,
+          s.pool_words / kib, s.large_words / kib, before->pool_live_blocks + before->large_blocks,
+          s.pool_live_blocks + s.large_blocks, heap->marked_words / kib, heap->marked_blocks,
+          (unsigned long long)(freed_words / kib),
           heap->trigger_words == SIZE_MAX ? 0 : heap->trigger_words / kib,
-          (unsigned long long)heap->mark_overflows);
+          (unsigned long long)heap->mark_overflows,
+          (unsigned long long)(heap->work.handoffs - t->handoffs_before));
+}
+
+/* Every domain finishes sweeping: the caller its own and those in blocking sections (they cannot
+ * run), the enlisted ones in parallel (gc_cycle_participate). Then the SWEPT point. */
+static void sweep_everywhere(gc_domain *leader) {
+  gc_heap *heap = leader->heap;
+  gc_sweep_finish(leader);
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_domain *o = heap->domains[i];
+    if (gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) gc_sweep_finish(o);
+  }
+  gc_barrier_lead(&heap->barrier, heap->participants - 1);
+  if (!heap->swept_reported) {
+    heap->swept_reported = 1;
+    gc_heap_call_hook(heap, GC_HOOK_SWEPT);
+  }
+}
+
+void gc_cycle_participate(gc_domain *d, int program) {
+  gc_heap *heap = d->heap;
+  gc_sweep_finish(d);
+  gc_barrier_follow(&heap->barrier);
+  if (program == GC_STW_SWEEP) return;
+  gc_mark_domain(d, 0);
+  gc_barrier_follow(&heap->barrier);
 }
 
 void gc_major_cycle(gc_domain *d) {
   gc_heap *heap = d->heap;
-  if (heap->in_collection) return;
-  heap->in_collection = 1;
+  if (d->in_collection) return;
+  d->in_collection = 1;
+  cycle_times t = {0};
+  gc_stw_begin(d, GC_STW_CYCLE);
+  t.start_ns = gc_plat_now_ns();
+  t.handoffs_before = heap->work.handoffs;
 
-  uint64_t start_ns = gc_plat_now_ns();
-  gc_sweep_finish(d);
+  sweep_everywhere(d);
+  gc_orphan_adopt_all(d);
+  gc_heap_stats before;
+  gc_heap_sum_stats(heap, &before);
+  uint64_t freed_total = freed_words_total(heap);
+  uint64_t freed_words = freed_total - heap->freed_words_at_last_cycle;
+  gc_mark_begin(heap, heap->participants);
   uint64_t mark_start_ns = gc_plat_now_ns();
-  uint64_t freed_words = d->freed_words - heap->freed_words_at_last_cycle;
+  t.sweep_ns = mark_start_ns - t.start_ns;
+  gc_barrier_release(&heap->barrier);
 
-  gc_mark_heap(heap);
+  gc_mark_domain(d, 1);
+  gc_barrier_lead(&heap->barrier, heap->participants - 1);
+  gc_mark_finish(heap, d);
+  t.mark_ns = gc_plat_now_ns() - mark_start_ns;
   gc_heap_call_hook(heap, GC_HOOK_MARK_DONE);
-  uint64_t mark_ns = gc_plat_now_ns() - mark_start_ns;
 
   rotate_colours(&heap->colours);
-  gc_sweep_begin(d);
+  for (size_t i = 0; i < heap->domain_count; i++) gc_sweep_begin(heap->domains[i]);
+  heap->swept_reported = 0;
   heap->cycles++;
   heap->live_words_after_mark = heap->marked_words;
   heap->trigger_words = gc_cycle_trigger_words(heap);
-  heap->freed_words_at_last_cycle = d->freed_words;
-  d->alloc_words_since_cycle = 0;
-
-  uint64_t end_ns = gc_plat_now_ns();
-  record_pause(heap, end_ns - mark_start_ns);
+  heap->freed_words_at_last_cycle = freed_total;
+  gc_atomic_store(&heap->alloc_words_since_cycle, 0);
   gc_heap_call_hook(heap, GC_HOOK_CYCLED);
-  if (heap->cfg.trace) {
-    trace_cycle(heap, end_ns, mark_start_ns - start_ns, mark_ns, end_ns - mark_start_ns,
-                freed_words);
-  }
-  heap->in_collection = 0;
+  gc_barrier_release(&heap->barrier);
+
+  t.end_ns = gc_plat_now_ns();
+  record_pause(heap, t.end_ns - t.start_ns);
+  if (heap->cfg.trace) trace_cycle(heap, &t, &before, freed_words);
+  gc_stw_end(d);
+  d->in_collection = 0;
   gc_run_finalizers(d);
 }
 
-void gc_collect(gc_domain *d, gc_collect_kind kind) {
+/* Stop the world only to finish every domain's sweeping (the end of a full collection). */
+static void sweep_cycle(gc_domain *d) {
   gc_heap *heap = d->heap;
-  if (heap->in_collection) return; /* from a finalizer or hook: refused, nothing to undo */
+  if (d->in_collection) return;
+  d->in_collection = 1;
+  gc_stw_begin(d, GC_STW_SWEEP);
+  sweep_everywhere(d);
+  gc_barrier_release(&heap->barrier);
+  gc_stw_end(d);
+  d->in_collection = 0;
+}
+
+/* Add what d allocated since its last report to the heap's count; 1 if a cycle is due. */
+int gc_cycle_due(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  size_t total;
+  if (d->unpaced_words != 0) {
+    total = gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words) + d->unpaced_words;
+    d->unpaced_words = 0;
+  } else {
+    total = gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
+  }
+  return total >= heap->trigger_words;
+}
+
+void gc_collect(gc_domain *d, gc_collect_kind kind) {
+  if (d->in_collection) return; /* from a finalizer or hook: refused, nothing to undo */
   switch (kind) {
     case GC_COLLECT_SLICE:
-      if (d->alloc_words_since_cycle >= heap->trigger_words) {
+      gc_poll(d);
+      if (gc_cycle_due(d)) {
         gc_major_cycle(d);
       } else {
-        gc_sweep_slice(d, heap->cfg.sweep_budget_words);
+        gc_sweep_slice(d, d->heap->cfg.sweep_budget_words);
       }
       break;
     case GC_COLLECT_MAJOR:
@@ -102,8 +184,8 @@ void gc_collect(gc_domain *d, gc_collect_kind kind) {
       break;
     case GC_COLLECT_FULL:
       gc_major_cycle(d);
-      gc_sweep_finish(d);
-      gc_pool_unmap_free(heap);
+      sweep_cycle(d);
+      gc_pool_unmap_free(d->heap);
       break;
   }
 }

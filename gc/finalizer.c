@@ -33,7 +33,7 @@ static long vec_find(const gc_finalizer_vec *v, gc_value block) {
   return -1;
 }
 
-gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user) {
+static gc_error set_with_lock(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user) {
   if (!gc_is_block(block)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_finalizer_set: not a block");
   if (fn == NULL) return gc_fail(heap, GC_ERR_NO_FINALIZER, "gc_finalizer_set: NULL function");
   long i = vec_find(&heap->finalizers, block);
@@ -48,7 +48,7 @@ gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, voi
   return GC_OK;
 }
 
-gc_error gc_finalizer_clear(gc_heap *heap, gc_value block) {
+static gc_error clear_with_lock(gc_heap *heap, gc_value block) {
   long i = vec_find(&heap->finalizers, block);
   if (i < 0) {
     return gc_fail(heap, GC_ERR_NO_FINALIZER, "gc_finalizer_clear: block %p has no finalizer",
@@ -56,6 +56,20 @@ gc_error gc_finalizer_clear(gc_heap *heap, gc_value block) {
   }
   heap->finalizers.items[i] = heap->finalizers.items[--heap->finalizers.count];
   return GC_OK;
+}
+
+gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = set_with_lock(heap, block, fn, user);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_finalizer_clear(gc_heap *heap, gc_value block) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = clear_with_lock(heap, block);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
 }
 
 void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx) {
@@ -69,7 +83,7 @@ void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx) {
   visit(ctx, &heap->fin_running);
 }
 
-void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(gc_heap *, gc_value)) {
+void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(void *, gc_value), void *ctx) {
   gc_finalizer_vec *set = &heap->finalizers;
   for (size_t i = 0; i < set->count;) {
     gc_finalizer f = set->items[i];
@@ -80,14 +94,14 @@ void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(gc_heap *, gc
     /* Out of memory for the queue: keep the record; the next cycle tries again. */
     if (!vec_push(&heap->finq, f)) break;
     set->items[i] = set->items[--set->count];
-    mark_fn(heap, f.block);
+    mark_fn(ctx, f.block);
   }
 }
 
 size_t gc_run_finalizers(gc_domain *d) {
   gc_heap *heap = d->heap;
-  if (heap->running_finalizers || heap->in_collection) return 0;
-  heap->running_finalizers = 1;
+  /* One runner at a time, whichever domain: the others' queued finalizers run in its loop. */
+  if (d->in_collection || !gc_atomic_cas(&heap->running_finalizers, 0, 1)) return 0;
   size_t ran = 0;
   /* FIFO, so finalizers run in the order cycles queued them. finq_head passes a record before
    * its function runs (exactly once), and fin_running keeps the block a root meanwhile. A cycle
@@ -102,7 +116,7 @@ size_t gc_run_finalizers(gc_domain *d) {
   }
   heap->finq.count = 0;
   heap->finq_head = 0;
-  heap->running_finalizers = 0;
+  gc_atomic_store(&heap->running_finalizers, 0);
   return ran;
 }
 

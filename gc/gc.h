@@ -63,6 +63,7 @@ typedef enum gc_error {
   GC_ERR_NOT_BLOCK,    /* an operation that needs a block was given NULL or an immediate */
   GC_ERR_NO_FINALIZER, /* clearing the finalizer of a block that has none */
   GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added */
+  GC_ERR_MAIN_DOMAIN,  /* terminating the main domain (it lives as long as the heap) */
 } gc_error;
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
@@ -119,6 +120,29 @@ gc_heap *gc_domain_heap(gc_domain *d);
 const gc_config *gc_heap_config(const gc_heap *heap);
 /* Change a parameter at run time, same syntax as gc_config_parse (e.g. "markstack=4"). */
 gc_error gc_set_params(gc_heap *heap, const char *params);
+
+/* ---- Domains --------------------------------------------------------------------------------- */
+
+/* A domain is one mutator thread's view of the heap: its own pools (no lock on the allocation
+ * path), its own local root frames. Collections stop every domain at a safepoint (an allocation
+ * slow path, or gc_poll) and every stopped domain helps mark. A domain that leaves the heap for a
+ * while (blocking I/O, a long computation) enters a blocking section, so a collection need not
+ * wait for it; its frames stay roots. All calls on a domain come from the thread running it.
+ *
+ * Creating: gc_domain_create returns a domain in a blocking section; the thread that will run it
+ * calls gc_leave_blocking first. A thread that already runs a domain of this heap creates others
+ * with gc_domain_spawn (it must not wait for the heap's lock while running).
+ * Terminating: gc_domain_terminate finishes the domain's sweeping, gives its pools, large blocks
+ * and statistics to the heap's orphans (other domains adopt them) and frees it; its frames are
+ * dropped. The main domain lives as long as the heap. */
+gc_domain *gc_domain_create(gc_heap *heap);
+gc_domain *gc_domain_spawn(gc_domain *parent);
+gc_error gc_domain_terminate(gc_domain *d);
+void gc_enter_blocking(gc_domain *d);
+void gc_leave_blocking(gc_domain *d);
+/* A safepoint: if a collection waits for this domain, take part in it now. */
+void gc_poll(gc_domain *d);
+unsigned gc_domain_id(const gc_domain *d); /* 0 for the main domain */
 
 /* ---- Allocation ---------------------------------------------------------------------------- */
 
@@ -232,6 +256,9 @@ typedef struct gc_stats {
   uint64_t finalizers;      /* blocks with a finalizer set, not yet queued */
   uint64_t finalizers_queued; /* finalizers queued, not yet run */
   uint64_t finalizers_run;  /* finalizers run since the heap was created */
+  uint64_t domains;         /* domains now */
+  uint64_t handoffs;        /* work buffers split for idle markers */
+  uint64_t orphan_pool_words; /* pool words waiting on the orphan lists (in pool_words too) */
   uint64_t free_pools;      /* empty pools mapped but unused */
   uint64_t os_pool_bytes;   /* bytes of pools currently mapped from the OS */
   uint64_t last_pause_ns;   /* the last stop-the-world pause */

@@ -7,39 +7,14 @@
 
 #include "gc/blockindex.h"
 #include "gc/cycle.h"
+#include "gc/domain.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/pool.h"
+#include "gc/workbuf.h"
 
 /* ---- Creation and destruction ---- */
-
-static gc_domain *domain_create(gc_heap *heap) {
-  gc_domain *d = calloc(1, sizeof *d);
-  if (d == NULL) return NULL;
-  d->heap = heap;
-  d->next_to_sweep = GC_NUM_SIZECLASSES;
-  return d;
-}
-
-/* Every pool and large block of d, finalizers run, memory returned. */
-static void domain_destroy(gc_domain *d) {
-  gc_heap *heap = d->heap;
-  gc_pool **lists[] = {d->avail, d->full, d->unswept_avail, d->unswept_full};
-  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-    for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-      gc_pool *p = lists[l][c];
-      while (p != NULL) {
-        gc_pool *next = p->next;
-        gc_pool_destroy(heap, p);
-        p = next;
-      }
-    }
-  }
-  gc_large_destroy_list(d->swept_large);
-  gc_large_destroy_list(d->unswept_large);
-  free(d);
-}
 
 gc_heap *gc_heap_create(const gc_config *cfg) {
   gc_config config;
@@ -63,30 +38,61 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   if (heap == NULL) return NULL;
   heap->cfg = config;
   heap->colours = (gc_colours){GC_COLOUR_0, GC_COLOUR_1, GC_COLOUR_2};
+  gc_mutex_init(&heap->stw_lock);
   gc_mutex_init(&heap->pool_lock);
+  gc_mutex_init(&heap->roots_lock);
+  gc_mutex_init(&heap->err_lock);
+  gc_mutex_init(&heap->work.lock);
   heap->created_ns = gc_plat_now_ns();
   heap->trigger_words = gc_cycle_trigger_words(heap);
-  heap->main_domain = domain_create(heap);
-  if (heap->main_domain == NULL || gc_mark_stack_resize(heap, config.mark_stack_entries) != GC_OK) {
+  heap->swept_reported = 1; /* nothing to sweep before the first cycle */
+  heap->fail_countdown = config.fail_alloc_after;
+  heap->main_domain = gc_domain_new(heap, GC_DOMAIN_RUNNING);
+  if (heap->main_domain == NULL || !gc_domain_list_add(heap, heap->main_domain)) {
+    free(heap->main_domain);
+    heap->main_domain = NULL;
+    gc_heap_destroy(heap);
+    return NULL;
+  }
+  gc_work_shape(heap, config.mark_stack_entries, 1);
+  if (heap->work.arena == NULL) {
     gc_heap_destroy(heap);
     return NULL;
   }
   return heap;
 }
 
+static void destroy_pool_list(gc_heap *heap, gc_pool *p) {
+  while (p != NULL) {
+    gc_pool *next = p->next;
+    gc_pool_destroy(heap, p);
+    p = next;
+  }
+}
+
 void gc_heap_destroy(gc_heap *heap) {
   if (heap == NULL) return;
-  if (heap->main_domain != NULL) domain_destroy(heap->main_domain);
+  for (size_t i = 0; i < heap->domain_count; i++) gc_domain_destroy(heap->domains[i]);
+  free(heap->domains);
+  for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    destroy_pool_list(heap, heap->orphans.avail[c]);
+    destroy_pool_list(heap, heap->orphans.full[c]);
+  }
+  gc_large_destroy_list(heap->orphans.large);
   gc_pool_unmap_free(heap);
   gc_ptr_vec_free(&heap->global_roots);
   gc_ptr_vec_free(&heap->pinned);
   gc_finalizer_free_all(heap);
   gc_pool_set_free(heap);
   gc_large_index_free(heap);
+  gc_work_free(heap);
   free(heap->ranges);
   free(heap->scanners);
-  free(heap->mark_stack);
+  gc_mutex_destroy(&heap->work.lock);
+  gc_mutex_destroy(&heap->err_lock);
+  gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
+  gc_mutex_destroy(&heap->stw_lock);
   free(heap);
 }
 
@@ -100,12 +106,10 @@ gc_error gc_set_params(gc_heap *heap, const char *params) {
   if (gc_config_parse(&next, params, err, sizeof err) != GC_OK) {
     return gc_fail(heap, GC_ERR_PARAM, "gc_set_params: %s", err);
   }
-  if (next.mark_stack_entries != heap->mark_stack_capacity) {
-    gc_error e = gc_mark_stack_resize(heap, next.mark_stack_entries);
-    if (e != GC_OK) return e;
+  if (next.fail_alloc_after != heap->cfg.fail_alloc_after) {
+    gc_atomic_store(&heap->fail_countdown, next.fail_alloc_after);
   }
-  if (next.fail_alloc_after != heap->cfg.fail_alloc_after) heap->alloc_calls = 0;
-  heap->cfg = next;
+  heap->cfg = next; /* the work buffers take the new mark stack size at the next mark */
   heap->trigger_words = gc_cycle_trigger_words(heap);
   return GC_OK;
 }
@@ -113,11 +117,13 @@ gc_error gc_set_params(gc_heap *heap, const char *params) {
 /* ---- Errors ---- */
 
 gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...) {
+  gc_mutex_lock(&heap->err_lock);
   heap->err = err;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(heap->err_msg, sizeof heap->err_msg, fmt, ap);
   va_end(ap);
+  gc_mutex_unlock(&heap->err_lock);
   return err;
 }
 
@@ -143,6 +149,7 @@ const char *gc_error_name(gc_error err) {
     case GC_ERR_NOT_BLOCK: return "not-block";
     case GC_ERR_NO_FINALIZER: return "no-finalizer";
     case GC_ERR_UNKNOWN_RANGE: return "unknown-range";
+    case GC_ERR_MAIN_DOMAIN: return "main-domain";
   }
   return "unknown-error";
 }
@@ -162,19 +169,13 @@ void gc_heap_stats_add(gc_heap_stats *acc, const gc_heap_stats *s) {
 
 void gc_heap_sum_stats(gc_heap *heap, gc_heap_stats *out) {
   memset(out, 0, sizeof *out);
-  gc_heap_stats_add(out, &heap->main_domain->stats);
-}
-
-size_t gc_heap_used_bytes(gc_heap *heap) {
-  gc_heap_stats s;
-  gc_heap_sum_stats(heap, &s);
-  return gc_bsize_wsize(s.pool_words + s.large_words);
+  for (size_t i = 0; i < heap->domain_count; i++) gc_heap_stats_add(out, &heap->domains[i]->stats);
+  gc_heap_stats_add(out, &heap->orphans.stats);
 }
 
 void gc_get_stats(gc_heap *heap, gc_stats *out) {
   gc_heap_stats s;
   gc_heap_sum_stats(heap, &s);
-  gc_domain *d = heap->main_domain;
   memset(out, 0, sizeof *out);
   out->pool_words = s.pool_words;
   out->pool_max_words = s.pool_max_words;
@@ -185,11 +186,21 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->large_max_words = s.large_max_words;
   out->large_blocks = s.large_blocks;
   out->cycles = heap->cycles;
-  out->alloc_blocks = d->alloc_blocks;
-  out->alloc_words = d->alloc_words;
-  out->freed_blocks = d->freed_blocks;
-  out->freed_words = d->freed_words;
-  out->alloc_failures = heap->alloc_failures;
+  out->alloc_blocks = heap->retired.alloc_blocks;
+  out->alloc_words = heap->retired.alloc_words;
+  out->freed_blocks = heap->retired.freed_blocks;
+  out->freed_words = heap->retired.freed_words;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    const gc_domain *d = heap->domains[i];
+    out->alloc_blocks += d->alloc_blocks;
+    out->alloc_words += d->alloc_words;
+    out->freed_blocks += d->freed_blocks;
+    out->freed_words += d->freed_words;
+  }
+  out->alloc_failures = gc_atomic_load_relaxed(&heap->alloc_failures);
+  out->domains = heap->domain_count;
+  out->handoffs = heap->work.handoffs;
+  out->orphan_pool_words = heap->orphans.stats.pool_words;
   out->mark_overflows = heap->mark_overflows;
   out->finalizers = heap->finalizers.count;
   out->finalizers_queued = heap->finq.count - heap->finq_head;

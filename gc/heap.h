@@ -1,8 +1,9 @@
 /* The heap and its domains: the internal state every collector file shares.
  *
  * No hidden globals: everything the collector knows hangs off one gc_heap. Each mutator thread
- * allocates through its own gc_domain, which owns its pools and large blocks; this issue runs one
- * domain per heap, but every list and statistic is already per domain.
+ * allocates through its own gc_domain, which owns its pools and large blocks and keeps their
+ * statistics; only the domain's own thread touches them, except while the world is stopped.
+ * Pools and large blocks of terminated domains wait on the orphan lists until adopted.
  */
 #ifndef GC_HEAP_H
 #define GC_HEAP_H
@@ -17,6 +18,8 @@
 
 typedef struct gc_pool gc_pool;
 typedef struct gc_large gc_large;
+
+#define GC_MARK_PREFETCH 64 /* pointers in flight between finding and examining (mark.c) */
 
 /* The three rotating colours. At every cycle, after marking:
  *   garbage <- unmarked   (what marking did not reach is dead)
@@ -47,9 +50,40 @@ typedef struct gc_heap_stats {
 
 void gc_heap_stats_add(gc_heap_stats *acc, const gc_heap_stats *s);
 
+/* A domain's state, read by the collecting domain to know when the world has stopped.
+ * INV-DOM-1: a domain's mutator touches the heap only while RUNNING; a CLAIMED domain stays
+ * outside until the collection that claimed it ends; an ENLISTED one does collection work only.
+ * Transitions: RUNNING <-> BLOCKING by the domain; BLOCKING -> CLAIMED and PARKED -> ENLISTED by
+ * a leader (compare-and-swap, so a domain cannot leave at the same moment); CLAIMED -> BLOCKING by
+ * the leader at the end; ENLISTED -> PARKED by the domain when its part is done. */
+enum gc_domain_state {
+  GC_DOMAIN_RUNNING,  /* a mutator thread runs it; it will reach a safepoint */
+  GC_DOMAIN_BLOCKING, /* in a blocking section: outside the heap, roots frozen */
+  GC_DOMAIN_CLAIMED,  /* was BLOCKING; a collection has stopped it there */
+  GC_DOMAIN_PARKED,   /* stopped at a safepoint, waiting for the world to run again */
+  GC_DOMAIN_ENLISTED, /* parked, and running a collection's program for its leader */
+};
+
+typedef struct gc_workbuf gc_workbuf;
+
+/* One marker's private state (mark.c); each domain marks with its own. */
+typedef struct gc_marker {
+  gc_heap *heap;
+  gc_workbuf *buf;                     /* the buffer this marker pushes to and pops from */
+  gc_value prefetch[GC_MARK_PREFETCH]; /* pointers waiting for their header; 0: empty */
+  unsigned prefetch_head;
+  unsigned prefetch_count; /* non-zero entries in prefetch */
+  unsigned pops;           /* for the periodic handoff check */
+  int parallel;            /* other markers run: mark headers by compare-and-swap */
+  size_t marked_words;     /* whsize of the blocks this marker marked */
+  size_t marked_blocks;
+} gc_marker;
+
 struct gc_domain {
   gc_domain_head head; /* must stay first: gc.h's inline frame functions cast to it */
   gc_heap *heap;
+  unsigned id;     /* 0 for the main domain, then in creation order */
+  uintptr_t state; /* enum gc_domain_state; atomic */
 
   /* Pools by size class. INV-POOL-2: a pool of this domain is on exactly one of these lists;
    * avail pools have a free slot, full pools have none; unswept pools hold the previous cycle's
@@ -66,8 +100,40 @@ struct gc_domain {
   gc_heap_stats stats;
   uint64_t alloc_blocks, alloc_words; /* allocated by this domain */
   uint64_t freed_blocks, freed_words; /* freed by this domain's sweeping */
-  size_t alloc_words_since_cycle;     /* pacing: compared with heap->trigger_words */
+  size_t unpaced_words;               /* allocated, not yet added to heap->alloc_words_since_cycle */
+
+  gc_marker marker;
+  int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
 };
+
+/* The pools, large blocks and statistics of terminated domains, waiting for adoption. Guarded
+ * by heap->pool_lock. INV-ORPHAN-1: orphaned pools and large blocks were swept for the current
+ * cycle (a domain finishes sweeping before it orphans, and every cycle adopts all orphans first),
+ * and `stats` equals their recount. */
+typedef struct gc_orphans {
+  gc_pool *avail[GC_NUM_SIZECLASSES];
+  gc_pool *full[GC_NUM_SIZECLASSES];
+  gc_large *large;
+  gc_heap_stats stats;
+} gc_orphans;
+
+/* The shared side of marking (workbuf.c). INV-WB-1: every work buffer is on the empty list, on
+ * the full list, or held by exactly one marker; between marks all are on the empty list. */
+typedef struct gc_mark_work {
+  gc_mutex lock;         /* guards the lists, idle and done */
+  gc_workbuf *empty;
+  gc_workbuf *full;
+  uintptr_t full_count;  /* buffers on the full list; atomic, read without the lock */
+  uintptr_t idle;        /* markers waiting for a full buffer */
+  uintptr_t done;        /* atomic: every marker was idle with no full buffer: marking is over */
+  size_t markers;        /* markers in this mark */
+  size_t buf_entries;    /* entries per buffer */
+  size_t buf_count;      /* buffers in the arena */
+  size_t empty_count;    /* buffers on the empty list */
+  void *arena;           /* all buffers, one allocation */
+  uintptr_t overflowed;  /* atomic: a push found no room; flagged pools need re-darkening */
+  uint64_t handoffs;     /* buffers split for idle markers, since the heap was created */
+} gc_mark_work;
 
 typedef struct gc_scanner {
   gc_scan_roots_fn fn;
@@ -116,20 +182,35 @@ typedef struct gc_range {
 } gc_range;
 
 #define GC_PAUSE_RING 256
-#define GC_MARK_PREFETCH 64
 
 struct gc_heap {
   gc_config cfg;
   gc_colours colours;
   gc_domain *main_domain;
 
-  /* Pools not owned by any domain, ready for reuse. Guarded by pool_lock. */
+  /* Domains. INV-STW-1: stw_lock is held by whoever stops the world or changes the domain list,
+   * so the list is stable while the world is stopped. */
+  gc_mutex stw_lock;
+  gc_domain **domains;
+  size_t domain_capacity;
+  uintptr_t domain_count;  /* atomic: read without the lock */
+  unsigned next_domain_id;
+  uintptr_t stw_requested; /* atomic: a collection wants every domain stopped */
+  int stw_program;         /* enum gc_stw_program (stw.h), set before any domain is enlisted */
+  size_t participants;     /* domains collecting in this stop: the parked ones and the leader */
+  gc_barrier barrier;
+
+  /* Pools not owned by any domain, ready for reuse, and orphans. Guarded by pool_lock. */
   gc_mutex pool_lock;
   gc_pool *free_pools;
   size_t free_pool_count;
   size_t mapped_pool_count; /* pools currently mapped from the OS (owned or free) */
+  gc_orphans orphans;
+  uintptr_t used_bytes; /* atomic: pool and large-block bytes owned (domains and orphans) */
 
-  /* Roots. INV-ROOT-1: a global root slot appears at most once in global_roots. */
+  /* Roots. INV-ROOT-1: a global root slot appears at most once in global_roots. The root sets
+   * change under roots_lock, from running domains; marking reads them with the world stopped. */
+  gc_mutex roots_lock;
   gc_ptr_vec global_roots; /* gc_value * */
   gc_scanner *scanners;
   size_t scanner_count, scanner_capacity;
@@ -148,41 +229,38 @@ struct gc_heap {
   gc_finalizer_vec finq;
   size_t finq_head; /* records before it have run (or are running) */
   gc_value fin_running;
-  int running_finalizers; /* re-entrancy guard of gc_run_finalizers */
+  uintptr_t running_finalizers; /* atomic: a domain is in gc_run_finalizers */
   uint64_t finalizers_run;
 
-  /* Marking. INV-MARK-1: every entry on the mark stack is a MARKED scanned block whose fields
-   * are still to be scanned; a MARKED block neither on the stack nor scanned lives in a pool or
-   * large block flagged for re-darkening (mark_overflowed is then set). A pointer in the prefetch
-   * FIFO has been found in a field or root but its block not yet examined; marking ends only when
-   * the stack and the FIFO are both empty. */
-  gc_value *mark_stack;
-  size_t mark_stack_capacity; /* entries; cfg.mark_stack_entries */
-  size_t mark_sp;
-  int mark_overflowed;
-  gc_value prefetch[GC_MARK_PREFETCH]; /* pointers waiting for their header (mark.c), 0: empty */
-  unsigned prefetch_head;
-  unsigned prefetch_count; /* non-zero entries in prefetch */
-  size_t marked_words;  /* whsize of the blocks marked this cycle */
+  /* Marking (mark.c, workbuf.c). INV-MARK-1: a MARKED scanned block whose fields are not yet
+   * scanned is in a work buffer, or in a pool or large block flagged for re-darkening
+   * (work.overflowed is then set). A pointer in a marker's prefetch FIFO was found in a field or
+   * root but its block not yet examined; marking ends only when buffers and FIFOs are empty. */
+  gc_mark_work work;
+  size_t marked_words;  /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks; /* blocks marked this cycle */
 
-  /* Pacing: a cycle starts when a domain allocated trigger_words since the last one. */
+  /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
+  uintptr_t alloc_words_since_cycle; /* atomic */
   size_t trigger_words;
   size_t live_words_after_mark;
   uint64_t freed_words_at_last_cycle; /* for the trace line's "freed since last cycle" */
+  int swept_reported; /* the SWEPT hook ran for the current cycle's sweep */
 
   /* Counters and pauses. */
+  struct {
+    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words;
+  } retired; /* the activity counters of terminated domains */
   uint64_t cycles;
-  uint64_t alloc_failures;
+  uintptr_t alloc_failures; /* atomic */
   uint64_t mark_overflows;
   uint64_t pause_ns[GC_PAUSE_RING];
   unsigned pause_next;
   uint64_t last_pause_ns, max_pause_ns;
   uint64_t created_ns;
-  uint64_t alloc_calls; /* for injected failure: allocations since the countdown was set */
+  uintptr_t fail_countdown; /* atomic: 0 off; n: the n-th allocation from now fails */
 
-  int in_collection; /* re-entrancy guard: finalizers and hooks must not collect */
-
+  gc_mutex err_lock; /* guards err and err_msg */
   gc_error err;
   char err_msg[256];
 
@@ -200,11 +278,17 @@ const char *gc_colour_name(const gc_heap *heap, gc_header colour);
 /* Call the verification hook, if any. */
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point);
 
-/* Sum of every domain's stats (and, later, the orphans'). */
+/* Sum of every domain's stats and the orphans'. Exact when the world is stopped or the heap has
+ * one domain; otherwise a snapshot of running counters. */
 void gc_heap_sum_stats(gc_heap *heap, gc_heap_stats *out);
 
-/* Bytes in use for the heap limit: pools owned by domains plus large blocks. */
-size_t gc_heap_used_bytes(gc_heap *heap);
+/* Bytes in use for the heap limit: pools and large blocks owned by domains or orphaned. */
+static inline size_t gc_heap_used_bytes(gc_heap *heap) {
+  return gc_atomic_load_relaxed(&heap->used_bytes);
+}
+static inline void gc_heap_account_bytes(gc_heap *heap, intptr_t delta_bytes) {
+  gc_atomic_fetch_add(&heap->used_bytes, (uintptr_t)delta_bytes);
+}
 
 int gc_ptr_vec_push(gc_ptr_vec *v, void *item);
 void gc_ptr_vec_free(gc_ptr_vec *v);

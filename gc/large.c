@@ -12,6 +12,7 @@ gc_header *gc_large_alloc(gc_domain *d, size_t whsize) {
   a->next = d->swept_large;
   d->swept_large = a;
   gc_large_index_invalidate(d->heap);
+  gc_heap_account_bytes(d->heap, (intptr_t)gc_bsize_wsize(whsize + GC_LARGE_HEADER_WSIZE));
   gc_heap_stats *s = &d->stats;
   s->large_words += whsize + GC_LARGE_HEADER_WSIZE;
   if (s->large_words > s->large_max_words) s->large_max_words = s->large_words;
@@ -33,6 +34,7 @@ size_t gc_large_sweep_one(gc_domain *d) {
     d->freed_blocks++;
     d->freed_words += whsize;
     gc_large_index_invalidate(d->heap);
+    gc_heap_account_bytes(d->heap, -(intptr_t)gc_bsize_wsize(whsize + GC_LARGE_HEADER_WSIZE));
     free(a);
   } else {
     a->next = d->swept_large;

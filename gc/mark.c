@@ -1,103 +1,154 @@
 /* The marker. A block is marked when first reached (its colour set to MARKED) and pushed if it
- * has fields to scan; popping it scans its fields. INV-MARK-1 (heap.h) says where a marked but
- * unscanned block can be: on the stack, or in a pool or large block flagged GC_*_REDARKEN. */
+ * has fields to scan; popping it scans its fields. Every stopped domain marks, each with its own
+ * gc_marker and work buffer (workbuf.h); INV-MARK-1 (heap.h) says where a marked but unscanned
+ * block can be: in a work buffer, or in a pool or large block flagged GC_*_REDARKEN. */
 #include "gc/mark.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "gc/conservative.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/pool.h"
+#include "gc/workbuf.h"
 
-/* Remember that the block at hp is marked but unscanned: flag its pool or large block. */
+/* ---- One block ----------------------------------------------------------------------------- */
+
+/* No room for the block at hp: flag its pool or large block so re-darkening finds it. */
 static void note_overflow(gc_heap *heap, gc_header *hp, gc_header hd) {
   if (gc_hd_whsize(hd) <= GC_SIZECLASS_MAX_WHSIZE) {
-    gc_pool_of_hp(hp)->flags |= GC_POOL_REDARKEN;
+    gc_atomic_or_u32(&gc_pool_of_hp(hp)->flags, GC_POOL_REDARKEN);
   } else {
-    gc_large_of_hp(hp)->flags |= GC_LARGE_REDARKEN;
+    gc_atomic_or_u32((uint32_t *)&gc_large_of_hp(hp)->flags, GC_LARGE_REDARKEN);
   }
-  if (!heap->mark_overflowed) heap->mark_overflows++;
-  heap->mark_overflowed = 1;
+  gc_atomic_store(&heap->work.overflowed, 1);
 }
 
-/* Mark the block at v if it is UNMARKED: colour it MARKED and push it if it has fields. */
-static inline void mark_block(gc_heap *heap, gc_value v) {
-  gc_header *hp = gc_hp_val(v);
-  gc_header hd = *hp;
-  if (gc_hd_colour(hd) != heap->colours.unmarked) return; /* marked, or NOT_MARKABLE */
-  *hp = gc_hd_with_colour(hd, heap->colours.marked);
-  heap->marked_words += gc_hd_whsize(hd);
-  heap->marked_blocks++;
-  if (!gc_tag_is_scanned(gc_hd_tag(hd))) return;
-  if (heap->mark_sp < heap->mark_stack_capacity) {
-    heap->mark_stack[heap->mark_sp++] = v;
-  } else {
-    note_overflow(heap, hp, hd);
+/* The current buffer is full: publish it and take an empty one, or overflow. */
+static void push_slow(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
+  gc_mark_work *w = &m->heap->work;
+  gc_workbuf *fresh = gc_work_get_empty(w);
+  if (fresh == NULL) {
+    note_overflow(m->heap, hp, hd);
+    return;
   }
+  if (m->buf != NULL) gc_work_put_full(w, m->buf);
+  m->buf = fresh;
+  fresh->items[fresh->count++] = v;
+}
+
+static inline void push(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
+  gc_workbuf *b = m->buf;
+  if (b != NULL && b->count < m->heap->work.buf_entries) {
+    b->items[b->count++] = v;
+  } else {
+    push_slow(m, v, hp, hd);
+  }
+}
+
+/* Mark the block at v if it is UNMARKED: colour it MARKED and push it if it has fields. With
+ * other markers running, the colour changes by compare-and-swap so exactly one of them pushes. */
+static inline void mark_block(gc_marker *m, gc_value v) {
+  gc_heap *heap = m->heap;
+  gc_header *hp = gc_hp_val(v);
+  gc_header hd = gc_atomic_load_word(hp);
+  if (gc_hd_colour(hd) != heap->colours.unmarked) return; /* marked, or NOT_MARKABLE */
+  gc_header marked = gc_hd_with_colour(hd, heap->colours.marked);
+  if (m->parallel) {
+    if (!gc_atomic_cas(hp, hd, marked)) return; /* another marker got there first */
+  } else {
+    gc_atomic_store_relaxed(hp, marked);
+  }
+  m->marked_words += gc_hd_whsize(hd);
+  m->marked_blocks++;
+  if (gc_tag_is_scanned(gc_hd_tag(hd))) push(m, v, hp, hd);
 }
 
 /* Reading a child's header is the marker's cache miss. Each pointer found first goes through a
  * small FIFO: its header is prefetched on the way in and examined GC_MARK_PREFETCH pointers
  * later, by which time it has usually arrived. */
-static inline void mark_value(gc_heap *heap, gc_value v) {
+static inline void mark_value(gc_marker *m, gc_value v) {
   if (!gc_is_block(v)) return;
   __builtin_prefetch(gc_hp_val(v), 1);
-  unsigned i = heap->prefetch_head;
-  gc_value oldest = heap->prefetch[i];
-  heap->prefetch[i] = v;
-  heap->prefetch_head = (i + 1) % GC_MARK_PREFETCH;
+  unsigned i = m->prefetch_head;
+  gc_value oldest = m->prefetch[i];
+  m->prefetch[i] = v;
+  m->prefetch_head = (i + 1) % GC_MARK_PREFETCH;
   if (oldest != 0) {
-    mark_block(heap, oldest);
+    mark_block(m, oldest);
   } else {
-    heap->prefetch_count++;
+    m->prefetch_count++;
   }
 }
 
-static void scan_fields(gc_heap *heap, gc_value v) {
-  size_t wsize = gc_hd_wsize(gc_hd_val(v));
+static void scan_fields(gc_marker *m, gc_value v) {
+  size_t wsize = gc_hd_wsize(gc_atomic_load_word(gc_hp_val(v)));
   gc_value *fields = gc_fields(v);
-  for (size_t i = 0; i < wsize; i++) mark_value(heap, fields[i]);
+  for (size_t i = 0; i < wsize; i++) mark_value(m, fields[i]);
 }
 
 /* Empty the FIFO into mark_block; returns 1 if it held anything. */
-static int flush_prefetch(gc_heap *heap) {
-  if (heap->prefetch_count == 0) return 0;
-  heap->prefetch_count = 0;
-  int any = 0;
+static int flush_prefetch(gc_marker *m) {
+  if (m->prefetch_count == 0) return 0;
+  m->prefetch_count = 0;
   for (unsigned k = 0; k < GC_MARK_PREFETCH; k++) {
-    unsigned i = (heap->prefetch_head + k) % GC_MARK_PREFETCH;
-    gc_value v = heap->prefetch[i];
+    unsigned i = (m->prefetch_head + k) % GC_MARK_PREFETCH;
+    gc_value v = m->prefetch[i];
     if (v == 0) continue;
-    heap->prefetch[i] = 0;
-    mark_block(heap, v);
-    any = 1;
+    m->prefetch[i] = 0;
+    mark_block(m, v);
   }
-  return any;
+  return 1;
 }
 
-/* Until the stack and the FIFO are both empty. */
-static void drain(gc_heap *heap) {
+/* Scan until this marker's buffer and FIFO are empty. */
+static void drain_local(gc_marker *m) {
   do {
-    while (heap->mark_sp > 0) scan_fields(heap, heap->mark_stack[--heap->mark_sp]);
-  } while (flush_prefetch(heap));
+    gc_workbuf *b;
+    while ((b = m->buf) != NULL && b->count > 0) {
+      scan_fields(m, b->items[--b->count]);
+      if (m->parallel && (++m->pops & 63) == 0) gc_work_maybe_handoff(&m->heap->work, m->buf);
+    }
+  } while (flush_prefetch(m));
 }
+
+/* Mark until every marker is out of work; then hand the buffer back (INV-WB-1). */
+static void mark_loop(gc_marker *m) {
+  gc_mark_work *w = &m->heap->work;
+  for (;;) {
+    drain_local(m);
+    gc_workbuf *full = gc_work_get_full_or_finish(w);
+    if (full == NULL) break;
+    if (m->buf != NULL) gc_work_put_empty(w, m->buf);
+    m->buf = full;
+  }
+  if (m->buf != NULL) {
+    gc_work_put_empty(w, m->buf);
+    m->buf = NULL;
+  }
+}
+
+/* ---- Roots ----------------------------------------------------------------------------------- */
 
 static void visit_root(void *ctx, gc_value *slot) {
-  gc_heap *heap = ctx;
-  mark_value(heap, *slot);
-  /* Draining per root keeps the stack shallow when roots are many and graphs small. */
-  drain(heap);
+  gc_marker *m = ctx;
+  mark_value(m, *slot);
 }
 
-void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
-  for (size_t i = 0; i < heap->global_roots.count; i++) {
-    visit(ctx, (gc_value *)heap->global_roots.items[i]);
-  }
-  gc_domain *d = heap->main_domain;
+static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where) {
+  (void)where;
+  mark_value(ctx, block);
+}
+
+void gc_roots_visit_domain(gc_domain *d, gc_visit_fn visit, void *ctx) {
   for (gc_frame *f = d->head.frames; f != NULL; f = f->prev) {
     for (size_t i = 0; i < f->count; i++) visit(ctx, &f->slots[i]);
+  }
+}
+
+void gc_roots_visit_global(gc_heap *heap, gc_visit_fn visit, void *ctx) {
+  for (size_t i = 0; i < heap->global_roots.count; i++) {
+    visit(ctx, (gc_value *)heap->global_roots.items[i]);
   }
   for (size_t i = 0; i < heap->pinned.count; i++) {
     gc_value v = (gc_value)heap->pinned.items[i];
@@ -110,83 +161,117 @@ void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
   }
 }
 
+void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
+  gc_roots_visit_global(heap, visit, ctx);
+  for (size_t i = 0; i < heap->domain_count; i++) gc_roots_visit_domain(heap->domains[i], visit, ctx);
+}
+
+/* ---- Overflow recovery ------------------------------------------------------------------------ */
+
 /* Scan again every MARKED block of a flagged pool: its unscanned children are among them. */
-static void redarken_pool(gc_heap *heap, gc_pool *p) {
+static void redarken_pool(gc_marker *m, gc_pool *p) {
   p->flags &= ~GC_POOL_REDARKEN;
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
-  const gc_header marked = heap->colours.marked;
+  const gc_header marked = m->heap->colours.marked;
   for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
     gc_header hd = slot[0];
     if (hd == 0 || gc_hd_colour(hd) != marked || !gc_tag_is_scanned(gc_hd_tag(hd))) continue;
-    scan_fields(heap, gc_val_hp(slot));
-    drain(heap);
+    scan_fields(m, gc_val_hp(slot));
+    mark_loop(m);
   }
 }
 
-static void redarken_pool_list(gc_heap *heap, gc_pool *list) {
+static void redarken_pools(gc_marker *m, gc_pool *list) {
   for (gc_pool *p = list; p != NULL; p = p->next) {
-    if (p->flags & GC_POOL_REDARKEN) redarken_pool(heap, p);
+    if (p->flags & GC_POOL_REDARKEN) redarken_pool(m, p);
   }
 }
 
-static void redarken_large_list(gc_heap *heap, gc_large *list) {
+static void redarken_large(gc_marker *m, gc_large *list) {
   for (gc_large *a = list; a != NULL; a = a->next) {
     if (!(a->flags & GC_LARGE_REDARKEN)) continue;
     a->flags &= ~GC_LARGE_REDARKEN;
-    scan_fields(heap, gc_val_hp(gc_large_hp(a)));
-    drain(heap);
+    scan_fields(m, gc_val_hp(gc_large_hp(a)));
+    mark_loop(m);
   }
 }
 
-/* Overflow recovery: repeat until no push failed during a whole pass. Each pass scans at least
- * every block that overflowed before it began, so the set of marked blocks only grows and the
- * loop ends. Sweeping is complete, so every pool is on an avail or full list. */
-static void redarken(gc_heap *heap) {
-  while (heap->mark_overflowed) {
-    heap->mark_overflowed = 0;
-    gc_domain *d = heap->main_domain;
-    for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-      redarken_pool_list(heap, d->avail[c]);
-      redarken_pool_list(heap, d->full[c]);
+/* Repeat until no push failed during a whole pass. Each pass scans at least every block that
+ * overflowed before it began, so the set of marked blocks only grows and the loop ends. Run by
+ * one marker with the world stopped, sweeping complete and orphans adopted, so every pool is on
+ * a domain's avail or full list. */
+static void redarken(gc_marker *m) {
+  gc_heap *heap = m->heap;
+  while (gc_atomic_load(&heap->work.overflowed)) {
+    heap->mark_overflows++;
+    gc_atomic_store(&heap->work.overflowed, 0);
+    for (size_t i = 0; i < heap->domain_count; i++) {
+      gc_domain *d = heap->domains[i];
+      for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+        redarken_pools(m, d->avail[c]);
+        redarken_pools(m, d->full[c]);
+      }
+      redarken_large(m, d->swept_large);
     }
-    redarken_large_list(heap, d->swept_large);
   }
-}
-
-/* A block found by a conservative word: a root like any other. */
-static void mark_conservative(void *ctx, gc_value block, const uintptr_t *where) {
-  gc_heap *heap = ctx;
-  (void)where;
-  mark_value(heap, block);
-  drain(heap);
 }
 
 /* A block whose finalizer was just queued survives this cycle. */
-static void mark_queued(gc_heap *heap, gc_value v) {
-  mark_block(heap, v);
-  drain(heap);
+static void mark_queued(void *ctx, gc_value v) {
+  gc_marker *m = ctx;
+  mark_block(m, v);
+  mark_loop(m);
+}
+
+/* ---- The phases ------------------------------------------------------------------------------ */
+
+void gc_mark_begin(gc_heap *heap, size_t markers) {
+  gc_work_shape(heap, heap->cfg.mark_stack_entries, markers);
+  gc_work_begin(heap, markers);
+  gc_atomic_store(&heap->work.overflowed, 0);
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_marker *m = &heap->domains[i]->marker;
+    memset(m, 0, sizeof *m);
+    m->heap = heap;
+    m->parallel = markers > 1;
+  }
+}
+
+void gc_mark_domain(gc_domain *d, int with_global_roots) {
+  gc_marker *m = &d->marker;
+  gc_roots_visit_domain(d, visit_root, m);
+  if (with_global_roots) {
+    gc_heap *heap = d->heap;
+    gc_roots_visit_global(heap, visit_root, m);
+    gc_conservative_visit(heap, visit_conservative, m);
+    /* Domains outside the heap do not mark; their frames are roots all the same. */
+    for (size_t i = 0; i < heap->domain_count; i++) {
+      gc_domain *o = heap->domains[i];
+      if (gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) gc_roots_visit_domain(o, visit_root, m);
+    }
+  }
+  mark_loop(m);
+}
+
+void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
+  /* The parallel part is over: the leader's marker finishes alone. */
+  gc_marker *m = &leader->marker;
+  m->parallel = 0;
+  gc_work_begin(heap, 1);
+  redarken(m);
+  gc_finalizer_queue_unreachable(heap, mark_queued, m);
+  redarken(m);
+  heap->marked_words = 0;
+  heap->marked_blocks = 0;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    heap->marked_words += heap->domains[i]->marker.marked_words;
+    heap->marked_blocks += heap->domains[i]->marker.marked_blocks;
+  }
 }
 
 void gc_mark_heap(gc_heap *heap) {
-  heap->marked_words = 0;
-  heap->marked_blocks = 0;
-  heap->mark_sp = 0;
-  memset(heap->prefetch, 0, sizeof heap->prefetch);
-  heap->prefetch_head = 0;
-  heap->prefetch_count = 0;
-  heap->mark_overflowed = 0;
-  gc_roots_visit(heap, visit_root, heap);
-  gc_conservative_visit(heap, mark_conservative, heap);
-  drain(heap);
-  redarken(heap);
-  gc_finalizer_queue_unreachable(heap, mark_queued);
-  redarken(heap);
-}
-
-gc_error gc_mark_stack_resize(gc_heap *heap, size_t entries) {
-  gc_value *stack = realloc(heap->mark_stack, entries * sizeof(gc_value));
-  if (stack == NULL) return gc_fail(heap, GC_ERR_NOMEM, "cannot allocate a mark stack of %zu entries", entries);
-  heap->mark_stack = stack;
-  heap->mark_stack_capacity = entries;
-  return GC_OK;
+  gc_domain *d = heap->main_domain;
+  gc_mark_begin(heap, 1);
+  gc_mark_domain(d, 1);
+  gc_mark_finish(heap, d);
 }

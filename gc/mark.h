@@ -5,13 +5,23 @@
 
 #include "gc/heap.h"
 
-/* Mark everything reachable from every root. Sweeping must be complete (INV-COL-1). */
+/* A mark, with the world stopped and sweeping complete (INV-COL-1), in three steps:
+ *   gc_mark_begin (the leader, alone): shape the work buffers for `markers` markers;
+ *   gc_mark_domain (every marker at once): mark from the domain's frames, and for the leader
+ *     (`with_global_roots`) also from the global roots, conservative ranges and the frames of
+ *     domains in blocking sections; then mark until all markers run out of work;
+ *   gc_mark_finish (the leader, alone): overflow recovery, finalizer queueing, totals. */
+void gc_mark_begin(gc_heap *heap, size_t markers);
+void gc_mark_domain(gc_domain *d, int with_global_roots);
+void gc_mark_finish(gc_heap *heap, gc_domain *leader);
+/* All three, with the main domain as the only marker (tests, one-domain heaps). */
 void gc_mark_heap(gc_heap *heap);
-/* Resize the mark stack (outside marking). Returns GC_OK or GC_ERR_NOMEM. */
-gc_error gc_mark_stack_resize(gc_heap *heap, size_t entries);
 
-/* Visit every root slot of the heap: global roots, every domain's frames, pinned blocks' fields
- * and the embedders' scanners. Shared by the marker and the verification passes. */
+/* Visit every root slot of the heap: global roots, pinned blocks' fields, finalizer roots, the
+ * embedders' scanners and every domain's frames. Shared by the marker and the verification
+ * passes. Conservative ranges are separate (conservative.h): their words are not slots. */
 void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx);
+void gc_roots_visit_global(gc_heap *heap, gc_visit_fn visit, void *ctx);
+void gc_roots_visit_domain(gc_domain *d, gc_visit_fn visit, void *ctx);
 
 #endif /* GC_MARK_H */

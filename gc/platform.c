@@ -3,6 +3,7 @@
 #include "gc/platform.h"
 
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -25,6 +26,11 @@ void gc_mutex_lock(gc_mutex *mu) {
   pthread_mutex_lock(&mu->m);
 }
 
+int gc_mutex_trylock(gc_mutex *mu) {
+  gc_plat_point_reached(GC_PLAT_LOCK, mu);
+  return pthread_mutex_trylock(&mu->m) == 0;
+}
+
 void gc_mutex_unlock(gc_mutex *mu) {
   pthread_mutex_unlock(&mu->m);
   gc_plat_point_reached(GC_PLAT_UNLOCK, mu);
@@ -32,9 +38,27 @@ void gc_mutex_unlock(gc_mutex *mu) {
 
 void gc_plat_spin(const void *object) {
   gc_plat_point_reached(GC_PLAT_SPIN, object);
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
+  /* Waiters may outnumber cores (4 domains on 2 cores): give the core away rather than burn
+   * the time slice of the thread being waited for. */
+  sched_yield();
+}
+
+void gc_barrier_follow(gc_barrier *b) {
+  gc_plat_point_reached(GC_PLAT_BARRIER, b);
+  uintptr_t generation = __atomic_load_n(&b->generation, __ATOMIC_ACQUIRE);
+  __atomic_fetch_add(&b->arrived, 1, __ATOMIC_ACQ_REL);
+  while (__atomic_load_n(&b->generation, __ATOMIC_ACQUIRE) == generation) gc_plat_spin(b);
+}
+
+void gc_barrier_lead(gc_barrier *b, size_t followers) {
+  gc_plat_point_reached(GC_PLAT_BARRIER, b);
+  while (__atomic_load_n(&b->arrived, __ATOMIC_ACQUIRE) < followers) gc_plat_spin(b);
+}
+
+void gc_barrier_release(gc_barrier *b) {
+  /* Followers touch `arrived` again only after seeing the new generation. */
+  __atomic_store_n(&b->arrived, 0, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&b->generation, 1, __ATOMIC_ACQ_REL);
 }
 
 void *gc_plat_map_aligned(size_t bytes, size_t align_bytes) {

@@ -42,6 +42,9 @@ typedef struct gc_mutex {
 void gc_mutex_init(gc_mutex *mu);
 void gc_mutex_destroy(gc_mutex *mu);
 void gc_mutex_lock(gc_mutex *mu);
+/* Returns 1 if the mutex was taken. Never blocks: callers spin with gc_plat_spin around it when
+ * they must stay responsive (a domain waiting for the collection lock still answers safepoints). */
+int gc_mutex_trylock(gc_mutex *mu);
 void gc_mutex_unlock(gc_mutex *mu);
 
 /* ---- Atomics (sequentially consistent unless named otherwise) ---- */
@@ -68,6 +71,26 @@ static inline int gc_atomic_cas(uintptr_t *p, uintptr_t expected, uintptr_t desi
   return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST);
 }
+
+static inline uint32_t gc_atomic_or_u32(uint32_t *p, uint32_t bits) {
+  gc_plat_point_reached(GC_PLAT_ATOMIC, p);
+  return __atomic_fetch_or(p, bits, __ATOMIC_RELAXED);
+}
+/* A header word read while other markers may mark (CAS) it. */
+static inline uintptr_t gc_atomic_load_word(const uintptr_t *p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* A barrier for the phases of a stop-the-world section: followers arrive and wait; the leader
+ * waits for all of them, runs the serial part alone, then releases them. */
+typedef struct gc_barrier {
+  uintptr_t arrived;    /* followers arrived in this generation */
+  uintptr_t generation; /* bumped by the leader to release the followers */
+} gc_barrier;
+void gc_barrier_follow(gc_barrier *b);
+/* Wait until `followers` have arrived; the caller then runs its serial part and calls release. */
+void gc_barrier_lead(gc_barrier *b, size_t followers);
+void gc_barrier_release(gc_barrier *b);
 
 /* One turn of a spin-wait on `object`: lets the hook schedule another thread, then pauses. */
 void gc_plat_spin(const void *object);

@@ -147,6 +147,7 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
     s->pool_words -= GC_POOL_WSIZE;
     s->pool_frag_words -= GC_POOL_HEADER_WSIZE + gc_wastage_of_class[c];
     p->flags = GC_POOL_INTACT; /* the free list just rebuilt holds every slot */
+    gc_heap_account_bytes(heap, -(intptr_t)GC_POOL_BSIZE);
     gc_pool_release(heap, p);
   } else {
     gc_pool **dest = free_list != NULL ? &d->avail[c] : &d->full[c];

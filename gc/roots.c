@@ -32,9 +32,11 @@ static long ptr_vec_find(const gc_ptr_vec *v, const void *item) {
 
 static void ptr_vec_remove_at(gc_ptr_vec *v, size_t i) { v->items[i] = v->items[--v->count]; }
 
-/* ---- Global roots ---- */
+/* ---- Global roots ----
+ * The root sets change under roots_lock, from running domains; a collection reads them with the
+ * world stopped (the domains' state changes order those reads after every change). */
 
-gc_error gc_root_register(gc_heap *heap, gc_value *slot) {
+static gc_error root_register_with_lock(gc_heap *heap, gc_value *slot) {
   if (slot == NULL) return gc_fail(heap, GC_ERR_UNKNOWN_ROOT, "gc_root_register: NULL slot");
   if (ptr_vec_find(&heap->global_roots, slot) >= 0) {
     return gc_fail(heap, GC_ERR_DUP_ROOT, "gc_root_register: slot %p is already a root",
@@ -46,7 +48,7 @@ gc_error gc_root_register(gc_heap *heap, gc_value *slot) {
   return GC_OK;
 }
 
-gc_error gc_root_unregister(gc_heap *heap, gc_value *slot) {
+static gc_error root_unregister_with_lock(gc_heap *heap, gc_value *slot) {
   long i = ptr_vec_find(&heap->global_roots, slot);
   if (i < 0) {
     return gc_fail(heap, GC_ERR_UNKNOWN_ROOT, "gc_root_unregister: slot %p is not a root",
@@ -66,7 +68,7 @@ gc_error gc_frame_pop_mismatch(gc_domain *d, gc_frame *frame) {
 
 /* ---- Scanners ---- */
 
-gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
+static gc_error root_scanner_add_with_lock(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
   if (fn == NULL) return gc_fail(heap, GC_ERR_UNKNOWN_ROOT, "gc_root_scanner_add: NULL function");
   if (heap->scanner_count == heap->scanner_capacity) {
     size_t capacity = heap->scanner_capacity ? heap->scanner_capacity * 2 : 4;
@@ -79,7 +81,7 @@ gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
   return GC_OK;
 }
 
-gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
+static gc_error root_scanner_remove_with_lock(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
   for (size_t i = 0; i < heap->scanner_count; i++) {
     if (heap->scanners[i].fn == fn && heap->scanners[i].user == user) {
       heap->scanners[i] = heap->scanners[--heap->scanner_count];
@@ -91,7 +93,7 @@ gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user) 
 
 /* ---- Pinned blocks ---- */
 
-gc_error gc_pin(gc_heap *heap, gc_value v) {
+static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
   if (!gc_is_block(v)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_pin: not a block");
   gc_header *hp = gc_hp_val(v);
   if (gc_hd_colour(*hp) == GC_NOT_MARKABLE) return GC_OK;
@@ -103,7 +105,7 @@ gc_error gc_pin(gc_heap *heap, gc_value v) {
   return GC_OK;
 }
 
-gc_error gc_unpin(gc_heap *heap, gc_value v) {
+static gc_error unpin_with_lock(gc_heap *heap, gc_value v) {
   if (!gc_is_block(v)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_unpin: not a block");
   long i = ptr_vec_find(&heap->pinned, (void *)v);
   if (i < 0) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_unpin: block %p is not pinned", (void *)v);
@@ -111,4 +113,48 @@ gc_error gc_unpin(gc_heap *heap, gc_value v) {
   gc_header *hp = gc_hp_val(v);
   *hp = gc_hd_with_colour(*hp, heap->colours.unmarked);
   return GC_OK;
+}
+
+/* ---- Locked entry points ---- */
+
+gc_error gc_root_register(gc_heap *heap, gc_value *slot) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = root_register_with_lock(heap, slot);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_root_unregister(gc_heap *heap, gc_value *slot) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = root_unregister_with_lock(heap, slot);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = root_scanner_add_with_lock(heap, fn, user);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_root_scanner_remove(gc_heap *heap, gc_scan_roots_fn fn, void *user) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = root_scanner_remove_with_lock(heap, fn, user);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_pin(gc_heap *heap, gc_value v) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = pin_with_lock(heap, v);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
+}
+
+gc_error gc_unpin(gc_heap *heap, gc_value v) {
+  gc_mutex_lock(&heap->roots_lock);
+  gc_error e = unpin_with_lock(heap, v);
+  gc_mutex_unlock(&heap->roots_lock);
+  return e;
 }

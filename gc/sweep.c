@@ -22,8 +22,13 @@ void gc_sweep_begin(gc_domain *d) {
 
 static void sweep_done(gc_domain *d) {
   d->sweeping = 0;
-  /* One domain per heap for now: this domain finishing means the whole heap is swept. */
-  gc_heap_call_hook(d->heap, GC_HOOK_SWEPT);
+  /* With one domain, that domain is the world: the heap is swept now. With several, the next
+   * stop of the world reports it, once every domain has finished (cycle.c). */
+  gc_heap *heap = d->heap;
+  if (gc_atomic_load_relaxed(&heap->domain_count) == 1 && !heap->swept_reported) {
+    heap->swept_reported = 1;
+    gc_heap_call_hook(heap, GC_HOOK_SWEPT);
+  }
 }
 
 int gc_sweep_slice(gc_domain *d, size_t budget_words) {

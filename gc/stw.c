@@ -1,0 +1,66 @@
+/* Stopping the world (see stw.h and INV-DOM-1 in heap.h). */
+#include "gc/stw.h"
+
+#include "gc/cycle.h"
+
+void gc_stw_begin(gc_domain *leader, enum gc_stw_program program) {
+  gc_heap *heap = leader->heap;
+  /* Another domain may be collecting: keep answering its stop while waiting for the lock. */
+  while (!gc_mutex_trylock(&heap->stw_lock)) {
+    gc_poll(leader);
+    gc_plat_spin(&heap->stw_lock);
+  }
+  heap->stw_program = program;
+  gc_atomic_store(&heap->stw_requested, 1);
+  size_t enlisted = 0;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_domain *o = heap->domains[i];
+    if (o == leader) continue;
+    for (;;) {
+      uintptr_t state = gc_atomic_load(&o->state);
+      if (state == GC_DOMAIN_PARKED && gc_atomic_cas(&o->state, state, GC_DOMAIN_ENLISTED)) {
+        enlisted++; /* it starts on the program at once */
+        break;
+      }
+      if (state == GC_DOMAIN_BLOCKING && gc_atomic_cas(&o->state, state, GC_DOMAIN_CLAIMED)) break;
+      /* RUNNING: it will reach a safepoint. ENLISTED: still leaving the previous collection. */
+      gc_plat_spin(o);
+    }
+  }
+  heap->participants = enlisted + 1;
+}
+
+void gc_stw_end(gc_domain *leader) {
+  gc_heap *heap = leader->heap;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_domain *o = heap->domains[i];
+    if (o != leader && gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) {
+      gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
+    }
+  }
+  gc_atomic_store(&heap->stw_requested, 0);
+  gc_mutex_unlock(&heap->stw_lock);
+}
+
+void gc_stw_park(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  gc_atomic_store(&d->state, GC_DOMAIN_PARKED);
+  for (;;) {
+    if (gc_atomic_load(&d->state) == GC_DOMAIN_ENLISTED) {
+      gc_cycle_participate(d, heap->stw_program);
+      gc_atomic_store(&d->state, GC_DOMAIN_PARKED);
+      continue;
+    }
+    /* Leaving is a compare-and-swap: a leader may enlist this domain at the same moment. */
+    if (!gc_atomic_load(&heap->stw_requested) &&
+        gc_atomic_cas(&d->state, GC_DOMAIN_PARKED, GC_DOMAIN_RUNNING)) {
+      return;
+    }
+    gc_plat_spin(heap);
+  }
+}
+
+void gc_poll(gc_domain *d) {
+  gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
+  if (gc_atomic_load_relaxed(&d->heap->stw_requested)) gc_stw_park(d);
+}

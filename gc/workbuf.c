@@ -1,0 +1,127 @@
+/* Work buffers for the parallel mark (see workbuf.h). */
+#include "gc/workbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t buf_bsize(size_t entries) { return sizeof(gc_workbuf) + entries * sizeof(gc_value); }
+
+void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
+  gc_mark_work *w = &heap->work;
+  /* Buffers of up to 512 entries, at least two per marker so a handoff can always find one. */
+  size_t entries = total_entries / (2 * markers);
+  if (entries < 1) entries = 1;
+  if (entries > 512) entries = 512;
+  size_t count = total_entries / entries;
+  if (count < 2 * markers) count = 2 * markers;
+  if (w->arena != NULL && w->buf_entries == entries && w->buf_count == count) return;
+  char *arena = malloc(count * buf_bsize(entries));
+  if (arena == NULL) return;
+  free(w->arena);
+  w->arena = arena;
+  w->buf_entries = entries;
+  w->buf_count = count;
+  w->empty = NULL;
+  for (size_t i = 0; i < count; i++) {
+    gc_workbuf *b = (gc_workbuf *)(arena + i * buf_bsize(entries));
+    b->count = 0;
+    b->next = w->empty;
+    w->empty = b;
+  }
+  w->empty_count = count;
+  w->full = NULL;
+  w->full_count = 0;
+}
+
+void gc_work_free(gc_heap *heap) {
+  free(heap->work.arena);
+  heap->work.arena = NULL;
+  heap->work.empty = heap->work.full = NULL;
+  heap->work.buf_count = heap->work.empty_count = 0;
+}
+
+void gc_work_begin(gc_heap *heap, size_t markers) {
+  gc_mark_work *w = &heap->work;
+  w->markers = markers;
+  gc_atomic_store_relaxed(&w->idle, 0);
+  gc_atomic_store(&w->done, 0);
+}
+
+gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
+  gc_mutex_lock(&w->lock);
+  gc_workbuf *b = w->empty;
+  if (b != NULL) {
+    w->empty = b->next;
+    w->empty_count--;
+    b->count = 0;
+  }
+  gc_mutex_unlock(&w->lock);
+  return b;
+}
+
+void gc_work_put_empty(gc_mark_work *w, gc_workbuf *b) {
+  gc_mutex_lock(&w->lock);
+  b->count = 0;
+  b->next = w->empty;
+  w->empty = b;
+  w->empty_count++;
+  gc_mutex_unlock(&w->lock);
+}
+
+static void put_full_with_lock(gc_mark_work *w, gc_workbuf *b) {
+  b->next = w->full;
+  w->full = b;
+  gc_atomic_store(&w->full_count, gc_atomic_load_relaxed(&w->full_count) + 1);
+}
+
+void gc_work_put_full(gc_mark_work *w, gc_workbuf *b) {
+  gc_mutex_lock(&w->lock);
+  put_full_with_lock(w, b);
+  gc_mutex_unlock(&w->lock);
+}
+
+gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
+  gc_mutex_lock(&w->lock);
+  for (;;) {
+    if (w->full != NULL) {
+      gc_workbuf *b = w->full;
+      w->full = b->next;
+      gc_atomic_store(&w->full_count, gc_atomic_load_relaxed(&w->full_count) - 1);
+      gc_mutex_unlock(&w->lock);
+      return b;
+    }
+    if (gc_atomic_load(&w->done)) break;
+    /* Termination: this marker has nothing; if every other marker has nothing either, no one
+     * can produce work again, and marking is over. */
+    uintptr_t idle = gc_atomic_load_relaxed(&w->idle) + 1;
+    gc_atomic_store_relaxed(&w->idle, idle);
+    if (idle == w->markers) {
+      gc_atomic_store(&w->done, 1);
+      break;
+    }
+    gc_mutex_unlock(&w->lock);
+    while (gc_atomic_load(&w->full_count) == 0 && !gc_atomic_load(&w->done)) gc_plat_spin(w);
+    gc_mutex_lock(&w->lock);
+    gc_atomic_store_relaxed(&w->idle, gc_atomic_load_relaxed(&w->idle) - 1);
+  }
+  gc_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
+  if (b->count < 2 || gc_atomic_load_relaxed(&w->full_count) != 0) return;
+  if (gc_atomic_load_relaxed(&w->idle) == 0) return;
+  gc_mutex_lock(&w->lock);
+  gc_workbuf *half = w->empty;
+  if (half != NULL && w->idle > 0) {
+    w->empty = half->next;
+    w->empty_count--;
+    size_t moved = b->count / 2;
+    b->count -= moved;
+    memcpy(half->items, b->items + b->count, moved * sizeof(gc_value));
+    half->count = moved;
+    put_full_with_lock(w, half);
+    w->handoffs++;
+  }
+  gc_mutex_unlock(&w->lock);
+}
