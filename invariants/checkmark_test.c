@@ -1,0 +1,253 @@
+/* The checkmark pass: after a clean mark (also with a 4-entry mark stack, which overflows into
+ * re-darkening) it finds nothing; when a hook unmarks a reachable block right after marking (what
+ * a marker bug looks like), it reports that block and the block pointing at it. */
+#include <string.h>
+
+#include "invariants/breaking.h"
+
+/* Rooted graph: global root -> a; a.0 = b, a.2 = big (large); b.0 = c; big.5 = c; a frame slot
+ * holds local[0]; a pinned block p holds x in its field 0; a scanner root holds s; a conservative
+ * range holds a pointer into the middle of k; fz has a finalizer and points to y. */
+typedef struct fixture {
+  gc_heap *h;
+  gc_domain *d;
+  gc_value root;
+  gc_value a, b, c, big, p, x, s, k, fz, y;
+  uintptr_t cons[2];
+  gc_value local[1];
+  gc_frame frame;
+  gc_verifier *v;
+  breaking_hook hook;
+} fixture;
+
+static void scan_s(gc_visit_fn visit, void *ctx, void *user) { visit(ctx, (gc_value *)user); }
+static void ignore_finalizer(gc_heap *heap, gc_value block, void *user) {}
+
+static void fixture_build(fixture *f, const char *params) {
+  memset(f, 0, sizeof *f);
+  f->h = breaking_heap(params);
+  f->d = gc_main_domain(f->h);
+  gc_root_register(f->h, &f->root);
+  gc_frame_push(f->d, &f->frame, f->local, 1);
+  gc_root_scanner_add(f->h, scan_s, &f->s);
+  f->a = f->root = gc_alloc(f->d, 3, GC_TAG_SCAN);
+  f->b = gc_alloc(f->d, 2, GC_TAG_SCAN);
+  f->c = gc_alloc(f->d, 1, GC_TAG_RAW);
+  f->big = gc_alloc(f->d, 300, GC_TAG_SCAN);
+  GC_FIELD(f->a, 0) = f->b;
+  GC_FIELD(f->a, 2) = f->big;
+  GC_FIELD(f->b, 0) = f->c;
+  GC_FIELD(f->big, 5) = f->c;
+  f->local[0] = gc_alloc(f->d, 4, GC_TAG_SCAN);
+  f->p = gc_alloc(f->d, 2, GC_TAG_SCAN);
+  f->x = gc_alloc(f->d, 5, GC_TAG_SCAN);
+  GC_FIELD(f->p, 0) = f->x;
+  gc_pin(f->h, f->p);
+  f->s = gc_alloc(f->d, 6, GC_TAG_SCAN);
+  f->k = gc_alloc(f->d, 3, GC_TAG_SCAN);
+  f->cons[1] = (uintptr_t)f->k + 2 * sizeof(gc_value); /* an interior pointer: fine here */
+  gc_conservative_add(f->h, f->cons, sizeof f->cons);
+  f->fz = gc_alloc(f->d, 2, GC_TAG_SCAN);
+  f->y = gc_alloc(f->d, 2, GC_TAG_SCAN);
+  GC_FIELD(f->fz, 1) = f->y;
+  gc_finalizer_set(f->h, f->fz, ignore_finalizer, NULL);
+  for (int i = 0; i < 300; i++) gc_alloc(f->d, 1 + i % 4, GC_TAG_SCAN); /* garbage */
+  gc_collect(f->d, GC_COLLECT_FULL);
+  breaking_hook_set(f->h, &f->hook, GC_HOOK_MARK_DONE, NULL, NULL);
+  f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);
+}
+
+static void fixture_free(fixture *f) {
+  gc_verify_uninstall(f->v);
+  gc_frame_pop(f->d, &f->frame);
+  gc_root_scanner_remove(f->h, scan_s, &f->s);
+  gc_conservative_remove(f->h, f->cons);
+  gc_root_unregister(f->h, &f->root);
+  gc_heap_destroy(f->h);
+}
+
+/* The block to unmark, passed to the hook. */
+static gc_value victim;
+static void unmark_victim(gc_heap *h, void *arg) { set_colour(victim, h->colours.unmarked); }
+
+/* Unmark `block` right after the next mark; check checkmark reported only it, and return the
+ * report (valid until fixture_free). */
+static const gc_verify_report *unmark_and_check(fixture *f, gc_value block) {
+  victim = block;
+  f->hook.fn = unmark_victim;
+  f->hook.armed = 1;
+  gc_collect(f->d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(f->hook.fired, 1);
+  const gc_verify_reports *r = gc_verify_reports_of(f->v);
+  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_UNMARKED);
+  if (r->count == 0) return NULL;
+  CHECK_EQ_U(r->count, 1);
+  CHECK(r->items[0].block == block);
+  CHECK(strcmp(r->items[0].point, "mark-done") == 0);
+  CHECK(strstr(r->items[0].what, "found unmarked block") != NULL);
+  return &r->items[0];
+}
+
+static void clean_marks_pass(const char *params) {
+  fixture f;
+  fixture_build(&f, params);
+  /* A long list and a wide array: with a 4-entry stack both overflow into re-darkening. */
+  gc_value list = 0;
+  for (int i = 0; i < 20000; i++) {
+    gc_value cell = gc_alloc(f.d, 2, GC_TAG_SCAN);
+    GC_FIELD(cell, 0) = list;
+    list = cell;
+    f.local[0] = list;
+  }
+  for (int i = 0; i < 300; i++) GC_FIELD(f.big, i) = gc_alloc(f.d, 1 + i % 3, GC_TAG_SCAN);
+  for (int c = 0; c < 3; c++) gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(gc_verify_runs(f.v, GC_VERIFY_CHECKMARK), 3);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  fixture_free(&f);
+}
+
+static void clean_mark_passes(void) { clean_marks_pass("verify=checkmark"); }
+static void clean_mark_with_tiny_stack_passes(void) {
+  clean_marks_pass("verify=checkmark,markstack=4");
+}
+
+/* The root's own block left unmarked: the referrer is the root. */
+static void root_block_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.a);
+  if (r != NULL) {
+    CHECK_EQ_U(r->path_len, 0);
+    CHECK(strstr(r->origin, "global root #0") != NULL);
+  }
+  fixture_free(&f);
+}
+
+/* A child of a marked block left unmarked: reported with its referrer. */
+static void child_of_marked_block_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.b);
+  if (r != NULL) {
+    CHECK_EQ_U(r->path_len, 1);
+    CHECK(r->path_len == 1 && r->path[0].block == f.a && r->path[0].field == 0);
+    CHECK(r->node_count >= 2); /* the neighbourhood: b and its referrer a (and c) */
+    gc_verify_reports_print(gc_verify_reports_of(f.v), stderr); /* quoted in the README */
+  }
+  fixture_free(&f);
+}
+
+static void large_block_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.big);
+  if (r != NULL) CHECK(strstr(r->where, "large block") != NULL);
+  fixture_free(&f);
+}
+
+/* Blocks held by each other kind of root: a frame slot, a pinned block's field, a scanner. */
+static void frame_root_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.local[0]);
+  if (r != NULL) CHECK(strstr(r->origin, "local root frame 0") != NULL);
+  fixture_free(&f);
+}
+
+static void pinned_field_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.x);
+  if (r != NULL) CHECK(strstr(r->origin, "pinned block") != NULL);
+  fixture_free(&f);
+}
+
+static void scanner_root_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.s);
+  if (r != NULL) CHECK(strstr(r->origin, "scanner") != NULL);
+  fixture_free(&f);
+}
+
+static void conservative_root_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = unmark_and_check(&f, f.k);
+  if (r != NULL) CHECK(strstr(r->origin, "conservative range word") != NULL);
+  fixture_free(&f);
+}
+
+/* y is reachable only through fz, which nothing points to: the fixture's collection queued fz's
+ * finalizer (fz survived it) and ran it. With a finalizer set again, the next mark reaches y
+ * through fz's fields, queues fz again and marks it; the checkmark walk reaches fz as a queued
+ * finalizer's block, and y through it. */
+static void finalizer_root_unmarked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  gc_finalizer_set(f.h, f.fz, ignore_finalizer, NULL);
+  const gc_verify_report *r = unmark_and_check(&f, f.y);
+  if (r != NULL) {
+    CHECK(strstr(r->origin, "finalizer") != NULL);
+    CHECK(r->path_len == 1 && r->path[0].block == f.fz);
+  }
+  fixture_free(&f);
+}
+
+/* A marker that stopped early leaves a whole list unmarked: one report, for its first cell. */
+static gc_value list_head;
+static void unmark_list(gc_heap *h, void *arg) {
+  for (gc_value v = list_head; v != 0; v = GC_FIELD(v, 0)) set_colour(v, h->colours.unmarked);
+}
+
+static void unmarked_subtree_reported_once(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  list_head = 0;
+  for (int i = 0; i < 100; i++) {
+    gc_value cell = gc_alloc(f.d, 1, GC_TAG_SCAN);
+    GC_FIELD(cell, 0) = list_head;
+    list_head = cell;
+  }
+  GC_FIELD(f.b, 1) = list_head;
+  f.hook.fn = unmark_list;
+  f.hook.armed = 1;
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_UNMARKED);
+  CHECK_EQ_U(r->count, 1);
+  if (r->count > 0) CHECK(r->items[0].block == list_head);
+  fixture_free(&f);
+}
+
+/* A reachable field turned into a pointer to nowhere, right after marking. */
+static gc_value nowhere[2];
+static void scribble(gc_heap *h, void *arg) { GC_FIELD(*(gc_value *)arg, 1) = (gc_value)&nowhere[0]; }
+
+static void pointer_to_nowhere(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  f.hook.fn = scribble;
+  f.hook.arg = &f.b;
+  f.hook.armed = 1;
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_ONLY_KIND(gc_verify_reports_of(f.v), GC_VK_CHECKMARK_BAD_POINTER);
+  GC_FIELD(f.b, 1) = 0;
+  fixture_free(&f);
+}
+
+int main(void) {
+  RUN(clean_mark_passes);
+  RUN(clean_mark_with_tiny_stack_passes);
+  RUN(root_block_unmarked);
+  RUN(child_of_marked_block_unmarked);
+  RUN(large_block_unmarked);
+  RUN(frame_root_unmarked);
+  RUN(pinned_field_unmarked);
+  RUN(scanner_root_unmarked);
+  RUN(conservative_root_unmarked);
+  RUN(finalizer_root_unmarked);
+  RUN(unmarked_subtree_reported_once);
+  RUN(pointer_to_nowhere);
+  CHECK_MAIN_END();
+}

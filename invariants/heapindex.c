@@ -1,0 +1,255 @@
+/* The heap index and the owner iterator. */
+#include "invariants/heapindex.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Owners -------------------------------------------------------------------------------- */
+
+static void owner_of_domain(gc_domain *d, gc_verify_owner *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "domain %u", d->id);
+  out->domain = d;
+  out->stats = &d->stats;
+  out->pool_lists[GC_VERIFY_AVAIL] = d->avail;
+  out->pool_lists[GC_VERIFY_FULL] = d->full;
+  out->pool_lists[GC_VERIFY_UNSWEPT_AVAIL] = d->unswept_avail;
+  out->pool_lists[GC_VERIFY_UNSWEPT_FULL] = d->unswept_full;
+  out->large_lists[GC_VERIFY_SWEPT_LARGE] = &d->swept_large;
+  out->large_lists[GC_VERIFY_UNSWEPT_LARGE] = &d->unswept_large;
+  out->sweeping = d->sweeping;
+}
+
+/* INV-ORPHAN-1: orphans were swept before they were orphaned; they have no unswept lists. */
+static void owner_of_orphans(gc_heap *heap, gc_verify_owner *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "orphans");
+  out->domain = NULL; /* an orphaned pool has no owner */
+  out->stats = &heap->orphans.stats;
+  out->pool_lists[GC_VERIFY_AVAIL] = heap->orphans.avail;
+  out->pool_lists[GC_VERIFY_FULL] = heap->orphans.full;
+  out->large_lists[GC_VERIFY_SWEPT_LARGE] = &heap->orphans.large;
+}
+
+static const char *const pool_list_names[GC_VERIFY_POOL_LISTS] = {"avail", "full", "unswept_avail",
+                                                                   "unswept_full"};
+static const char *const large_list_names[GC_VERIFY_LARGE_LISTS] = {"swept_large",
+                                                                    "unswept_large"};
+
+int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out) {
+  /* The passes run with the world stopped (or on one domain), so the list is stable. */
+  size_t domains = gc_atomic_load_relaxed(&heap->domain_count);
+  if (*cursor < domains) {
+    owner_of_domain(heap->domains[*cursor], out);
+  } else if (*cursor == domains) {
+    owner_of_orphans(heap, out);
+  } else {
+    return 0;
+  }
+  (*cursor)++;
+  for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) out->pool_list_names[l] = pool_list_names[l];
+  for (int l = 0; l < GC_VERIFY_LARGE_LISTS; l++) out->large_list_names[l] = large_list_names[l];
+  return 1;
+}
+
+/* ---- Building ------------------------------------------------------------------------------ */
+
+int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
+  free(ix->sorted_larges);
+  ix->sorted_larges = NULL;
+  ix->sorted_count = 0;
+  ix->sorted_built = 0;
+  ix->heap = heap;
+  ix->complete = 1;
+  ix->last_pool = 0;
+  gc_heap_stats s;
+  gc_heap_sum_stats(heap, &s);
+  if (!gc_addrmap_reset(&ix->pools, s.pool_words / GC_POOL_WSIZE + 16) ||
+      !gc_addrmap_reset(&ix->larges, s.large_blocks + 16)) {
+    ix->complete = 0;
+  }
+  size_t cursor = 0;
+  gc_verify_owner o;
+  while (gc_verify_owner_next(heap, &cursor, &o)) {
+    for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
+      if (o.pool_lists[l] == NULL) continue;
+      for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+        /* A pool seen twice means a cycle or a pool on two lists (the swept pass reports it);
+         * stopping there keeps the walk finite. */
+        for (gc_pool *p = o.pool_lists[l][c]; p != NULL; p = p->next) {
+          unsigned cls = p->size_class < GC_NUM_SIZECLASSES ? p->size_class : GC_NUM_SIZECLASSES;
+          int added = gc_addrmap_add(&ix->pools, (uintptr_t)p, cls);
+          if (added < 0) ix->complete = 0;
+          if (added <= 0) break;
+        }
+      }
+    }
+    for (int l = 0; l < GC_VERIFY_LARGE_LISTS; l++) {
+      if (o.large_lists[l] == NULL) continue;
+      for (gc_large *a = *o.large_lists[l]; a != NULL; a = a->next) {
+        int added = gc_addrmap_add(&ix->larges, gc_val_hp(gc_large_hp(a)), (uint64_t)(uintptr_t)a);
+        if (added < 0) ix->complete = 0;
+        if (added <= 0) break;
+      }
+    }
+  }
+  ix->last_pool = 0;
+  return ix->complete;
+}
+
+void gc_heapindex_free(gc_heapindex *ix) {
+  gc_addrmap_free(&ix->pools);
+  gc_addrmap_free(&ix->larges);
+  free(ix->sorted_larges);
+  memset(ix, 0, sizeof *ix);
+}
+
+/* ---- Lookups ------------------------------------------------------------------------------- */
+
+static int by_address(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (gc_large *const *)a, y = (uintptr_t) * (gc_large *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Only the diagnosis of a bad pointer needs large blocks by address; correct heaps never get
+ * here, so the sort is paid only when something is already wrong. */
+static void build_sorted_larges(gc_heapindex *ix) {
+  ix->sorted_built = 1;
+  ix->sorted_larges = malloc((ix->larges.count + 1) * sizeof *ix->sorted_larges);
+  if (ix->sorted_larges == NULL) return;
+  for (size_t i = 0; i <= ix->larges.mask; i++) {
+    const gc_addrmap_entry *e = &ix->larges.buckets[i];
+    if (!gc_addrmap_live(&ix->larges, e)) continue;
+    ix->sorted_larges[ix->sorted_count++] = (gc_large *)(uintptr_t)(e->word & GC_ADDRMAP_VALUE_MAX);
+  }
+  qsort(ix->sorted_larges, ix->sorted_count, sizeof *ix->sorted_larges, by_address);
+}
+
+/* The large block whose memory (gc_large header, block header and fields) contains addr. */
+static gc_large *large_containing(gc_heapindex *ix, uintptr_t addr) {
+  if (!ix->sorted_built) build_sorted_larges(ix);
+  size_t lo = 0, hi = ix->sorted_count;
+  while (lo < hi) { /* first block starting after addr */
+    size_t mid = lo + (hi - lo) / 2;
+    if ((uintptr_t)ix->sorted_larges[mid] <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return NULL;
+  gc_large *a = ix->sorted_larges[lo - 1];
+  uintptr_t end = (uintptr_t)gc_large_hp(a) + gc_bsize_wsize(gc_hd_whsize(*gc_large_hp(a)));
+  return addr < end ? a : NULL;
+}
+
+gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
+  gc_loc loc;
+  memset(&loc, 0, sizeof loc);
+  gc_header *hp = gc_hp_val(v);
+  unsigned c;
+  gc_pool *p = gc_heapindex_pool(ix, (uintptr_t)hp, &c);
+  if (p != NULL) {
+    loc.pool = p;
+    loc.size_class = c;
+    loc.kind = GC_LOC_POOL_INTERIOR;
+    if (c >= GC_NUM_SIZECLASSES) return loc;
+    gc_header *first = gc_pool_first_slot(p);
+    size_t slot_whsize = gc_wsize_of_class[c];
+    if (hp >= first && hp < first + (size_t)gc_slots_of_class(c) * slot_whsize &&
+        (size_t)(hp - first) % slot_whsize == 0) {
+      loc.kind = GC_LOC_SLOT;
+      loc.slot = (size_t)(hp - first) / slot_whsize;
+    }
+    return loc;
+  }
+  uint64_t a;
+  if (gc_addrmap_get(&ix->larges, v, &a)) {
+    loc.kind = GC_LOC_LARGE;
+    loc.large = (gc_large *)(uintptr_t)a;
+    return loc;
+  }
+  /* Slow path: only bad pointers get here. */
+  if ((p = gc_heapindex_pool(ix, v, &c)) != NULL) { /* v at a pool's very start */
+    loc.kind = GC_LOC_POOL_INTERIOR;
+    loc.pool = p;
+    loc.size_class = c;
+    return loc;
+  }
+  gc_large *in = large_containing(ix, v);
+  if (in != NULL) {
+    loc.kind = GC_LOC_LARGE_INTERIOR;
+    loc.large = in;
+    loc.large_val = gc_val_hp(gc_large_hp(in));
+    return loc;
+  }
+  loc.kind = GC_LOC_OUTSIDE;
+  return loc;
+}
+
+int gc_heapindex_read_header(gc_heapindex *ix, gc_value v, gc_header *hd) {
+  if (!gc_is_block(v)) return 0;
+  gc_loc loc = gc_heapindex_locate(ix, v);
+  if (loc.kind != GC_LOC_SLOT && loc.kind != GC_LOC_LARGE) return 0;
+  *hd = gc_hd_val(v);
+  return 1;
+}
+
+/* Is p on the heap's list of free pools? (Those are mapped, so walking the list is safe.) */
+static int on_free_pool_list(gc_heap *heap, uintptr_t base) {
+  size_t bound = heap->free_pool_count + 1;
+  for (gc_pool *p = heap->free_pools; p != NULL && bound-- > 0; p = p->next) {
+    if ((uintptr_t)p == base) return 1;
+  }
+  return 0;
+}
+
+void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_len) {
+  gc_loc loc = gc_heapindex_locate(ix, v);
+  gc_header *hp = gc_hp_val(v);
+  switch (loc.kind) {
+    case GC_LOC_SLOT:
+      snprintf(buf, buf_len, "pool %p class %u (%u-word slots), slot %zu", (void *)loc.pool,
+               loc.size_class, (unsigned)gc_wsize_of_class[loc.size_class], loc.slot);
+      return;
+    case GC_LOC_POOL_INTERIOR:
+      if (loc.size_class >= GC_NUM_SIZECLASSES) {
+        snprintf(buf, buf_len, "pool %p with a corrupt size class", (void *)loc.pool);
+        return;
+      } else {
+        gc_header *first = gc_pool_first_slot(loc.pool);
+        size_t slot_whsize = gc_wsize_of_class[loc.size_class];
+        gc_header *end = first + (size_t)gc_slots_of_class(loc.size_class) * slot_whsize;
+        const char *part = hp < first ? "the pool header"
+                           : hp >= end ? "the pool's end wastage"
+                                       : NULL;
+        if (part != NULL) {
+          snprintf(buf, buf_len, "pool %p class %u: inside %s", (void *)loc.pool,
+                   loc.size_class, part);
+        } else {
+          size_t word = (size_t)(hp - first);
+          snprintf(buf, buf_len,
+                   "pool %p class %u (%zu-word slots): word %zu of slot %zu, not a slot start",
+                   (void *)loc.pool, loc.size_class, slot_whsize, word % slot_whsize,
+                   word / slot_whsize);
+        }
+      }
+      return;
+    case GC_LOC_LARGE:
+      snprintf(buf, buf_len, "large block (gc_large %p)", (void *)loc.large);
+      return;
+    case GC_LOC_LARGE_INTERIOR:
+      snprintf(buf, buf_len, "inside large block %p at byte %zu, not its start",
+               (void *)loc.large_val, (size_t)(v - loc.large_val));
+      return;
+    case GC_LOC_OUTSIDE: {
+      uintptr_t base = v & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+      if (on_free_pool_list(ix->heap, base)) {
+        snprintf(buf, buf_len, "inside pool %p, which is on the heap's free pool list (no owner)",
+                 (void *)base);
+      } else {
+        snprintf(buf, buf_len, "outside every pool and large block in use");
+      }
+      return;
+    }
+  }
+  snprintf(buf, buf_len, "?");
+}

@@ -1,0 +1,116 @@
+/* The heap index: every pool and large block in use, built from the owners' lists at the start of
+ * a pass, so a pass can tell a block from a wild pointer before it dereferences anything.
+ *
+ * A pointer found in a field may point anywhere: into a pool given back to the OS, into freed
+ * memory, outside the heap. Reading its header would crash (or, under ASan, report the pass
+ * itself). The index answers "is this a block start, and where" from addresses alone: the pool of
+ * a small block is an address mask, checked against the set of pools the owners' lists hold;
+ * a large block is checked against the set of large blocks on those lists.
+ *
+ * Owners. A part of the heap that owns pools and large blocks and keeps statistics is an owner:
+ * each domain, and the orphans (what terminated domains left, INV-ORPHAN-1). Every pass loops over
+ * owners through gc_verify_owner_next, never over heap->domains itself, so a new kind of owner
+ * needs only a new case there.
+ */
+#ifndef INVARIANTS_HEAPINDEX_H
+#define INVARIANTS_HEAPINDEX_H
+
+#include <stddef.h>
+
+#include "gc/heap.h"
+#include "gc/large.h"
+#include "gc/pool.h"
+#include "invariants/addrmap.h"
+
+/* ---- Owners -------------------------------------------------------------------------------- */
+
+enum { GC_VERIFY_POOL_LISTS = 4, GC_VERIFY_LARGE_LISTS = 2 };
+
+typedef struct gc_verify_owner {
+  char name[32];        /* "domain 0", "orphans": for reports */
+  gc_domain *domain;    /* the owning domain (NULL: orphans); its pools have p->owner == domain */
+  gc_heap_stats *stats; /* the running statistics the swept pass compares with a recount */
+  /* Pool lists by size class: avail, full, unswept_avail, unswept_full (INV-POOL-2). A list an
+   * owner does not have is NULL (the orphans have no unswept lists). */
+  gc_pool **pool_lists[GC_VERIFY_POOL_LISTS];
+  const char *pool_list_names[GC_VERIFY_POOL_LISTS];
+  /* Large block lists: swept, unswept (INV-LARGE-1); NULL when the owner has no such list. */
+  gc_large **large_lists[GC_VERIFY_LARGE_LISTS];
+  const char *large_list_names[GC_VERIFY_LARGE_LISTS];
+  int sweeping; /* the owner has not finished sweeping this cycle */
+} gc_verify_owner;
+
+enum { GC_VERIFY_AVAIL = 0, GC_VERIFY_FULL = 1, GC_VERIFY_UNSWEPT_AVAIL = 2,
+       GC_VERIFY_UNSWEPT_FULL = 3 };
+enum { GC_VERIFY_SWEPT_LARGE = 0, GC_VERIFY_UNSWEPT_LARGE = 1 };
+
+/* Fill *out with the owner after *cursor (start with *cursor = 0); returns 0 when none is left. */
+int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out);
+
+/* ---- The index ----------------------------------------------------------------------------- */
+
+typedef enum gc_loc_kind {
+  GC_LOC_OUTSIDE,       /* not in any pool or large block in use */
+  GC_LOC_SLOT,          /* the start of a slot of a pool in use (the header may still be 0) */
+  GC_LOC_POOL_INTERIOR, /* inside a pool in use, but not at a slot start */
+  GC_LOC_LARGE,         /* the start of a large block in use */
+  GC_LOC_LARGE_INTERIOR /* inside a large block, not at its start */
+} gc_loc_kind;
+
+typedef struct gc_loc {
+  gc_loc_kind kind;
+  gc_pool *pool;       /* SLOT, POOL_INTERIOR */
+  unsigned size_class; /* SLOT, POOL_INTERIOR; GC_NUM_SIZECLASSES if the pool's is corrupt */
+  size_t slot;         /* SLOT: slot index in the pool */
+  gc_large *large;     /* LARGE, LARGE_INTERIOR */
+  gc_value large_val;  /* LARGE_INTERIOR: the block it points into */
+} gc_loc;
+
+typedef struct gc_heapindex {
+  gc_heap *heap;
+  gc_addrmap pools;  /* pool address -> size class */
+  gc_addrmap larges; /* large block val -> gc_large * */
+  /* Large blocks by address, for the interior-pointer diagnosis; built on first need. */
+  gc_large **sorted_larges;
+  size_t sorted_count;
+  int sorted_built;
+  int complete; /* 0 when memory ran out while building: lookups may miss blocks */
+  /* One-entry cache of the last pool looked up: a walk visits runs of blocks in one pool. */
+  uintptr_t last_pool;
+  unsigned last_class;
+} gc_heapindex;
+
+/* Index every pool and large block on the owners' lists (a list walk stops at the first pool or
+ * large block met twice, so a corrupt list cannot loop). `ix` is zero-initialised or was built
+ * before: its memory is reused, which is what makes an index per pass per cycle cheap. Returns 0
+ * on out of memory (the index is then incomplete). */
+int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap);
+void gc_heapindex_free(gc_heapindex *ix);
+
+/* Where the block pointer `v` (a val, even and non-zero) points. Never dereferences `v` itself;
+ * reads only pool headers and the headers of indexed large blocks. */
+gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v);
+
+/* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class. */
+static inline gc_pool *gc_heapindex_pool(gc_heapindex *ix, uintptr_t addr, unsigned *size_class) {
+  uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+  if (base == ix->last_pool) {
+    *size_class = ix->last_class;
+    return (gc_pool *)base;
+  }
+  uint64_t c;
+  if (!gc_addrmap_get(&ix->pools, base, &c)) return NULL;
+  ix->last_pool = base;
+  ix->last_class = (unsigned)c;
+  *size_class = (unsigned)c;
+  return (gc_pool *)base;
+}
+
+/* The header of `v` if v is a block start (slot or large block) the index knows, so reading it is
+ * safe; 0 otherwise (and for a free slot). */
+int gc_heapindex_read_header(gc_heapindex *ix, gc_value v, gc_header *hd);
+
+/* "pool 0x... class 3 (5-word slots), slot 17", "large block 0x...", "outside the heap ...". */
+void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_len);
+
+#endif /* INVARIANTS_HEAPINDEX_H */

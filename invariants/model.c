@@ -1,0 +1,434 @@
+/* The model's shadow graph: objects, their fields, roots, pins, finalizers, and reachability.
+ * What it checks, and the driver's contract: model.h. Encoding and states: model_graph.h. */
+#include "invariants/model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "invariants/model_graph.h"
+
+/* ---- Small helpers ------------------------------------------------------------------------- */
+
+int gc_model_grow_array(void **items, size_t *capacity, size_t need, size_t item_bsize) {
+  if (need <= *capacity) return 1;
+  size_t n = *capacity ? *capacity : 64;
+  while (n < need) n *= 2;
+  void *p = realloc(*items, n * item_bsize);
+  if (p == NULL) return 0;
+  *items = p;
+  *capacity = n;
+  return 1;
+}
+
+void gc_model_add_pending(gc_model *m, gc_verify_kind kind, gc_value block, const char *fmt, ...) {
+  if (m->pend_count == GC_MPENDING_MAX) {
+    m->pend_dropped++;
+    return;
+  }
+  gc_mpending *p = &m->pend[m->pend_count++];
+  p->kind = kind;
+  p->block = block;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->what, sizeof p->what, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- Creation ------------------------------------------------------------------------------ */
+
+static void scan_own_roots(gc_visit_fn visit, void *ctx, void *user) {
+  gc_model *m = user;
+  for (size_t r = 0; r < m->root_count; r++) {
+    if (m->roots[r].slot == &m->own_slots[r]) visit(ctx, &m->own_slots[r]);
+  }
+}
+
+gc_model *gc_model_create(gc_heap *heap, size_t root_count) {
+  gc_model *m = calloc(1, sizeof *m);
+  if (m == NULL) return NULL;
+  m->heap = heap;
+  m->root_count = root_count;
+  m->roots = calloc(root_count ? root_count : 1, sizeof *m->roots);
+  m->own_slots = calloc(root_count ? root_count : 1, sizeof *m->own_slots);
+  if (m->roots == NULL || m->own_slots == NULL || !gc_addrmap_init(&m->by_val, 256) ||
+      gc_root_scanner_add(heap, scan_own_roots, m) != GC_OK) {
+    gc_addrmap_free(&m->by_val);
+    free(m->roots);
+    free(m->own_slots);
+    free(m);
+    return NULL;
+  }
+  for (size_t r = 0; r < root_count; r++) m->roots[r] = (gc_mroot){GC_MODEL_NONE, &m->own_slots[r]};
+  return m;
+}
+
+void gc_model_destroy(gc_model *m) {
+  if (m == NULL) return;
+  gc_root_scanner_remove(m->heap, scan_own_roots, m);
+  /* Finalizers set through the model name it as their user data: take them back. (A queued one
+   * cannot be recalled: no collection may run between this call and gc_heap_destroy.) */
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_FREE && o->fin == GC_MFIN_SET) gc_finalizer_clear(m->heap, o->val);
+  }
+  /* The heap outlives the model and will finalize these blocks: clear their model word so the
+   * finalizer finds no model. Only blocks the index confirms are still ours are written. */
+  gc_heapindex ix;
+  memset(&ix, 0, sizeof ix);
+  gc_heapindex_build(&ix, m->heap);
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_FREE || o->reused || o->tag != GC_TAG_CUSTOM) continue;
+    gc_header hd;
+    if (!gc_heapindex_read_header(&ix, o->val, &hd) || hd == 0 ||
+        gc_hd_tag(hd) != GC_TAG_CUSTOM || gc_hd_wsize(hd) < 2) {
+      continue;
+    }
+    if (GC_FIELD(o->val, 1) == (gc_value)(uintptr_t)m) GC_FIELD(o->val, 1) = 0;
+  }
+  gc_heapindex_free(&ix);
+  for (size_t id = 0; id < m->obj_count; id++) free(m->objs[id].fields);
+  free(m->objs);
+  free(m->free_ids);
+  gc_addrmap_free(&m->by_val);
+  free(m->roots);
+  free(m->own_slots);
+  free(m->doomed);
+  free(m->stack);
+  gc_heapindex_free(&m->index);
+  free(m);
+}
+
+/* ---- Allocation ---------------------------------------------------------------------------- */
+
+static gc_model_id new_id(gc_model *m) {
+  if (m->free_count > 0) return m->free_ids[--m->free_count];
+  if (m->obj_count >= GC_MODEL_NONE - 1) return GC_MODEL_NONE;
+  if (!gc_model_grow_array((void **)&m->objs, &m->obj_capacity, m->obj_count + 1, sizeof *m->objs)) {
+    return GC_MODEL_NONE;
+  }
+  memset(&m->objs[m->obj_count], 0, sizeof *m->objs);
+  return (gc_model_id)m->obj_count++;
+}
+
+void gc_model_release_id(gc_model *m, gc_model_id id) {
+  gc_mobj *o = &m->objs[id];
+  uint64_t owner;
+  if (gc_addrmap_get(&m->by_val, o->val, &owner) && owner == id) gc_addrmap_remove(&m->by_val, o->val);
+  free(o->fields);
+  memset(o, 0, sizeof *o);
+  o->state = GC_MOBJ_FREE;
+  if (gc_model_grow_array((void **)&m->free_ids, &m->free_capacity, m->free_count + 1,
+                 sizeof *m->free_ids)) {
+    m->free_ids[m->free_count++] = id;
+  }
+}
+
+/* Record the block v that gc_alloc just returned. */
+static gc_model_id record(gc_model *m, gc_value v, size_t wsize, unsigned tag) {
+  gc_model_id id = new_id(m);
+  if (id == GC_MODEL_NONE) return GC_MODEL_NONE;
+  gc_mobj *o = &m->objs[id];
+  o->fields = calloc(wsize, sizeof *o->fields); /* scanned: NULL; raw: zero, as gc_alloc does */
+  if (o->fields == NULL) {
+    o->state = GC_MOBJ_FREE;
+    gc_model_release_id(m, id);
+    return GC_MODEL_NONE;
+  }
+  o->val = v;
+  o->wsize = wsize;
+  o->tag = tag;
+  o->state = GC_MOBJ_LIVE;
+  uint64_t prev;
+  if (gc_addrmap_get(&m->by_val, v, &prev)) {
+    /* The address came back from the allocator: the old block there was freed. That is right for
+     * a doomed object, and a collector bug for a live one. */
+    gc_mobj *old = &m->objs[prev];
+    old->reused = 1;
+    if (old->state == GC_MOBJ_LIVE && !old->lost) {
+      old->lost = 1;
+      gc_model_add_pending(m, GC_VK_MODEL_DEAD, v,
+                  "model object #%u was freed while the model holds it alive: a later allocation "
+                  "(object #%u) got its address", (unsigned)prev, (unsigned)id);
+    }
+  }
+  if (!gc_addrmap_put(&m->by_val, v, id)) {
+    free(o->fields);
+    o->fields = NULL;
+    gc_model_release_id(m, id);
+    return GC_MODEL_NONE;
+  }
+  return id;
+}
+
+gc_model_id gc_model_alloc(gc_model *m, gc_domain *d, size_t wsize, unsigned tag) {
+  gc_value v = gc_alloc(d, wsize, tag);
+  if (v == 0) return GC_MODEL_NONE;
+  return record(m, v, wsize, tag);
+}
+
+static void model_finalize(gc_value block) {
+  gc_model *m = (gc_model *)(uintptr_t)GC_FIELD(block, 1);
+  if (m != NULL) gc_model_note_finalized(m, block);
+}
+
+gc_model_id gc_model_alloc_custom(gc_model *m, gc_domain *d, size_t data_wsize) {
+  if (data_wsize < 1) return GC_MODEL_NONE;
+  gc_value v = gc_alloc_custom(d, data_wsize, model_finalize);
+  if (v == 0) return GC_MODEL_NONE;
+  GC_FIELD(v, 1) = (gc_value)(uintptr_t)m;
+  gc_model_id id = record(m, v, data_wsize + 1, GC_TAG_CUSTOM);
+  if (id == GC_MODEL_NONE) {
+    GC_FIELD(v, 1) = 0; /* unrecorded: its finalizer must not look for the model */
+    return GC_MODEL_NONE;
+  }
+  gc_finalize_fn fn = model_finalize;
+  memcpy(&m->objs[id].fields[0], &fn, sizeof fn);
+  m->objs[id].fields[1] = (uintptr_t)m;
+  return id;
+}
+
+/* ---- Mutation ------------------------------------------------------------------------------ */
+
+static gc_mobj *field_target(gc_model *m, gc_model_id obj, size_t field, int scanned) {
+  gc_mobj *o = gc_model_live_obj(m, obj);
+  if (o == NULL || field >= o->wsize || gc_tag_is_scanned(o->tag) != scanned) return NULL;
+  return o;
+}
+
+int gc_model_store_ptr(gc_model *m, gc_model_id obj, size_t field, gc_model_id target) {
+  if (target == GC_MODEL_NONE) return gc_model_store_null(m, obj, field);
+  gc_mobj *o = field_target(m, obj, field, 1);
+  gc_mobj *t = gc_model_live_obj(m, target);
+  if (o == NULL || t == NULL) return 0;
+  GC_FIELD(o->val, field) = t->val;
+  o->fields[field] = gc_model_enc_ptr(target);
+  return 1;
+}
+
+int gc_model_store_null(gc_model *m, gc_model_id obj, size_t field) {
+  gc_mobj *o = field_target(m, obj, field, 1);
+  if (o == NULL) return 0;
+  GC_FIELD(o->val, field) = 0;
+  o->fields[field] = 0;
+  return 1;
+}
+
+int gc_model_store_imm(gc_model *m, gc_model_id obj, size_t field, intptr_t n) {
+  gc_mobj *o = field_target(m, obj, field, 1);
+  if (o == NULL) return 0;
+  GC_FIELD(o->val, field) = gc_val_int(n);
+  o->fields[field] = gc_val_int(n);
+  return 1;
+}
+
+int gc_model_store_raw(gc_model *m, gc_model_id obj, size_t field, uintptr_t word) {
+  gc_mobj *o = field_target(m, obj, field, 0);
+  if (o == NULL || (o->tag == GC_TAG_CUSTOM && field < 2)) return 0;
+  GC_FIELD(o->val, field) = word;
+  o->fields[field] = word;
+  return 1;
+}
+
+gc_model_id gc_model_load(const gc_model *m, gc_model_id obj, size_t field) {
+  gc_mobj *o = gc_model_obj(m, obj);
+  if (o == NULL || field >= o->wsize || !gc_tag_is_scanned(o->tag)) return GC_MODEL_NONE;
+  return gc_model_is_ptr(o->fields[field]) ? gc_model_dec_ptr(o->fields[field]) : GC_MODEL_NONE;
+}
+
+/* ---- Roots and pins ------------------------------------------------------------------------ */
+
+size_t gc_model_root_count(const gc_model *m) { return m->root_count; }
+
+int gc_model_root_set(gc_model *m, size_t root, gc_model_id obj) {
+  if (root >= m->root_count) return 0;
+  gc_value v = 0;
+  if (obj != GC_MODEL_NONE) {
+    gc_mobj *o = gc_model_live_obj(m, obj);
+    if (o == NULL) return 0;
+    v = o->val;
+  }
+  *m->roots[root].slot = v;
+  m->roots[root].obj = obj;
+  return 1;
+}
+
+gc_model_id gc_model_root_get(const gc_model *m, size_t root) {
+  return root < m->root_count ? m->roots[root].obj : GC_MODEL_NONE;
+}
+
+int gc_model_root_bind(gc_model *m, size_t root, gc_value *slot) {
+  if (root >= m->root_count) return 0;
+  gc_value *to = slot != NULL ? slot : &m->own_slots[root];
+  gc_value *from = m->roots[root].slot;
+  *to = *from;
+  if (from == &m->own_slots[root] && to != from) *from = 0; /* no longer scanned */
+  m->roots[root].slot = to;
+  return 1;
+}
+
+int gc_model_pin(gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_live_obj(m, obj);
+  if (o == NULL || gc_pin(m->heap, o->val) != GC_OK) return 0;
+  o->pinned = 1;
+  return 1;
+}
+
+int gc_model_unpin(gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_live_obj(m, obj);
+  if (o == NULL || !o->pinned || gc_unpin(m->heap, o->val) != GC_OK) return 0;
+  o->pinned = 0;
+  return 1;
+}
+
+/* ---- Go-style finalizers ------------------------------------------------------------------- */
+
+static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
+  (void)heap;
+  gc_model *m = user;
+  uint64_t id;
+  if (!gc_addrmap_get(&m->by_val, block, &id)) {
+    gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
+                "a finalizer ran on a block the model does not know");
+    return;
+  }
+  gc_mobj *o = &m->objs[id];
+  if (o->fin == GC_MFIN_QUEUED) {
+    o->fin = GC_MFIN_RAN;
+    return;
+  }
+  gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
+              "the finalizer of model object #%u ran although %s", (unsigned)id,
+              o->fin == GC_MFIN_RAN ? "it had already run (twice for one queueing)"
+              : o->fin == GC_MFIN_SET ? "the object was never found unreachable (not queued)"
+                                  : "the object has no finalizer");
+}
+
+int gc_model_finalizer_set(gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_live_obj(m, obj);
+  if (o == NULL || o->fin == GC_MFIN_QUEUED) return 0; /* INV-FIN-1: one record per block */
+  if (gc_finalizer_set(m->heap, o->val, model_go_finalizer, m) != GC_OK) return 0;
+  o->fin = GC_MFIN_SET;
+  return 1;
+}
+
+int gc_model_finalizer_clear(gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_live_obj(m, obj);
+  if (o == NULL || o->fin != GC_MFIN_SET || gc_finalizer_clear(m->heap, o->val) != GC_OK) return 0;
+  o->fin = GC_MFIN_NONE;
+  return 1;
+}
+
+/* ---- Queries ------------------------------------------------------------------------------- */
+
+gc_value gc_model_value(const gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_obj(m, obj);
+  return o != NULL ? o->val : 0;
+}
+
+gc_model_id gc_model_id_of(const gc_model *m, gc_value v) {
+  uint64_t id;
+  return gc_addrmap_get(&m->by_val, v, &id) ? (gc_model_id)id : GC_MODEL_NONE;
+}
+
+size_t gc_model_wsize(const gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_obj(m, obj);
+  return o != NULL ? o->wsize : 0;
+}
+
+unsigned gc_model_tag(const gc_model *m, gc_model_id obj) {
+  gc_mobj *o = gc_model_obj(m, obj);
+  return o != NULL ? o->tag : 0;
+}
+
+int gc_model_is_live(const gc_model *m, gc_model_id obj) { return gc_model_live_obj(m, obj) != NULL; }
+
+size_t gc_model_block_count(const gc_model *m) {
+  size_t n = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    const gc_mobj *o = &m->objs[id];
+    n += (o->state == GC_MOBJ_LIVE && !o->lost) || (o->state == GC_MOBJ_DOOMED && !o->reused);
+  }
+  return n;
+}
+
+/* ---- Reachability -------------------------------------------------------------------------- */
+
+int gc_model_reach_visit(gc_model *m, size_t *sp, gc_model_id id, gc_model_id parent,
+                         gc_model_id holder, uint32_t via) {
+  gc_mobj *o = gc_model_obj(m, id);
+  if (o == NULL || o->epoch == m->epoch) return 1;
+  o->epoch = m->epoch;
+  o->parent = parent;
+  o->holder = holder;
+  o->via = via;
+  if (!gc_model_grow_array((void **)&m->stack, &m->stack_capacity, *sp + 1, sizeof *m->stack)) return 0;
+  m->stack[(*sp)++] = id;
+  return 1;
+}
+
+/* Everything reachable from what is on the stack. */
+size_t gc_model_reach_drain(gc_model *m, size_t sp) {
+  size_t count = 0;
+  while (sp > 0) {
+    gc_model_id id = m->stack[--sp];
+    count++;
+    gc_mobj *o = &m->objs[id];
+    if (!gc_tag_is_scanned(o->tag)) continue;
+    for (size_t f = 0; f < o->wsize; f++) {
+      if (gc_model_is_ptr(o->fields[f])) {
+        gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), id, GC_MODEL_NONE, (uint32_t)f);
+      }
+    }
+  }
+  return count;
+}
+
+/* Mark every object reachable from the model's roots with a new epoch, recording how each was
+ * reached (for report paths); returns how many. The roots are the collector's: root slots,
+ * pinned objects, objects whose finalizer is queued, and the fields of objects whose finalizer is
+ * set (INV-FIN-1) but not those objects themselves. */
+size_t gc_model_reach_all(gc_model *m) {
+  if (++m->epoch == 0) { /* wrapped: old marks could look current */
+    for (size_t id = 0; id < m->obj_count; id++) m->objs[id].epoch = 0;
+    m->epoch = 1;
+  }
+  size_t sp = 0;
+  for (size_t r = 0; r < m->root_count; r++) {
+    gc_model_id obj = m->roots[r].obj;
+    if (obj != GC_MODEL_NONE) gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
+  }
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE) continue;
+    if (o->pinned) gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_PINNED);
+    if (o->fin == GC_MFIN_QUEUED) {
+      gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_QUEUED);
+    }
+    if (o->fin == GC_MFIN_SET && gc_tag_is_scanned(o->tag)) {
+      for (size_t f = 0; f < o->wsize; f++) {
+        if (gc_model_is_ptr(o->fields[f])) {
+          gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), GC_MODEL_NONE, (gc_model_id)id, (uint32_t)f);
+        }
+      }
+    }
+  }
+  return gc_model_reach_drain(m, sp);
+}
+
+size_t gc_model_reachable_count(gc_model *m) { return gc_model_reach_all(m); }
+
+/* ---- Finalize notes ------------------------------------------------------------------------ */
+
+void gc_model_note_finalized(gc_model *m, gc_value block) {
+  uint64_t id;
+  if (!gc_addrmap_get(&m->by_val, block, &id)) {
+    gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
+                "a finalize function ran on a block the model does not know (freed before, or "
+                "never allocated through the model)");
+    return;
+  }
+  m->objs[id].finalized++;
+}

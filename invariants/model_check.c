@@ -1,0 +1,286 @@
+/* The model's checks against the heap at each hook point (model.h says what each point checks). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "invariants/model.h"
+#include "invariants/model_graph.h"
+#include "invariants/pass.h"
+
+typedef struct mcheck {
+  gc_model *m;
+  gc_verify_run run;
+  gc_heapindex *ix;
+  size_t found;
+} mcheck;
+
+/* The model path root -> ... -> id, from the last reachability walk. */
+static void report_model_path(mcheck *ck, gc_verify_report *r, gc_model_id id) {
+  gc_model *m = ck->m;
+  gc_mobj *o = &m->objs[id];
+  if (o->epoch != m->epoch) {
+    snprintf(r->origin, sizeof r->origin, "(unreachable in the model)");
+    return;
+  }
+  size_t count = 0;
+  for (gc_model_id at = id; m->objs[at].parent != GC_MODEL_NONE && count <= m->obj_count;
+       at = m->objs[at].parent) {
+    count++;
+  }
+  gc_verify_step *steps = calloc(count ? count : 1, sizeof *steps);
+  if (steps == NULL) return;
+  size_t i = count;
+  gc_model_id at = id;
+  for (; i > 0 && m->objs[at].parent != GC_MODEL_NONE; at = m->objs[at].parent) {
+    gc_mobj *p = &m->objs[m->objs[at].parent];
+    gc_verify_step *st = &steps[--i];
+    st->block = p->val;
+    st->field = m->objs[at].via;
+    if (gc_heapindex_read_header(ck->ix, p->val, &st->header)) {
+      st->colour = gc_verify_colour_of(m->heap, st->header);
+    }
+  }
+  char origin[160];
+  uint32_t via = m->objs[at].via;
+  if (m->objs[at].holder != GC_MODEL_NONE) {
+    snprintf(origin, sizeof origin, "field %u of model object #%u, which has a finalizer",
+             (unsigned)via, (unsigned)m->objs[at].holder);
+  } else if (via == GC_MVIA_PINNED) {
+    snprintf(origin, sizeof origin, "pinned model object #%u", (unsigned)at);
+  } else if (via == GC_MVIA_QUEUED) {
+    snprintf(origin, sizeof origin, "model object #%u, its finalizer queued", (unsigned)at);
+  } else {
+    snprintf(origin, sizeof origin, "model root %u (slot %p)", (unsigned)via,
+             (void *)m->roots[via].slot);
+  }
+  gc_verify_report_path(r, origin, steps, count);
+  free(steps);
+}
+
+static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id,
+                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id,
+                                   const char *fmt, ...) {
+  ck->found++;
+  gc_verify_report *r = gc_verify_report_new(&ck->run, kind);
+  if (r == NULL) return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->what, sizeof r->what, fmt, ap);
+  va_end(ap);
+  if (id != GC_MODEL_NONE) {
+    gc_verify_report_block(r, ck->ix, ck->m->objs[id].val);
+    report_model_path(ck, r, id);
+    gc_verify_report_neighbourhood(r, ck->ix);
+  }
+  return r;
+}
+
+static void flush_pending(mcheck *ck) {
+  gc_model *m = ck->m;
+  for (size_t i = 0; i < m->pend_count; i++) {
+    gc_verify_report *r = violation(ck, m->pend[i].kind, GC_MODEL_NONE, "%s", m->pend[i].what);
+    if (r != NULL) gc_verify_report_block(r, ck->ix, m->pend[i].block);
+  }
+  ck->found += m->pend_dropped;
+  m->pend_count = 0;
+  m->pend_dropped = 0;
+}
+
+/* What field f of o must hold in the heap. */
+static gc_value expected_field(const gc_model *m, const gc_mobj *o, size_t f) {
+  uintptr_t w = o->fields[f];
+  if (!gc_tag_is_scanned(o->tag) || !gc_model_is_ptr(w)) return w;
+  gc_mobj *t = gc_model_obj(m, gc_model_dec_ptr(w));
+  return t != NULL ? t->val : 0;
+}
+
+/* A reachable object must be a live block with the model's header and contents. */
+static void check_alive(mcheck *ck, gc_model_id id) {
+  gc_model *m = ck->m;
+  gc_mobj *o = &m->objs[id];
+  if (o->lost) return;
+  const char *dead = NULL;
+  gc_header hd = 0;
+  gc_loc loc = gc_heapindex_locate(ck->ix, o->val);
+  if (o->reused) {
+    dead = "a later allocation got its address, so the collector freed it";
+  } else if (loc.kind != GC_LOC_SLOT && loc.kind != GC_LOC_LARGE) {
+    dead = "its memory is no longer a block in use (pool released or large block freed)";
+  } else if ((hd = gc_hd_val(o->val)) == 0) {
+    dead = "its slot is free (header 0)";
+  } else if (gc_hd_colour(hd) == m->heap->colours.garbage) {
+    dead = "it is GARBAGE: the collector decided it is dead";
+  }
+  if (dead != NULL) {
+    o->lost = 1;
+    violation(ck, GC_VK_MODEL_DEAD, id, "model object #%u is reachable in the model but %s",
+              (unsigned)id, dead);
+    return;
+  }
+  if (gc_hd_wsize(hd) != o->wsize || gc_hd_tag(hd) != o->tag) {
+    violation(ck, GC_VK_MODEL_CONTENTS, id,
+              "model object #%u: the header says wsize %zu tag %u, the model wsize %zu tag %u",
+              (unsigned)id, gc_hd_wsize(hd), gc_hd_tag(hd), o->wsize, o->tag);
+    return;
+  }
+  for (size_t f = 0; f < o->wsize; f++) {
+    gc_value want = expected_field(m, o, f), got = GC_FIELD(o->val, f);
+    if (want == got) continue;
+    violation(ck, GC_VK_MODEL_CONTENTS, id,
+              "model object #%u field %zu holds %#llx; the model says %#llx", (unsigned)id, f,
+              (unsigned long long)got, (unsigned long long)want);
+    return; /* one report per object */
+  }
+}
+
+static void check_reachable_and_roots(mcheck *ck) {
+  gc_model *m = ck->m;
+  gc_model_reach_all(m);
+  for (size_t id = 0; id < m->obj_count; id++) {
+    if (m->objs[id].state != GC_MOBJ_FREE && m->objs[id].epoch == m->epoch) {
+      check_alive(ck, (gc_model_id)id);
+    }
+  }
+  for (size_t r = 0; r < m->root_count; r++) {
+    gc_model_id obj = m->roots[r].obj;
+    gc_value want = obj != GC_MODEL_NONE ? m->objs[obj].val : 0, got = *m->roots[r].slot;
+    if (want == got) continue;
+    gc_verify_report *rep = violation(ck, GC_VK_MODEL_ROOT, GC_MODEL_NONE,
+                                      "model root %zu (slot %p) holds %#llx; the model put %#llx "
+                                      "(object #%d) there", r, (void *)m->roots[r].slot,
+                                      (unsigned long long)got, (unsigned long long)want,
+                                      obj == GC_MODEL_NONE ? -1 : (int)obj);
+    if (rep != NULL) gc_verify_report_block(rep, ck->ix, got);
+  }
+}
+
+/* MARK_DONE: an unreachable object with a finalizer set is queued and survives (as the collector
+ * does, INV-FIN-1); whatever else the roots cannot reach must be gone when this cycle's sweep
+ * ends. */
+static void doom_unreachable(mcheck *ck) {
+  gc_model *m = ck->m;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_FREE) continue;
+    if (o->fin == GC_MFIN_RAN) o->fin = GC_MFIN_NONE;
+    if (o->fin == GC_MFIN_QUEUED) {
+      violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
+                "the finalizer of model object #%u, queued by cycle %llu, has not run by the next "
+                "cycle's mark", (unsigned)id, (unsigned long long)o->fin_cycle + 1);
+      o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
+    }
+  }
+  gc_model_reach_all(m);
+  size_t sp = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE || o->fin != GC_MFIN_SET || o->epoch == m->epoch) continue;
+    o->fin = GC_MFIN_QUEUED;
+    o->fin_cycle = m->heap->cycles;
+    gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_QUEUED);
+  }
+  gc_model_reach_drain(m, sp);
+  m->doomed_count = 0;
+  m->doomed_cycle = m->heap->cycles;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE || o->epoch == m->epoch) continue;
+    if (!gc_model_grow_array((void **)&m->doomed, &m->doomed_capacity, m->doomed_count + 1,
+                    sizeof *m->doomed)) {
+      break; /* out of memory: the rest are checked next cycle */
+    }
+    o->state = GC_MOBJ_DOOMED;
+    m->doomed[m->doomed_count++] = (gc_model_id)id;
+  }
+}
+
+/* Does o's block still exist? A doomed object is never reachable, so its memory may be anything:
+ * only addresses the heap index vouches for are read. */
+static int block_exists(mcheck *ck, const gc_mobj *o) {
+  if (o->reused) return 0;
+  gc_loc loc = gc_heapindex_locate(ck->ix, o->val);
+  if (loc.kind == GC_LOC_LARGE) return 1;
+  return loc.kind == GC_LOC_SLOT && gc_hd_val(o->val) != 0;
+}
+
+/* SWEPT: the doomed are freed and finalized once, then their ids are released. */
+static void settle_doomed(mcheck *ck) {
+  gc_model *m = ck->m;
+  for (size_t i = 0; i < m->doomed_count; i++) {
+    gc_model_id id = m->doomed[i];
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_DOOMED) continue;
+    if (block_exists(ck, o)) {
+      violation(ck, GC_VK_MODEL_NOT_FREED, id,
+                "model object #%u was unreachable in the model when cycle %llu's marking ended, "
+                "and its block is still in the heap after that cycle's sweep", (unsigned)id,
+                (unsigned long long)m->doomed_cycle + 1);
+      o->state = GC_MOBJ_LIVE; /* still unreachable: doomed again next cycle */
+      continue;
+    }
+    if (o->tag == GC_TAG_CUSTOM && o->finalized != 1) {
+      violation(ck, GC_VK_MODEL_FINALIZER_COUNT, id,
+                "custom model object #%u was freed and its finalize function ran %u times "
+                "(exactly once expected)", (unsigned)id, (unsigned)o->finalized);
+    }
+    gc_model_release_id(m, id);
+  }
+  m->doomed_count = 0;
+}
+
+static void check_finalized_live(mcheck *ck) {
+  gc_model *m = ck->m;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE || o->finalized == 0 || o->lost) continue;
+    violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
+              "the finalize function of model object #%u ran %u time(s), but its block is "
+              "alive", (unsigned)id, (unsigned)o->finalized);
+    o->finalized = 0; /* reported; do not repeat every cycle */
+  }
+}
+
+static void check_live_count(mcheck *ck) {
+  gc_model *m = ck->m;
+  gc_heap_stats s;
+  gc_heap_sum_stats(m->heap, &s);
+  size_t heap_blocks = s.pool_live_blocks + s.large_blocks;
+  size_t model_blocks = gc_model_block_count(m);
+  if (heap_blocks == model_blocks) return;
+  gc_verify_report *r = violation(ck, GC_VK_MODEL_LIVE_COUNT, GC_MODEL_NONE,
+                                  "the heap has %zu live blocks (pool %zu + large %zu); the "
+                                  "model holds %zu", heap_blocks, s.pool_live_blocks,
+                                  s.large_blocks, model_blocks);
+  if (r != NULL) gc_verify_report_where(r, "the heap's statistics after sweeping");
+}
+
+size_t gc_model_check(gc_model *m, gc_hook_point point, gc_verify_reports *out) {
+  mcheck ck;
+  memset(&ck, 0, sizeof ck);
+  ck.m = m;
+  ck.run = (gc_verify_run){m->heap, gc_verify_point_name(point), out, NULL};
+  ck.ix = &m->index;
+  gc_heapindex_build(ck.ix, m->heap);
+  flush_pending(&ck);
+  switch (point) {
+    case GC_HOOK_MARK_DONE:
+      /* Left over from a cycle whose SWEPT check did not run: that sweep is over (INV-COL-1),
+       * so they can be settled now. */
+      if (m->doomed_count > 0) settle_doomed(&ck);
+      doom_unreachable(&ck);
+      break;
+    case GC_HOOK_CYCLED:
+      check_reachable_and_roots(&ck);
+      break;
+    case GC_HOOK_SWEPT:
+      settle_doomed(&ck);
+      check_finalized_live(&ck);
+      check_reachable_and_roots(&ck);
+      check_live_count(&ck);
+      break;
+  }
+  return ck.found;
+}

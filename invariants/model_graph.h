@@ -1,0 +1,122 @@
+/* The model's internals, shared by model.c (the shadow graph: objects, fields, roots, finalizers
+ * and reachability) and model_check.c (comparing it with the heap). Not for drivers: model.h.
+ *
+ * Field encoding. The model keeps one word per field. In a scanned object the word has the shape
+ * of a gc_value with ids instead of addresses: 0 is NULL, an odd word is the immediate itself,
+ * an even non-zero word is (target id + 1) << 1. In a raw or custom object it is the raw word.
+ *
+ * Object states. LIVE: allocated, and either reachable at the last mark or allocated since.
+ * DOOMED: unreachable when the current cycle's marking ended; its block must be gone when that
+ * cycle's sweep ends, at which point the id is released (FREE) for reuse.
+ */
+#ifndef INVARIANTS_MODEL_GRAPH_H
+#define INVARIANTS_MODEL_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc/heap.h"
+#include "invariants/addrmap.h"
+#include "invariants/heapindex.h"
+#include "invariants/model.h"
+#include "invariants/report.h"
+
+enum gc_mobj_state { GC_MOBJ_FREE, GC_MOBJ_LIVE, GC_MOBJ_DOOMED };
+
+/* A Go-style finalizer (gc_finalizer_set) through the model: SET while the collector holds the
+ * record (the object's fields are roots); QUEUED when a mark found the object unreachable (it is
+ * a root itself until the finalizer runs); RAN once it ran (an ordinary object again from the
+ * next mark on). */
+enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN };
+
+/* How a walk reached an object that has no referrer (gc_mobj.via). */
+#define GC_MVIA_PINNED UINT32_MAX       /* a pinned object */
+#define GC_MVIA_QUEUED (UINT32_MAX - 1) /* an object whose finalizer is queued */
+
+typedef struct gc_mobj {
+  gc_value val;       /* the block; 0 for a free id */
+  size_t wsize;
+  unsigned tag;
+  uint8_t state;      /* enum gc_mobj_state */
+  uint8_t reused;     /* a later allocation returned this address: the block was freed */
+  uint8_t lost;       /* reported dead once; not compared again */
+  uint8_t pinned;
+  uint8_t fin;        /* enum gc_mobj_fin */
+  uint32_t finalized; /* times a custom block's finalize function ran on the block */
+  uint64_t fin_cycle; /* GC_MFIN_QUEUED: the cycle whose mark queued it */
+  uint32_t epoch;     /* the last reachability walk that reached it */
+  gc_model_id parent; /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
+  gc_model_id holder; /* parent NONE: the finalizable object whose field held it, or NONE */
+  uint32_t via;       /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
+  uintptr_t *fields;  /* wsize words, encoded (top of this file) */
+} gc_mobj;
+
+typedef struct gc_mroot {
+  gc_model_id obj;
+  gc_value *slot; /* the model's own slot, or a driver's slot (gc_model_root_bind) */
+} gc_mroot;
+
+/* A violation noticed between checks (in an allocation or a finalizer), reported at the next. */
+typedef struct gc_mpending {
+  gc_verify_kind kind;
+  gc_value block;
+  char what[200];
+} gc_mpending;
+
+enum { GC_MPENDING_MAX = 16 };
+
+struct gc_model {
+  gc_heap *heap;
+  gc_mobj *objs;
+  size_t obj_count, obj_capacity; /* ids in use are < obj_count */
+  gc_model_id *free_ids;
+  size_t free_count, free_capacity;
+  gc_addrmap by_val; /* block val -> id */
+  gc_mroot *roots;
+  gc_value *own_slots;
+  size_t root_count;
+  gc_model_id *doomed; /* objects doomed at the last MARK_DONE */
+  size_t doomed_count, doomed_capacity;
+  uint64_t doomed_cycle;
+  uint32_t epoch;
+  gc_model_id *stack;
+  size_t stack_capacity;
+  gc_heapindex index; /* rebuilt by every check; kept for its memory */
+  gc_mpending pend[GC_MPENDING_MAX];
+  size_t pend_count, pend_dropped;
+};
+
+
+/* ---- Encoding and small helpers ------------------------------------------------------------ */
+
+static inline uintptr_t gc_model_enc_ptr(gc_model_id t) { return ((uintptr_t)t + 1) << 1; }
+static inline int gc_model_is_ptr(uintptr_t f) { return f != 0 && (f & 1u) == 0; }
+static inline gc_model_id gc_model_dec_ptr(uintptr_t f) { return (gc_model_id)((f >> 1) - 1); }
+
+/* The object `id`, or NULL for an id that names none (free or out of range). */
+static inline gc_mobj *gc_model_obj(const gc_model *m, gc_model_id id) {
+  return id < m->obj_count && m->objs[id].state != GC_MOBJ_FREE ? &m->objs[id] : NULL;
+}
+/* The object `id` if the driver may use it (LIVE), else NULL. */
+static inline gc_mobj *gc_model_live_obj(const gc_model *m, gc_model_id id) {
+  gc_mobj *o = gc_model_obj(m, id);
+  return o != NULL && o->state == GC_MOBJ_LIVE ? o : NULL;
+}
+
+/* Grow *items (of item_bsize each) to hold `need`; returns 0 when out of memory. */
+int gc_model_grow_array(void **items, size_t *capacity, size_t need, size_t item_bsize);
+/* Remember a violation seen outside a check (an allocation, a finalizer) for the next check. */
+void gc_model_add_pending(gc_model *m, gc_verify_kind kind, gc_value block, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Release a freed object's id for reuse (its address mapping too, if still its own). */
+void gc_model_release_id(gc_model *m, gc_model_id id);
+
+/* Reachability, with a new epoch per walk (gc_mobj.epoch == m->epoch: reached). */
+size_t gc_model_reach_all(gc_model *m);
+/* Mark `id` reached (by parent's field `via`, or from a root) and push it on m->stack at *sp. */
+int gc_model_reach_visit(gc_model *m, size_t *sp, gc_model_id id, gc_model_id parent,
+                         gc_model_id holder, uint32_t via);
+/* Everything reachable from the objects on the stack; returns how many were popped. */
+size_t gc_model_reach_drain(gc_model *m, size_t sp);
+
+#endif /* INVARIANTS_MODEL_GRAPH_H */

@@ -1,0 +1,373 @@
+/* The model oracle: a heap driven through the model passes every cycle; each change made behind
+ * the model's back (or a collector that frees too much, too little, or finalizes twice) is
+ * reported as exactly its kind. */
+#include <string.h>
+
+#include "invariants/breaking.h"
+#include "invariants/model.h"
+
+/* root 0 -> A (3 fields): [0] B, [1] 5, [2] C
+ * B (2 fields): [0] R
+ * C: custom, 2 data words
+ * R: raw, 3 words
+ * root 1 -> L (large, 200 fields): [7] B */
+typedef struct fixture {
+  gc_heap *h;
+  gc_domain *d;
+  gc_model *m;
+  gc_verifier *v;
+  breaking_hook hook;
+  gc_model_id a, b, c, r, l;
+} fixture;
+
+static void fixture_build(fixture *f, const char *params) {
+  memset(f, 0, sizeof *f);
+  f->h = breaking_heap(params != NULL ? params : "verify=model");
+  f->d = gc_main_domain(f->h);
+  breaking_hook_set(f->h, &f->hook, GC_HOOK_SWEPT, NULL, NULL);
+  f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);
+  f->m = gc_model_create(f->h, 8);
+  gc_verify_set_model(f->v, f->m);
+  gc_model *m = f->m;
+  f->a = gc_model_alloc(m, f->d, 3, GC_TAG_SCAN);
+  gc_model_root_set(m, 0, f->a);
+  f->b = gc_model_alloc(m, f->d, 2, GC_TAG_SCAN);
+  CHECK(gc_model_store_ptr(m, f->a, 0, f->b));
+  CHECK(gc_model_store_imm(m, f->a, 1, 5));
+  f->c = gc_model_alloc_custom(m, f->d, 2);
+  CHECK(gc_model_store_ptr(m, f->a, 2, f->c));
+  CHECK(gc_model_store_raw(m, f->c, 2, 0xabcdef));
+  f->r = gc_model_alloc(m, f->d, 3, GC_TAG_RAW);
+  CHECK(gc_model_store_raw(m, f->r, 1, 12345));
+  CHECK(gc_model_store_ptr(m, f->b, 0, f->r));
+  f->l = gc_model_alloc(m, f->d, 200, GC_TAG_SCAN);
+  gc_model_root_set(m, 1, f->l);
+  CHECK(gc_model_store_ptr(m, f->l, 7, f->b));
+  /* Garbage the model knows about: allocated, never rooted. */
+  for (int i = 0; i < 200; i++) gc_model_alloc(m, f->d, 1 + i % 6, GC_TAG_SCAN);
+  gc_collect(f->d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f->v));
+}
+
+static void fixture_free(fixture *f) {
+  gc_model_destroy(f->m);
+  gc_verify_uninstall(f->v);
+  gc_heap_destroy(f->h);
+}
+
+static void collect_expect(fixture *f, gc_verify_kind kind) {
+  gc_collect(f->d, GC_COLLECT_FULL);
+  CHECK_ONLY_KIND(gc_verify_reports_of(f->v), kind);
+}
+
+/* ---- A clean heap, and misuse -------------------------------------------------------------- */
+
+static void clean_heap_passes(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  CHECK_EQ_U(gc_model_block_count(m), 5);
+  CHECK_EQ_U(gc_model_reachable_count(m), 5);
+  /* Drop the custom block: freed, finalized once. Lazy sweeping, several cycles. */
+  gc_value c_val = gc_model_value(m, f.c);
+  CHECK(gc_model_store_null(m, f.a, 2));
+  for (int i = 0; i < 5; i++) {
+    gc_collect(f.d, GC_COLLECT_MAJOR);
+    for (int k = 0; k < 300; k++) gc_model_alloc(m, f.d, 1 + k % 9, GC_TAG_SCAN);
+  }
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_model_id_of(m, c_val) != f.c || !gc_model_is_live(m, f.c)); /* released */
+  CHECK_EQ_U(gc_model_block_count(m), 4);
+  gc_stats s;
+  gc_get_stats(f.h, &s);
+  CHECK_EQ_U(s.pool_live_blocks + s.large_blocks, 4);
+  CHECK(gc_verify_runs(f.v, GC_VERIFY_MODEL) >= 3 * 7);
+  /* Pinning and a root bound to a frame slot. */
+  gc_value slot[1] = {0};
+  gc_frame frame;
+  gc_frame_push(f.d, &frame, slot, 1);
+  CHECK(gc_model_root_bind(m, 2, &slot[0]));
+  gc_model_id x = gc_model_alloc(m, f.d, 2, GC_TAG_SCAN);
+  CHECK(gc_model_root_set(m, 2, x));
+  gc_model_id pinned = gc_model_alloc(m, f.d, 1, GC_TAG_SCAN);
+  CHECK(gc_model_pin(m, pinned));
+  CHECK(gc_model_store_ptr(m, pinned, 0, x));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_model_unpin(m, pinned));
+  CHECK(gc_model_root_bind(m, 2, NULL));
+  gc_frame_pop(f.d, &frame);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_model_is_live(m, x));
+  CHECK(!gc_model_is_live(m, pinned)); /* unpinned and unreachable: freed */
+  fixture_free(&f);
+}
+
+static void misuse_changes_nothing(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  CHECK(!gc_model_store_raw(m, f.a, 0, 1));     /* raw word into a scanned block */
+  CHECK(!gc_model_store_imm(m, f.r, 0, 1));     /* immediate into a raw block */
+  CHECK(!gc_model_store_raw(m, f.c, 1, 1));     /* the custom block's model word */
+  CHECK(!gc_model_store_ptr(m, f.a, 3, f.b));   /* field out of range */
+  CHECK(!gc_model_store_ptr(m, f.a, 0, 12345)); /* no such object */
+  CHECK(!gc_model_root_set(m, 8, f.a));         /* no such root */
+  gc_model_id dropped = gc_model_alloc(m, f.d, 1, GC_TAG_SCAN);
+  gc_collect(f.d, GC_COLLECT_FULL); /* unreachable: freed, id released */
+  CHECK(!gc_model_is_live(m, dropped));
+  CHECK(!gc_model_store_imm(m, dropped, 0, 1));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  fixture_free(&f);
+}
+
+/* ---- Breaking ------------------------------------------------------------------------------ */
+
+/* A field changed behind the model's back. */
+static void field_changed_behind_the_model(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(gc_model_value(f.m, f.a), 1) = gc_val_int(6);
+  collect_expect(&f, GC_VK_MODEL_CONTENTS);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) {
+    CHECK(r->items[0].block == gc_model_value(f.m, f.a));
+    CHECK(strstr(r->items[0].what, "field 1") != NULL);
+    CHECK(strstr(r->items[0].origin, "model root 0") != NULL);
+  }
+  GC_FIELD(gc_model_value(f.m, f.a), 1) = gc_val_int(5);
+  fixture_free(&f);
+}
+
+/* A raw word changed: raw contents are compared too. */
+static void raw_word_changed(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(gc_model_value(f.m, f.r), 1) = 54321;
+  collect_expect(&f, GC_VK_MODEL_CONTENTS);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK_EQ_U(r->items[0].path_len, 2); /* root 0 -> A -> B -> R */
+  fixture_free(&f);
+}
+
+/* An unreachable block kept alive by a root the model does not know. */
+static void hidden_root_keeps_block_alive(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model_id d = gc_model_alloc(f.m, f.d, 1, GC_TAG_SCAN);
+  static gc_value hidden;
+  hidden = gc_model_value(f.m, d);
+  gc_root_register(f.h, &hidden);
+  collect_expect(&f, GC_VK_MODEL_NOT_FREED);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK(r->items[0].block == hidden);
+  gc_root_unregister(f.h, &hidden);
+  gc_verify_clear(f.v);
+  gc_collect(f.d, GC_COLLECT_FULL); /* the hidden root gone, the block is freed */
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  fixture_free(&f);
+}
+
+/* A finalizer that runs twice on the same freed block (the second call made at GC_HOOK_SWEPT,
+ * just before the model's check). */
+static gc_model *twice_model;
+static gc_value twice_block;
+static void finalize_again(gc_heap *h, void *arg) { gc_model_note_finalized(twice_model, twice_block); }
+
+static void finalizer_run_twice(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  twice_model = f.m;
+  twice_block = gc_model_value(f.m, f.c);
+  CHECK(gc_model_store_null(f.m, f.a, 2));
+  f.hook.fn = finalize_again;
+  f.hook.armed = 1;
+  collect_expect(&f, GC_VK_MODEL_FINALIZER_COUNT);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].what, "ran 2 times") != NULL);
+  fixture_free(&f);
+}
+
+/* A finalizer run on a block that is still alive. */
+static void finalizer_on_live_block(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model_note_finalized(f.m, gc_model_value(f.m, f.c));
+  collect_expect(&f, GC_VK_MODEL_FINALIZER_COUNT);
+  fixture_free(&f);
+}
+
+/* The collector frees a block the model reaches: B is unmarked right after marking, so the
+ * rotation makes it GARBAGE and the sweep frees it. */
+static gc_value unmark_me;
+static void unmark(gc_heap *h, void *arg) { set_colour(unmark_me, h->colours.unmarked); }
+
+static void reachable_block_freed(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  unmark_me = gc_model_value(f.m, f.b);
+  f.hook.point = GC_HOOK_MARK_DONE;
+  f.hook.fn = unmark;
+  f.hook.armed = 1;
+  collect_expect(&f, GC_VK_MODEL_DEAD);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  CHECK_EQ_U(r->count, 1); /* reported once, at "cycled"; not again at "swept" */
+  if (r->count > 0) {
+    CHECK(r->items[0].block == unmark_me);
+    CHECK(strcmp(r->items[0].point, "cycled") == 0);
+    CHECK(strstr(r->items[0].what, "GARBAGE") != NULL);
+  }
+  fixture_free(&f);
+}
+
+/* The heap's live block count off by one at the end of the sweep. */
+static void bump_live(gc_heap *h, void *arg) { h->main_domain->stats.pool_live_blocks++; }
+
+static void live_count_differs(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  f.hook.fn = bump_live;
+  f.hook.armed = 1;
+  collect_expect(&f, GC_VK_MODEL_LIVE_COUNT);
+  f.d->stats.pool_live_blocks--;
+  fixture_free(&f);
+}
+
+/* A root slot changed behind the model's back (to another live block, so nothing dies). */
+static void root_slot_changed(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  static gc_value slot;
+  gc_root_register(f.h, &slot);
+  CHECK(gc_model_root_bind(f.m, 0, &slot));
+  CHECK(gc_model_store_ptr(f.m, f.l, 8, f.a)); /* A stays reachable through L */
+  slot = gc_model_value(f.m, f.l);
+  collect_expect(&f, GC_VK_MODEL_ROOT);
+  slot = gc_model_value(f.m, f.a);
+  CHECK(gc_model_root_bind(f.m, 0, NULL));
+  gc_root_unregister(f.h, &slot);
+  fixture_free(&f);
+}
+
+/* ---- Go-style finalizers ------------------------------------------------------------------- */
+
+/* F (finalizer set) -> X. Dropped, F is queued and survives one cycle with X; its finalizer runs
+ * once; the next cycle frees both. */
+typedef struct fin_fixture {
+  fixture f;
+  gc_model_id fobj, x;
+  gc_value fval;
+} fin_fixture;
+
+static void fin_build(fin_fixture *ff) {
+  fixture_build(&ff->f, NULL);
+  gc_model *m = ff->f.m;
+  ff->fobj = gc_model_alloc(m, ff->f.d, 2, GC_TAG_SCAN);
+  ff->x = gc_model_alloc(m, ff->f.d, 1, GC_TAG_RAW);
+  CHECK(gc_model_store_ptr(m, ff->fobj, 0, ff->x));
+  CHECK(gc_model_root_set(m, 3, ff->fobj));
+  CHECK(gc_model_finalizer_set(m, ff->fobj));
+  ff->fval = gc_model_value(m, ff->fobj);
+  gc_collect(ff->f.d, GC_COLLECT_FULL);
+  CHECK(gc_model_root_clear(m, 3)); /* unreachable from now on */
+}
+
+static void finalizer_queued_then_freed(void) {
+  fin_fixture ff;
+  fin_build(&ff);
+  gc_model *m = ff.f.m;
+  CHECK(!gc_model_finalizer_set(m, 9999));
+  gc_collect(ff.f.d, GC_COLLECT_FULL); /* queued, survives, finalizer runs */
+  gc_stats s;
+  gc_get_stats(ff.f.h, &s);
+  CHECK_EQ_U(s.finalizers_run, 1);
+  CHECK(gc_model_is_live(m, ff.fobj) && gc_model_is_live(m, ff.x));
+  CHECK(!gc_model_finalizer_clear(m, ff.fobj)); /* ran: nothing to clear */
+  gc_collect(ff.f.d, GC_COLLECT_FULL); /* now freed */
+  CHECK(!gc_model_is_live(m, ff.fobj) || gc_model_value(m, ff.fobj) != ff.fval);
+  CHECK_EQ_U(gc_model_block_count(m), 5);
+  CHECK_NO_REPORT(gc_verify_reports_of(ff.f.v));
+  /* Set and cleared again: an ordinary object, freed by the first cycle. */
+  gc_model_id y = gc_model_alloc(m, ff.f.d, 1, GC_TAG_SCAN);
+  CHECK(gc_model_finalizer_set(m, y));
+  CHECK(gc_model_finalizer_clear(m, y));
+  gc_collect(ff.f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(gc_model_block_count(m), 5);
+  CHECK_NO_REPORT(gc_verify_reports_of(ff.f.v));
+  fixture_free(&ff.f);
+}
+
+/* The collector runs one queued finalizer a second time (its record duplicated in the queue). */
+static void go_finalizer_run_twice(void) {
+  fin_fixture ff;
+  fin_build(&ff);
+  gc_heap *h = ff.f.h;
+  gc_finalizer record = {0};
+  for (size_t i = 0; i < h->finalizers.count; i++) {
+    if (h->finalizers.items[i].block == ff.fval) record = h->finalizers.items[i];
+  }
+  CHECK(record.block == ff.fval);
+  gc_collect(ff.f.d, GC_COLLECT_FULL); /* queued and run once */
+  CHECK_NO_REPORT(gc_verify_reports_of(ff.f.v));
+  h->finq.items[0] = record; /* the queue ran empty: put the record back */
+  h->finq.count = 1;
+  h->finq_head = 0;
+  gc_run_finalizers(ff.f.d);
+  collect_expect(&ff.f, GC_VK_MODEL_FINALIZER_COUNT);
+  const gc_verify_reports *r = gc_verify_reports_of(ff.f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].what, "already run") != NULL);
+  fixture_free(&ff.f);
+}
+
+/* The collector loses its queue: the finalizer never runs. */
+static void drop_queue(gc_heap *h, void *arg) { h->finq.count = h->finq_head = 0; }
+
+static void go_finalizer_never_run(void) {
+  fin_fixture ff;
+  fin_build(&ff);
+  ff.f.hook.point = GC_HOOK_CYCLED;
+  ff.f.hook.fn = drop_queue;
+  ff.f.hook.armed = 1;
+  gc_collect(ff.f.d, GC_COLLECT_FULL); /* queued, then lost */
+  CHECK_NO_REPORT(gc_verify_reports_of(ff.f.v));
+  collect_expect(&ff.f, GC_VK_MODEL_FINALIZER_COUNT); /* reported at the next mark */
+  const gc_verify_reports *r = gc_verify_reports_of(ff.f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].what, "has not run") != NULL);
+  fixture_free(&ff.f);
+}
+
+/* The collector loses the record of a set finalizer: the block is freed at once instead of
+ * surviving its first unreachable cycle. */
+static void drop_records(gc_heap *h, void *arg) { h->finalizers.count = 0; }
+
+static void finalizer_record_lost(void) {
+  fin_fixture ff;
+  fin_build(&ff);
+  gc_heap *h = ff.f.h;
+  drop_records(h, NULL);
+  collect_expect(&ff.f, GC_VK_MODEL_DEAD);
+  const gc_verify_reports *r = gc_verify_reports_of(ff.f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].origin, "finalizer queued") != NULL);
+  fixture_free(&ff.f);
+}
+
+int main(void) {
+  RUN(clean_heap_passes);
+  RUN(misuse_changes_nothing);
+  RUN(field_changed_behind_the_model);
+  RUN(raw_word_changed);
+  RUN(hidden_root_keeps_block_alive);
+  RUN(finalizer_run_twice);
+  RUN(finalizer_on_live_block);
+  RUN(reachable_block_freed);
+  RUN(live_count_differs);
+  RUN(root_slot_changed);
+  RUN(finalizer_queued_then_freed);
+  RUN(go_finalizer_run_twice);
+  RUN(go_finalizer_never_run);
+  RUN(finalizer_record_lost);
+  CHECK_MAIN_END();
+}

@@ -1,0 +1,68 @@
+/* What the passes share inside invariants/: the run context, reusable scratch memory, and the
+ * functions that fill a report. Not for embedders (they use verify.h, report.h, model.h). */
+#ifndef INVARIANTS_PASS_H
+#define INVARIANTS_PASS_H
+
+#include <stddef.h>
+
+#include "gc/heap.h"
+#include "invariants/addrmap.h"
+#include "invariants/heapindex.h"
+#include "invariants/report.h"
+
+/* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
+ * not map and fault in a fresh table each time. Zero-initialised is valid. */
+typedef struct gc_verify_scratch {
+  gc_addrmap seen;    /* walk: block val -> referrer (walk.c); swept: pools and large blocks met */
+  gc_value *stack;    /* explicit walk stack */
+  size_t stack_capacity;
+  gc_heapindex index; /* rebuilt by each pass that needs it */
+} gc_verify_scratch;
+
+void gc_verify_scratch_free(gc_verify_scratch *s);
+
+/* One run of one pass. */
+typedef struct gc_verify_run {
+  gc_heap *heap;
+  const char *point;          /* "mark-done", "cycled", "swept", "direct" */
+  gc_verify_reports *out;     /* NULL: only count */
+  gc_verify_scratch *scratch; /* NULL: the pass uses its own and frees it */
+} gc_verify_run;
+
+size_t gc_verify_reach_run(const gc_verify_run *run);
+size_t gc_verify_checkmark_run(const gc_verify_run *run);
+size_t gc_verify_swept_run(const gc_verify_run *run);
+
+/* ---- Building reports ---------------------------------------------------------------------- */
+
+/* A new, zeroed report of this kind in run->out, or NULL when there is no list or it is at its
+ * limit (then the violation is only counted in `dropped`). */
+gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind kind);
+void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The block `v`: its address, and its header and location when the index says reading is safe. */
+void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v);
+/* A header already read by the caller (e.g. a free-list slot), with its colour name. */
+void gc_verify_report_header(gc_verify_report *r, gc_heap *heap, gc_header hd);
+/* Copy the path (origin text and steps). Returns 0 when out of memory (the path is dropped). */
+int gc_verify_report_path(gc_verify_report *r, const char *origin, const gc_verify_step *steps,
+                          size_t count);
+/* Snapshot the two-hop neighbourhood of r->block (children, grandchildren, and the last two
+ * path steps) for the Graphviz writer. */
+void gc_verify_report_neighbourhood(gc_verify_report *r, gc_heapindex *ix);
+
+/* "mark-done", "cycled", "swept": the name reports give a hook point. */
+const char *gc_verify_point_name(gc_hook_point point);
+
+/* "UNMARKED", ... for a header's colour; "none" for a zero header. */
+const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd);
+
+/* Describe the root visited `ordinal`-th (from 1) by gc_roots_visit and then
+ * gc_conservative_visit: which root set holds it, e.g. "global root #2 (slot 0x...)", "domain 0
+ * local root frame 0 (0 = innermost), slot 3", "pinned block 0x... field 1", "finalizer queue
+ * entry 0", "conservative range word at 0x...". Reruns the enumeration: for reports only. */
+void gc_verify_describe_root(gc_heap *heap, size_t ordinal, char *buf, size_t buf_len);
+
+#endif /* INVARIANTS_PASS_H */

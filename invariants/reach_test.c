@@ -1,0 +1,259 @@
+/* The reach pass: a clean heap passes; each deliberate corruption of a reachable block is reported
+ * as exactly its kind, with the path from the root. */
+#include <string.h>
+
+#include "invariants/breaking.h"
+
+/* The fixture graph, rooted in global root `root`:
+ *   a (3 fields) -> [0] b, [1] 42, [2] big
+ *   b (2 fields) -> [0] c, [1] raw
+ *   c (1 field)  -> 7
+ *   big (200 fields, a large block) -> [5] c
+ *   raw (2 words, raw) */
+typedef struct fixture {
+  gc_heap *h;
+  gc_domain *d;
+  gc_value root;
+  gc_value a, b, c, big, raw;
+} fixture;
+
+static void fixture_build(fixture *f, const char *params) {
+  memset(f, 0, sizeof *f);
+  f->h = breaking_heap(params);
+  f->d = gc_main_domain(f->h);
+  gc_root_register(f->h, &f->root);
+  f->a = f->root = gc_alloc(f->d, 3, GC_TAG_SCAN);
+  f->b = gc_alloc(f->d, 2, GC_TAG_SCAN);
+  GC_FIELD(f->a, 0) = f->b;
+  GC_FIELD(f->a, 1) = gc_val_int(42);
+  f->c = gc_alloc(f->d, 1, GC_TAG_SCAN);
+  GC_FIELD(f->b, 0) = f->c;
+  GC_FIELD(f->c, 0) = gc_val_int(7);
+  f->raw = gc_alloc(f->d, 2, GC_TAG_RAW);
+  GC_FIELD(f->b, 1) = f->raw;
+  f->big = gc_alloc(f->d, 200, GC_TAG_SCAN);
+  GC_FIELD(f->a, 2) = f->big;
+  GC_FIELD(f->big, 5) = f->c;
+  /* Garbage around the live blocks, so slots are reused and free lists are not trivial. */
+  for (int i = 0; i < 500; i++) gc_alloc(f->d, 1 + i % 5, GC_TAG_SCAN);
+  gc_collect(f->d, GC_COLLECT_FULL);
+}
+
+static void fixture_free(fixture *f) {
+  gc_root_unregister(f->h, &f->root);
+  gc_heap_destroy(f->h);
+}
+
+/* Run reach, check it reported only `kind`, on `block`, and return the first report's path
+ * length (or -1). */
+static long reach_expect(fixture *f, gc_verify_reports *out, gc_verify_kind kind, gc_value block) {
+  gc_verify_reports_init(out);
+  size_t n = gc_verify_reach(f->h, out);
+  CHECK_ONLY_KIND(out, kind);
+  CHECK_EQ_U(n, out->count);
+  if (out->count == 0) return -1;
+  CHECK(out->items[0].block == block);
+  CHECK(strcmp(out->items[0].point, "direct") == 0);
+  return (long)out->items[0].path_len;
+}
+
+static void ignore_finalizer(gc_heap *heap, gc_value block, void *user) {}
+
+static void clean_heap_passes(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  /* Every root kind: a frame, a pinned block, and the global root. */
+  gc_value local[2] = {0, 0};
+  gc_frame frame;
+  gc_frame_push(f.d, &frame, local, 2);
+  local[0] = gc_alloc(f.d, 4, GC_TAG_SCAN);
+  gc_value pinned = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  GC_FIELD(pinned, 0) = gc_alloc(f.d, 1, GC_TAG_RAW);
+  gc_pin(f.h, pinned);
+  GC_FIELD(local[0], 3) = pinned;
+  /* A conservative word pointing into the middle of a block: a root, not an interior pointer. */
+  static uintptr_t words[3];
+  gc_value only_conservative = gc_alloc(f.d, 5, GC_TAG_SCAN);
+  GC_FIELD(only_conservative, 4) = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  words[1] = (uintptr_t)only_conservative + 3 * sizeof(gc_value);
+  words[2] = 12345; /* not a pointer: ignored */
+  gc_conservative_add(f.h, words, sizeof words);
+  /* A block with a finalizer, unreachable: queued at the next mark, its referents kept. */
+  gc_value finalizable = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  GC_FIELD(finalizable, 0) = gc_alloc(f.d, 1, GC_TAG_RAW);
+  gc_finalizer_set(f.h, finalizable, ignore_finalizer, NULL);
+  gc_collect(f.d, GC_COLLECT_MAJOR); /* lazily sweeping now: reach must still pass */
+  gc_verify_reports out;
+  gc_verify_reports_init(&out);
+  CHECK_EQ_U(gc_verify_reach(f.h, &out), 0);
+  CHECK_NO_REPORT(&out);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(gc_verify_reach(f.h, &out), 0);
+  CHECK_NO_REPORT(&out);
+  gc_frame_pop(f.d, &frame);
+  gc_conservative_remove(f.h, words);
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* INV-HD-1: b's slot looks free although a reaches it. */
+static void zero_header(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_header saved = ((gc_header *)f.b)[-1];
+  ((gc_header *)f.b)[-1] = 0;
+  gc_verify_reports out;
+  CHECK_EQ_U(reach_expect(&f, &out, GC_VK_REACH_ZERO_HEADER, f.b), 1);
+  if (out.count > 0) {
+    const gc_verify_report *r = &out.items[0];
+    CHECK(strstr(r->origin, "global root #0") != NULL);
+    CHECK(r->path[0].block == f.a && r->path[0].field == 0);
+    CHECK(r->has_header && r->header == 0);
+    CHECK(strstr(r->where, "slot") != NULL);
+    gc_verify_reports_print(&out, stderr); /* the README quotes this one */
+  }
+  ((gc_header *)f.b)[-1] = saved;
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* A field pointing one word into b: not a slot start (INV-POOL-1). */
+static void interior_pointer_into_slot(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(f.a, 1) = f.b + sizeof(gc_value);
+  gc_verify_reports out;
+  CHECK_EQ_U(reach_expect(&f, &out, GC_VK_REACH_INTERIOR_POINTER, f.b + sizeof(gc_value)), 1);
+  if (out.count > 0) {
+    CHECK(out.items[0].path[0].field == 1);
+    CHECK(strstr(out.items[0].where, "word 1 of slot") != NULL);
+  }
+  GC_FIELD(f.a, 1) = gc_val_int(42);
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+static void interior_pointer_into_large(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(f.c, 0) = f.big + 16 * sizeof(gc_value);
+  gc_verify_reports out;
+  reach_expect(&f, &out, GC_VK_REACH_INTERIOR_POINTER, f.big + 16 * sizeof(gc_value));
+  if (out.count > 0) CHECK(strstr(out.items[0].where, "inside large block") != NULL);
+  GC_FIELD(f.c, 0) = gc_val_int(7);
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+static gc_value not_in_heap[4];
+
+static void foreign_pointer(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(f.big, 100) = (gc_value)&not_in_heap[2];
+  gc_verify_reports out;
+  CHECK_EQ_U(reach_expect(&f, &out, GC_VK_REACH_FOREIGN_POINTER, (gc_value)&not_in_heap[2]), 2);
+  if (out.count > 0) CHECK(out.items[0].path[1].block == f.big && out.items[0].path[1].field == 100);
+  GC_FIELD(f.big, 100) = 0;
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* INV-COL-1: a reachable block coloured GARBAGE (the next sweep would free it). */
+static void reachable_garbage(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  set_colour(f.c, f.h->colours.garbage);
+  gc_verify_reports out;
+  reach_expect(&f, &out, GC_VK_REACH_BAD_COLOUR, f.c);
+  CHECK_EQ_U(out.count, 1); /* c is reached twice (b and big) but reported once */
+  if (out.count > 0) CHECK(strstr(out.items[0].what, "GARBAGE") != NULL);
+  set_colour(f.c, f.h->colours.unmarked);
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* No block may be MARKED between cycles. */
+static void reachable_marked(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  set_colour(f.big, f.h->colours.marked);
+  gc_verify_reports out;
+  reach_expect(&f, &out, GC_VK_REACH_BAD_COLOUR, f.big);
+  set_colour(f.big, f.h->colours.unmarked);
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* A header whose size does not fit the slot it sits in. */
+static void oversized_header(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_header *hp = (gc_header *)f.b - 1;
+  gc_header saved = *hp;
+  *hp = gc_hd_make(50, gc_hd_colour(saved), GC_TAG_SCAN);
+  gc_verify_reports out;
+  reach_expect(&f, &out, GC_VK_REACH_BAD_HEADER, f.b);
+  *hp = saved;
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* A path through a long list: the report names every step (the printer shortens it). */
+static void long_path(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_value cell = f.c;
+  for (int i = 0; i < 1000; i++) {
+    gc_value next = gc_alloc(f.d, 1, GC_TAG_SCAN);
+    GC_FIELD(cell, 0) = next;
+    cell = next;
+  }
+  ((gc_header *)cell)[-1] = 0;
+  gc_verify_reports out;
+  long len = reach_expect(&f, &out, GC_VK_REACH_ZERO_HEADER, cell);
+  CHECK(len == 1002 || len == 1001); /* a -> b -> c -> ... or a -> big -> c -> ... */
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* Through the hook: the corruption happens at GC_HOOK_CYCLED, before reach runs. */
+static void garbage_c(gc_heap *h, void *arg) { set_colour(*(gc_value *)arg, h->colours.garbage); }
+
+static void through_the_hook(void) {
+  fixture f;
+  fixture_build(&f, "verify=reach");
+  breaking_hook b;
+  breaking_hook_set(f.h, &b, GC_HOOK_CYCLED, garbage_c, &f.c);
+  gc_verifier *v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_NO_REPORT(gc_verify_reports_of(v)); /* not armed yet */
+  b.armed = 1;
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(b.fired, 1);
+  CHECK_ONLY_KIND(gc_verify_reports_of(v), GC_VK_REACH_BAD_COLOUR);
+  const gc_verify_reports *r = gc_verify_reports_of(v);
+  if (r->count > 0) CHECK(strcmp(r->items[0].point, "cycled") == 0);
+  CHECK_EQ_U(gc_verify_runs(v, GC_VERIFY_REACH), 2);
+  /* Undo before the sweep frees c, then the next cycle is clean again. */
+  set_colour(f.c, f.h->colours.unmarked);
+  gc_verify_clear(v);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(v));
+  gc_verify_uninstall(v);
+  fixture_free(&f);
+}
+
+int main(void) {
+  RUN(clean_heap_passes);
+  RUN(zero_header);
+  RUN(interior_pointer_into_slot);
+  RUN(interior_pointer_into_large);
+  RUN(foreign_pointer);
+  RUN(reachable_garbage);
+  RUN(reachable_marked);
+  RUN(oversized_header);
+  RUN(long_path);
+  RUN(through_the_hook);
+  CHECK_MAIN_END();
+}

@@ -1,0 +1,383 @@
+/* Reports: kind names, the report list, printing, the neighbourhood snapshot and Graphviz. */
+#include "invariants/report.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "invariants/pass.h"
+
+/* ---- Kinds --------------------------------------------------------------------------------- */
+
+static const char *const kind_names[GC_VK_COUNT] = {
+    [GC_VK_REACH_FOREIGN_POINTER] = "reach.foreign-pointer",
+    [GC_VK_REACH_INTERIOR_POINTER] = "reach.interior-pointer",
+    [GC_VK_REACH_ZERO_HEADER] = "reach.zero-header",
+    [GC_VK_REACH_BAD_HEADER] = "reach.bad-header",
+    [GC_VK_REACH_BAD_COLOUR] = "reach.bad-colour",
+    [GC_VK_SWEPT_STAT_MISMATCH] = "swept.stat-mismatch",
+    [GC_VK_SWEPT_UNSWEPT_LEFT] = "swept.unswept-left",
+    [GC_VK_SWEPT_BAD_POOL] = "swept.bad-pool",
+    [GC_VK_SWEPT_POOL_COUNT] = "swept.pool-count",
+    [GC_VK_SWEPT_POOL_SET] = "swept.pool-set",
+    [GC_VK_SWEPT_TILING] = "swept.tiling",
+    [GC_VK_SWEPT_BAD_HEADER] = "swept.bad-header",
+    [GC_VK_SWEPT_GARBAGE_LEFT] = "swept.garbage-left",
+    [GC_VK_SWEPT_BAD_COLOUR] = "swept.bad-colour",
+    [GC_VK_SWEPT_FREELIST_FOREIGN] = "swept.freelist-foreign",
+    [GC_VK_SWEPT_FREELIST_MISALIGNED] = "swept.freelist-misaligned",
+    [GC_VK_SWEPT_FREELIST_LIVE] = "swept.freelist-live",
+    [GC_VK_SWEPT_FREELIST_CYCLE] = "swept.freelist-cycle",
+    [GC_VK_SWEPT_FREELIST_ORDER] = "swept.freelist-order",
+    [GC_VK_SWEPT_FREELIST_COUNT] = "swept.freelist-count",
+    [GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT] = "swept.full-pool-has-free-slot",
+    [GC_VK_SWEPT_AVAIL_POOL_FULL] = "swept.avail-pool-full",
+    [GC_VK_CHECKMARK_UNMARKED] = "checkmark.unmarked",
+    [GC_VK_CHECKMARK_BAD_POINTER] = "checkmark.bad-pointer",
+    [GC_VK_MODEL_DEAD] = "model.dead",
+    [GC_VK_MODEL_CONTENTS] = "model.contents",
+    [GC_VK_MODEL_NOT_FREED] = "model.not-freed",
+    [GC_VK_MODEL_FINALIZER_COUNT] = "model.finalizer-count",
+    [GC_VK_MODEL_LIVE_COUNT] = "model.live-count",
+    [GC_VK_MODEL_ROOT] = "model.root",
+};
+
+const char *gc_verify_kind_name(gc_verify_kind kind) {
+  return (unsigned)kind < GC_VK_COUNT && kind_names[kind] != NULL ? kind_names[kind] : "unknown";
+}
+
+const char *gc_verify_kind_pass(gc_verify_kind kind) {
+  if (kind <= GC_VK_REACH_BAD_COLOUR) return "reach";
+  if (kind <= GC_VK_SWEPT_AVAIL_POOL_FULL) return "swept";
+  if (kind <= GC_VK_CHECKMARK_BAD_POINTER) return "checkmark";
+  if (kind < GC_VK_COUNT) return "model";
+  return "unknown";
+}
+
+gc_verify_kind gc_verify_kind_of_name(const char *name) {
+  for (int k = 0; k < GC_VK_COUNT; k++) {
+    if (kind_names[k] != NULL && strcmp(kind_names[k], name) == 0) return (gc_verify_kind)k;
+  }
+  return GC_VK_COUNT;
+}
+
+const char *gc_verify_point_name(gc_hook_point point) {
+  switch (point) {
+    case GC_HOOK_MARK_DONE: return "mark-done";
+    case GC_HOOK_CYCLED: return "cycled";
+    case GC_HOOK_SWEPT: return "swept";
+  }
+  return "?";
+}
+
+/* ---- The list ------------------------------------------------------------------------------ */
+
+void gc_verify_reports_init(gc_verify_reports *r) { memset(r, 0, sizeof *r); }
+
+static void report_free(gc_verify_report *r) {
+  free(r->path);
+  free(r->nodes);
+  free(r->edges);
+}
+
+void gc_verify_reports_clear(gc_verify_reports *r) {
+  for (size_t i = 0; i < r->count; i++) report_free(&r->items[i]);
+  r->count = 0;
+  r->dropped = 0;
+}
+
+void gc_verify_reports_free(gc_verify_reports *r) {
+  gc_verify_reports_clear(r);
+  free(r->items);
+  size_t limit = r->limit;
+  memset(r, 0, sizeof *r);
+  r->limit = limit;
+}
+
+size_t gc_verify_reports_count_kind(const gc_verify_reports *r, gc_verify_kind kind) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->count; i++) n += r->items[i].kind == kind;
+  return n;
+}
+
+gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind kind) {
+  gc_verify_reports *out = run->out;
+  if (out == NULL) return NULL;
+  size_t limit = out->limit ? out->limit : GC_VERIFY_REPORT_LIMIT;
+  if (out->count >= limit) {
+    out->dropped++;
+    return NULL;
+  }
+  if (out->count == out->capacity) {
+    size_t capacity = out->capacity ? out->capacity * 2 : 8;
+    gc_verify_report *items = realloc(out->items, capacity * sizeof *items);
+    if (items == NULL) {
+      out->dropped++;
+      return NULL;
+    }
+    out->items = items;
+    out->capacity = capacity;
+  }
+  gc_verify_report *r = &out->items[out->count++];
+  memset(r, 0, sizeof *r);
+  r->kind = kind;
+  r->cycle = run->heap->cycles;
+  r->point = run->point;
+  return r;
+}
+
+/* ---- Filling a report ---------------------------------------------------------------------- */
+
+void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->what, sizeof r->what, fmt, ap);
+  va_end(ap);
+}
+
+void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->where, sizeof r->where, fmt, ap);
+  va_end(ap);
+}
+
+const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd) {
+  return hd == 0 ? "none" : gc_colour_name(heap, gc_hd_colour(hd));
+}
+
+void gc_verify_report_header(gc_verify_report *r, gc_heap *heap, gc_header hd) {
+  char buf[96];
+  r->has_header = 1;
+  r->header = hd;
+  if (hd == 0) {
+    snprintf(r->header_text, sizeof r->header_text, "0x0 (zero: a free slot)");
+  } else {
+    snprintf(r->header_text, sizeof r->header_text, "%s %s",
+             gc_hd_describe(hd, buf, sizeof buf), gc_verify_colour_of(heap, hd));
+  }
+}
+
+void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v) {
+  r->block = v;
+  gc_heapindex_describe(ix, v, r->where, sizeof r->where);
+  gc_header hd;
+  if (gc_heapindex_read_header(ix, v, &hd)) {
+    gc_verify_report_header(r, ix->heap, hd);
+  } else {
+    snprintf(r->header_text, sizeof r->header_text, "not read (not a block start)");
+  }
+}
+
+int gc_verify_report_path(gc_verify_report *r, const char *origin, const gc_verify_step *steps,
+                          size_t count) {
+  snprintf(r->origin, sizeof r->origin, "%s", origin);
+  free(r->path);
+  r->path = NULL;
+  r->path_len = 0;
+  if (count == 0) return 1;
+  r->path = malloc(count * sizeof *steps);
+  if (r->path == NULL) return 0;
+  memcpy(r->path, steps, count * sizeof *steps);
+  r->path_len = count;
+  return 1;
+}
+
+/* ---- The neighbourhood snapshot ------------------------------------------------------------ */
+
+enum { MAX_NODES = 64, MAX_EDGES = 128, MAX_FIELDS_PER_NODE = 16 };
+
+typedef struct snapshot {
+  gc_verify_report *r;
+  gc_heapindex *ix;
+} snapshot;
+
+static size_t node_of(snapshot *s, gc_value v, int role) {
+  gc_verify_report *r = s->r;
+  for (size_t i = 0; i < r->node_count; i++) {
+    if (r->nodes[i].val == v) {
+      if (role > r->nodes[i].role && r->nodes[i].role != 1) r->nodes[i].role = role;
+      return i;
+    }
+  }
+  if (r->node_count == MAX_NODES) return SIZE_MAX;
+  gc_verify_node *n = &r->nodes[r->node_count];
+  memset(n, 0, sizeof *n);
+  n->val = v;
+  n->role = role;
+  gc_header hd;
+  if (gc_heapindex_read_header(s->ix, v, &hd)) {
+    n->has_header = 1;
+    n->header = hd;
+    n->colour = gc_verify_colour_of(s->ix->heap, hd);
+  }
+  return r->node_count++;
+}
+
+static void add_edge(snapshot *s, size_t from, size_t to, size_t field) {
+  gc_verify_report *r = s->r;
+  if (from == SIZE_MAX || to == SIZE_MAX || r->edge_count == MAX_EDGES) return;
+  for (size_t i = 0; i < r->edge_count; i++) {
+    if (r->edges[i].from == from && r->edges[i].to == to && r->edges[i].field == field) return;
+  }
+  r->edges[r->edge_count++] = (gc_verify_edge){from, to, field};
+}
+
+/* The out-edges of node i, if it is a readable scanned block (first MAX_FIELDS_PER_NODE). */
+static void expand(snapshot *s, size_t i) {
+  gc_verify_node n = s->r->nodes[i];
+  if (!n.has_header || n.header == 0 || !gc_tag_is_scanned(gc_hd_tag(n.header))) return;
+  size_t wsize = gc_hd_wsize(n.header);
+  if (wsize > MAX_FIELDS_PER_NODE) wsize = MAX_FIELDS_PER_NODE;
+  for (size_t f = 0; f < wsize; f++) {
+    gc_value child = gc_fields(n.val)[f];
+    if (!gc_is_block(child)) continue;
+    add_edge(s, i, node_of(s, child, 0), f);
+  }
+}
+
+void gc_verify_report_neighbourhood(gc_verify_report *r, gc_heapindex *ix) {
+  if (r->block == 0) return;
+  r->nodes = calloc(MAX_NODES, sizeof *r->nodes);
+  r->edges = calloc(MAX_EDGES, sizeof *r->edges);
+  if (r->nodes == NULL || r->edges == NULL) {
+    free(r->nodes);
+    free(r->edges);
+    r->nodes = NULL;
+    r->edges = NULL;
+    return;
+  }
+  snapshot s = {r, ix};
+  node_of(&s, r->block, 1);
+  /* In-edges: the last two steps of the path. */
+  size_t below = 0; /* node the next-older step points at */
+  for (size_t k = 0; k < 2 && k < r->path_len; k++) {
+    const gc_verify_step *st = &r->path[r->path_len - 1 - k];
+    size_t from = node_of(&s, st->block, 2);
+    add_edge(&s, from, below, st->field);
+    below = from;
+  }
+  /* Out-edges: children, then grandchildren. */
+  size_t first_hop_end;
+  expand(&s, 0);
+  first_hop_end = r->node_count;
+  for (size_t i = 1; i < first_hop_end; i++) {
+    if (r->nodes[i].role == 0) expand(&s, i);
+  }
+}
+
+/* ---- Printing ------------------------------------------------------------------------------ */
+
+static const char *tag_kind(unsigned tag) {
+  return gc_tag_is_scanned(tag) ? "scan" : tag == GC_TAG_RAW ? "raw"
+                                 : tag == GC_TAG_CUSTOM     ? "custom"
+                                                            : "invalid";
+}
+
+static void print_step(FILE *out, const gc_verify_step *st) {
+  fprintf(out, "          -> %#llx [wsize=%zu %s(%u) %s] field %zu\n",
+          (unsigned long long)st->block, gc_hd_wsize(st->header), tag_kind(gc_hd_tag(st->header)),
+          gc_hd_tag(st->header), st->colour ? st->colour : "?", st->field);
+}
+
+void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
+  fprintf(out, "gcfuzz verify: %s (pass %s, cycle %llu, %s)\n", gc_verify_kind_name(r->kind),
+          gc_verify_kind_pass(r->kind), (unsigned long long)r->cycle, r->point ? r->point : "?");
+  fprintf(out, "  what:   %s\n", r->what);
+  if (r->block != 0) {
+    fprintf(out, "  block:  %#llx  header %s\n", (unsigned long long)r->block, r->header_text);
+  } else if (r->has_header) {
+    fprintf(out, "  header: %s\n", r->header_text);
+  }
+  if (r->where[0]) fprintf(out, "  where:  %s\n", r->where);
+  if (r->origin[0]) {
+    fprintf(out, "  path:   %s\n", r->origin);
+    /* A path through a long list is long; its two ends say where it came from and went. */
+    const size_t ends = 8;
+    for (size_t i = 0; i < r->path_len; i++) {
+      if (r->path_len > 2 * ends && i == ends) {
+        fprintf(out, "          ... %zu more steps ...\n", r->path_len - 2 * ends);
+        i = r->path_len - ends - 1;
+        continue;
+      }
+      print_step(out, &r->path[i]);
+    }
+    if (r->block != 0) fprintf(out, "          -> %#llx (this block)\n", (unsigned long long)r->block);
+    if (r->path_len > 0) {
+      const gc_verify_step *ref = &r->path[r->path_len - 1];
+      fprintf(out, "  referrer: %#llx field %zu\n", (unsigned long long)ref->block, ref->field);
+    } else if (r->block != 0) {
+      fprintf(out, "  referrer: the root itself\n");
+    }
+  }
+  fputc('\n', out);
+}
+
+void gc_verify_reports_print(const gc_verify_reports *r, FILE *out) {
+  for (size_t i = 0; i < r->count; i++) gc_verify_report_print(&r->items[i], out);
+  fprintf(out, "gcfuzz verify: %zu violation(s)", r->count + r->dropped);
+  if (r->dropped) fprintf(out, " (%zu not kept)", r->dropped);
+  fputc('\n', out);
+}
+
+/* ---- Graphviz ------------------------------------------------------------------------------ */
+
+static void dot_escape(FILE *out, const char *s) {
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', out);
+    fputc(*s, out);
+  }
+}
+
+void gc_verify_report_print_dot(const gc_verify_report *r, FILE *out) {
+  fprintf(out, "digraph gcfuzz_report {\n  labelloc=t;\n  label=\"");
+  dot_escape(out, gc_verify_kind_name(r->kind));
+  fprintf(out, " (cycle %llu): ", (unsigned long long)r->cycle);
+  dot_escape(out, r->what);
+  fprintf(out, "\";\n  node [shape=box, fontname=\"monospace\", style=filled];\n");
+  static const char *const fill[] = {"#e8e8e8", "#f4a0a0", "#a8c8f0"};
+  for (size_t i = 0; i < r->node_count; i++) {
+    const gc_verify_node *n = &r->nodes[i];
+    fprintf(out, "  n%zu [fillcolor=\"%s\", label=\"%#llx\\n", i, fill[n->role],
+            (unsigned long long)n->val);
+    if (!n->has_header) {
+      fprintf(out, "not a block start");
+    } else if (n->header == 0) {
+      fprintf(out, "header 0 (free slot)");
+    } else {
+      unsigned tag = gc_hd_tag(n->header);
+      fprintf(out, "wsize=%zu %s(%u)\\n%s", gc_hd_wsize(n->header), tag_kind(tag), tag,
+              n->colour ? n->colour : "?");
+    }
+    fprintf(out, "\"];\n");
+  }
+  for (size_t i = 0; i < r->edge_count; i++) {
+    fprintf(out, "  n%zu -> n%zu [label=\"%zu\"];\n", r->edges[i].from, r->edges[i].to,
+            r->edges[i].field);
+  }
+  if (r->origin[0] && r->node_count > 0) {
+    /* The root, joined to the oldest path node shown (nodes[1..2] hold the path tail). */
+    size_t shown = r->path_len < 2 ? r->path_len : 2;
+    size_t target = 0;
+    for (size_t i = 0; i < r->node_count; i++) {
+      if (shown > 0 && r->nodes[i].val == r->path[r->path_len - shown].block) target = i;
+    }
+    fprintf(out, "  root [shape=ellipse, fillcolor=\"#ffffff\", label=\"");
+    dot_escape(out, r->origin);
+    fprintf(out, "\"];\n");
+    if (r->path_len > shown) {
+      fprintf(out, "  root -> n%zu [style=dashed, label=\"%zu more steps\"];\n", target,
+              r->path_len - shown);
+    } else {
+      fprintf(out, "  root -> n%zu;\n", target);
+    }
+  }
+  fprintf(out, "}\n");
+}
+
+int gc_verify_report_write_dot(const gc_verify_report *r, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return 0;
+  gc_verify_report_print_dot(r, f);
+  return fclose(f) == 0;
+}

@@ -1,0 +1,117 @@
+/* The verifier: the hook that runs the passes at their points, in abort or collect mode. */
+#include "invariants/verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc/heap.h"
+#include "invariants/pass.h"
+
+struct gc_verifier {
+  gc_heap *heap;
+  gc_verify_mode mode;
+  gc_hook_fn prev_hook; /* the hook found at install time: chained, run first */
+  void *prev_user;
+  gc_model *model;
+  char *dot_path;
+  gc_verify_reports reports;
+  gc_verify_scratch scratch; /* the walk's map and stack, kept across cycles */
+  uint64_t runs[4];          /* by pass bit index */
+};
+
+static int bit_index(unsigned pass) { return pass ? __builtin_ctz(pass) : 0; }
+
+/* In ABORT mode the reports of one point are printed and the process ends. */
+static void abort_with_reports(gc_verifier *v) {
+  fflush(stdout);
+  gc_verify_reports_print(&v->reports, stderr);
+  if (v->dot_path != NULL && v->reports.count > 0) {
+    if (gc_verify_report_write_dot(&v->reports.items[0], v->dot_path)) {
+      fprintf(stderr, "gcfuzz verify: neighbourhood of the first report written to %s\n",
+              v->dot_path);
+    } else {
+      fprintf(stderr, "gcfuzz verify: cannot write %s\n", v->dot_path);
+    }
+  }
+  fflush(stderr);
+  abort();
+}
+
+size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
+  gc_verify_run run = {v->heap, gc_verify_point_name(point), &v->reports, &v->scratch};
+  size_t found = 0;
+  switch (point) {
+    case GC_HOOK_MARK_DONE:
+      if (mask & GC_VERIFY_CHECKMARK) {
+        v->runs[bit_index(GC_VERIFY_CHECKMARK)]++;
+        found += gc_verify_checkmark_run(&run);
+      }
+      break;
+    case GC_HOOK_CYCLED:
+      if (mask & GC_VERIFY_REACH) {
+        v->runs[bit_index(GC_VERIFY_REACH)]++;
+        found += gc_verify_reach_run(&run);
+      }
+      break;
+    case GC_HOOK_SWEPT:
+      if (mask & GC_VERIFY_SWEPT) {
+        v->runs[bit_index(GC_VERIFY_SWEPT)]++;
+        found += gc_verify_swept_run(&run);
+      }
+      break;
+  }
+  if ((mask & GC_VERIFY_MODEL) && v->model != NULL) {
+    v->runs[bit_index(GC_VERIFY_MODEL)]++;
+    found += gc_model_check(v->model, point, &v->reports);
+  }
+  if (found > 0 && v->mode == GC_VERIFY_ABORT) abort_with_reports(v);
+  return found;
+}
+
+static void verify_hook(gc_heap *heap, gc_hook_point point, void *user) {
+  gc_verifier *v = user;
+  if (v->prev_hook != NULL) v->prev_hook(heap, point, v->prev_user);
+  gc_verify_run_point(v, heap->cfg.verify, point);
+}
+
+gc_verifier *gc_verify_install(gc_heap *heap, gc_verify_mode mode) {
+  gc_verifier *v = calloc(1, sizeof *v);
+  if (v == NULL) return NULL;
+  v->heap = heap;
+  v->mode = mode;
+  v->prev_hook = heap->hook;
+  v->prev_user = heap->hook_user;
+  gc_verify_reports_init(&v->reports);
+  const char *dot = getenv("GCFUZZ_VERIFY_DOT");
+  if (dot != NULL && dot[0] != '\0') gc_verify_set_dot_path(v, dot);
+  gc_set_hook(heap, verify_hook, v);
+  return v;
+}
+
+void gc_verify_uninstall(gc_verifier *v) {
+  if (v == NULL) return;
+  if (v->heap->hook == verify_hook && v->heap->hook_user == v) {
+    gc_set_hook(v->heap, v->prev_hook, v->prev_user);
+  }
+  gc_verify_reports_free(&v->reports);
+  gc_verify_scratch_free(&v->scratch);
+  free(v->dot_path);
+  free(v);
+}
+
+void gc_verify_set_model(gc_verifier *v, gc_model *m) { v->model = m; }
+
+void gc_verify_set_dot_path(gc_verifier *v, const char *path) {
+  free(v->dot_path);
+  v->dot_path = path != NULL ? strdup(path) : NULL;
+}
+
+const gc_verify_reports *gc_verify_reports_of(const gc_verifier *v) { return &v->reports; }
+size_t gc_verify_violations(const gc_verifier *v) { return v->reports.count + v->reports.dropped; }
+void gc_verify_clear(gc_verifier *v) { gc_verify_reports_clear(&v->reports); }
+
+uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
+  return pass != 0 && (pass & (pass - 1)) == 0 && bit_index(pass) < 4 ? v->runs[bit_index(pass)]
+                                                                         : 0;
+}

@@ -1,0 +1,85 @@
+/* The verification passes and the hook that runs them.
+ *
+ * The collector calls one hook at three points of every cycle (gc.h: GC_HOOK_MARK_DONE,
+ * GC_HOOK_CYCLED, GC_HOOK_SWEPT). gc_verify_install puts the verifier there; at each point it runs
+ * the passes the heap's cfg.verify mask selects (GCFUZZ_PARAMS=verify=reach+swept+checkmark+model,
+ * the gc_config field, or gc_set_params at run time; read at every hook, so changes apply to the
+ * next point):
+ *
+ *   GC_HOOK_MARK_DONE  checkmark   (and the model's snapshot of what must die this cycle)
+ *   GC_HOOK_CYCLED     reach       (and the model's contents check)
+ *   GC_HOOK_SWEPT      swept       (and the model's freed / finalizer / live-count checks)
+ *
+ * Every pass runs in every build: nothing here depends on NDEBUG.
+ *
+ * Modes. GC_VERIFY_ABORT (fuzz targets, command-line tools): on a violation, print every report
+ * of that point to stderr (and, if a dot path is set, the first report's neighbourhood as
+ * Graphviz), then abort(). GC_VERIFY_COLLECT (tests): keep the reports for the caller.
+ *
+ * //gc does not know //invariants: the embedder installs the verifier. A hook already installed
+ * on the heap keeps running, before the passes at each point (tests use this to break a heap
+ * just before a pass looks at it); gc_verify_uninstall puts it back.
+ */
+#ifndef INVARIANTS_VERIFY_H
+#define INVARIANTS_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gc/gc.h"
+#include "invariants/model.h"
+#include "invariants/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- The passes, called directly ----------------------------------------------------------- */
+
+/* Each appends its reports to `out` (NULL: only count) and returns the number of violations.
+ * reach: any time no marking is in progress (normally right after the colours cycled).
+ * checkmark: right after marking, before the colours cycle (from a GC_HOOK_MARK_DONE hook).
+ * swept: when sweeping is complete (e.g. after gc_collect(d, GC_COLLECT_FULL)).
+ * The model's checks are gc_model_check (model.h). */
+size_t gc_verify_reach(gc_heap *heap, gc_verify_reports *out);
+size_t gc_verify_checkmark(gc_heap *heap, gc_verify_reports *out);
+size_t gc_verify_swept(gc_heap *heap, gc_verify_reports *out);
+
+/* ---- The hook ------------------------------------------------------------------------------ */
+
+typedef enum gc_verify_mode {
+  GC_VERIFY_ABORT,   /* print and abort() on the first point with a violation */
+  GC_VERIFY_COLLECT, /* keep reports; gc_verify_reports_of */
+} gc_verify_mode;
+
+typedef struct gc_verifier gc_verifier;
+
+/* Install the verifier as the heap's hook. NULL when out of memory. Reads GCFUZZ_VERIFY_DOT
+ * (a file path) as the initial dot path. */
+gc_verifier *gc_verify_install(gc_heap *heap, gc_verify_mode mode);
+/* Put back the hook found at install time and free the verifier (and its reports). Call before
+ * gc_heap_destroy. */
+void gc_verify_uninstall(gc_verifier *v);
+
+/* The model the GC_VERIFY_MODEL pass checks (NULL: none; the pass is then skipped). */
+void gc_verify_set_model(gc_verifier *v, gc_model *m);
+/* ABORT mode: also write the first report's neighbourhood to this Graphviz file (NULL: don't). */
+void gc_verify_set_dot_path(gc_verifier *v, const char *path);
+
+/* COLLECT mode: the reports kept so far, their number (violations counted past the list's limit
+ * included), and forgetting them. */
+const gc_verify_reports *gc_verify_reports_of(const gc_verifier *v);
+size_t gc_verify_violations(const gc_verifier *v);
+void gc_verify_clear(gc_verifier *v);
+
+/* How many times the pass (one GC_VERIFY_* bit) has run: tests check that passes really ran. */
+uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass);
+
+/* Run the passes of `mask` that belong to `point` now, as the hook would (same mode, same
+ * reports, the verifier's reusable scratch memory). For tools and benchmarks. */
+size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* INVARIANTS_VERIFY_H */

@@ -1,0 +1,372 @@
+/* The walk from the roots (see walk.h), and the description of roots for reports.
+ *
+ * The address map records, for each block seen, how it was first reached: the val of the block
+ * whose field pointed at it (even), or (root ordinal << 1) | 1 for a block held by the ordinal-th
+ * root, counting gc_roots_visit's slots and then gc_conservative_visit's words (odd, so the two
+ * never collide). That one word per block is
+ * the whole path: a report follows it back to the root and finds each field index by looking for
+ * the child in its referrer's fields, work done only when something is wrong.
+ */
+#include "invariants/walk.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc/conservative.h"
+#include "gc/mark.h"
+
+/* A pointer found but not yet examined, and how it was found (the map value it will get). */
+typedef struct pending {
+  gc_value v;
+  uint64_t referrer;
+} pending;
+
+/* Pointers in flight between finding and examining. Examining one costs two cache misses (its
+ * address-map bucket and its header); both are prefetched when the pointer is found and used
+ * PREFETCH_DEPTH pointers later, as the marker does with its headers. */
+enum { PREFETCH_DEPTH = 32 };
+
+typedef struct walk {
+  const gc_verify_run *run;
+  const gc_walk_rules *rules;
+  gc_heapindex *ix; /* in the scratch memory */
+  gc_verify_scratch *s;
+  size_t sp;
+  size_t root_ordinal;
+  size_t found;
+  int out_of_memory;
+  pending fifo[PREFETCH_DEPTH]; /* v == 0: empty */
+  unsigned fifo_head, fifo_count;
+} walk;
+
+/* ---- Reports ------------------------------------------------------------------------------- */
+
+/* The path from the root to `v`, through the referrers recorded in the map. */
+static void report_path(walk *w, gc_verify_report *r, gc_value v) {
+  size_t capacity = 16, count = 0;
+  gc_verify_step *steps = malloc(capacity * sizeof *steps);
+  uint64_t ref = 0;
+  size_t bound = w->s->seen.count + 1; /* each step goes to an older block: no more than this */
+  while (steps != NULL && gc_addrmap_get(&w->s->seen, v, &ref) && (ref & 1) == 0 && bound-- > 0) {
+    gc_value parent = (gc_value)ref;
+    gc_header hd = gc_hd_val(parent); /* the parent was scanned, so it passed every check */
+    size_t field = 0, wsize = gc_hd_wsize(hd);
+    while (field < wsize && gc_fields(parent)[field] != v) field++;
+    if (count == capacity) {
+      gc_verify_step *more = realloc(steps, 2 * capacity * sizeof *steps);
+      if (more == NULL) break;
+      steps = more;
+      capacity *= 2;
+    }
+    steps[count++] = (gc_verify_step){parent, field, hd, gc_verify_colour_of(w->run->heap, hd)};
+    v = parent;
+  }
+  for (size_t i = 0; i < count / 2; i++) { /* collected bad-block first: reverse */
+    gc_verify_step t = steps[i];
+    steps[i] = steps[count - 1 - i];
+    steps[count - 1 - i] = t;
+  }
+  char origin[160];
+  if (ref & 1) {
+    gc_verify_describe_root(w->run->heap, (size_t)(ref >> 1), origin, sizeof origin);
+  } else {
+    snprintf(origin, sizeof origin, "(path lost)");
+  }
+  if (steps != NULL) gc_verify_report_path(r, origin, steps, count);
+  free(steps);
+}
+
+/* Count and report a violation on block v; returns 0 so checks can `return violation(...)`. */
+static int violation(walk *w, gc_verify_kind kind, gc_value v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noinline, cold));
+
+static int violation(walk *w, gc_verify_kind kind, gc_value v, const char *fmt, ...) {
+  w->found++;
+  gc_verify_report *r = gc_verify_report_new(w->run, kind);
+  if (r == NULL) return 0;
+  gc_verify_report_block(r, w->ix, v);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->what, sizeof r->what, fmt, ap);
+  va_end(ap);
+  report_path(w, r, v);
+  gc_verify_report_neighbourhood(r, w->ix);
+  return 0;
+}
+
+/* ---- The walk ------------------------------------------------------------------------------ */
+
+static void push(walk *w, gc_value v) {
+  gc_verify_scratch *s = w->s;
+  if (w->sp == s->stack_capacity) {
+    size_t capacity = s->stack_capacity ? s->stack_capacity * 2 : 1024;
+    gc_value *stack = realloc(s->stack, capacity * sizeof *stack);
+    if (stack == NULL) {
+      w->out_of_memory = 1;
+      return;
+    }
+    s->stack = stack;
+    s->stack_capacity = capacity;
+  }
+  s->stack[w->sp++] = v;
+}
+
+/* A pointer that is not a block start (INV-POOL-1: blocks start at slot boundaries). */
+static int bad_location(walk *w, gc_value v) {
+  gc_loc loc = gc_heapindex_locate(w->ix, v);
+  if (loc.kind == GC_LOC_OUTSIDE) {
+    return violation(w, w->rules->foreign, v,
+                     "a reachable pointer points outside every pool and large block in use");
+  }
+  return violation(w, w->rules->interior, v,
+                   "a reachable pointer points inside a pool or large block but not at a block "
+                   "(INV-POOL-1: blocks start at slot boundaries)");
+}
+
+/* Check the block v, first seen just now, and push it if its fields are to be walked. Returns
+ * 0 after reporting a violation. */
+static inline int check(walk *w, gc_value v) {
+  gc_header *hp = gc_hp_val(v);
+  unsigned c;
+  size_t max_whsize;
+  gc_pool *p = gc_heapindex_pool(w->ix, (uintptr_t)hp, &c);
+  if (p != NULL) {
+    if (c >= GC_NUM_SIZECLASSES) return bad_location(w, v);
+    gc_header *first = gc_pool_first_slot(p);
+    size_t slot_whsize = gc_wsize_of_class[c];
+    size_t word = (size_t)(hp - first);
+    if (hp < first || word >= (size_t)gc_slots_of_class(c) * slot_whsize ||
+        word % slot_whsize != 0) {
+      return bad_location(w, v);
+    }
+    max_whsize = slot_whsize;
+  } else if (gc_addrmap_has(&w->ix->larges, v)) {
+    max_whsize = SIZE_MAX;
+  } else {
+    return bad_location(w, v);
+  }
+  gc_header hd = *hp;
+  if (hd == 0) {
+    return violation(w, w->rules->zero_header, v,
+                     "a reachable slot has a zero header: it is free (INV-HD-1), so the block "
+                     "that was there has been freed while still reachable");
+  }
+  size_t whsize = gc_hd_whsize(hd);
+  if (!gc_tag_is_valid(gc_hd_tag(hd)) || whsize > max_whsize ||
+      (p == NULL && whsize <= GC_SIZECLASS_MAX_WHSIZE)) {
+    return violation(w, w->rules->bad_header, v,
+                     "a reachable block has an impossible header: invalid tag, or a size that "
+                     "does not fit its %s (INV-POOL-1)", p != NULL ? "slot" : "large block");
+  }
+  gc_header colour = gc_hd_colour(hd);
+  if (!((w->rules->allowed_colours >> (colour >> GC_HD_COLOUR_SHIFT)) & 1u)) {
+    return violation(w, w->rules->bad_colour, v, "a reachable block is %s; it must be %s",
+                     gc_colour_name(w->run->heap, colour), w->rules->expected);
+  }
+  /* NOT_MARKABLE blocks are not scanned by the marker either: a pinned block's fields are root
+   * slots of their own (gc_roots_visit), which is how this walk reaches them. */
+  if (gc_tag_is_scanned(gc_hd_tag(hd)) && colour != GC_NOT_MARKABLE) push(w, v);
+  return 1;
+}
+
+/* First time v is seen: record how, and check it. */
+static inline void examine(walk *w, gc_value v, uint64_t referrer) {
+  int added = gc_addrmap_add(&w->s->seen, v, referrer);
+  if (added > 0) {
+    check(w, v);
+  } else if (added < 0) {
+    w->out_of_memory = 1;
+  }
+}
+
+/* v was found (in a field of referrer, or a root): prefetch, and examine the oldest in flight.
+ * Two cache lines of the block: its header, and the line after it, which holds the fields of a
+ * small block that straddles a line boundary (read when the block is scanned). Prefetching a wild
+ * pointer is harmless: a prefetch never faults. */
+static inline void consider(walk *w, gc_value v, uint64_t referrer) {
+  gc_addrmap_prefetch(&w->s->seen, v);
+  __builtin_prefetch(gc_hp_val(v));
+  __builtin_prefetch((const char *)gc_hp_val(v) + 64);
+  unsigned i = w->fifo_head;
+  pending oldest = w->fifo[i];
+  w->fifo[i] = (pending){v, referrer};
+  w->fifo_head = (i + 1) % PREFETCH_DEPTH;
+  if (oldest.v != 0) {
+    examine(w, oldest.v, oldest.referrer);
+  } else {
+    w->fifo_count++;
+  }
+}
+
+/* Examine everything in flight; returns 1 if there was anything. */
+static int flush(walk *w) {
+  if (w->fifo_count == 0) return 0;
+  w->fifo_count = 0;
+  for (unsigned k = 0; k < PREFETCH_DEPTH; k++) {
+    unsigned i = (w->fifo_head + k) % PREFETCH_DEPTH;
+    pending p = w->fifo[i];
+    if (p.v == 0) continue;
+    w->fifo[i].v = 0;
+    examine(w, p.v, p.referrer);
+  }
+  return 1;
+}
+
+/* Until the stack and the FIFO are both empty. */
+static void drain(walk *w) {
+  do {
+    while (w->sp > 0 && !w->out_of_memory) {
+      gc_value v = w->s->stack[--w->sp]; /* push may move the stack: index it afresh */
+      size_t wsize = gc_hd_wsize(gc_hd_val(v));
+      const gc_value *fields = gc_fields(v);
+      for (size_t i = 0; i < wsize; i++) {
+        gc_value f = fields[i];
+        if (gc_is_block(f)) consider(w, f, (uint64_t)v);
+      }
+    }
+  } while (flush(w) && !w->out_of_memory);
+}
+
+static void walk_root(void *ctx, gc_value *slot) {
+  walk *w = ctx;
+  w->root_ordinal++;
+  if (w->out_of_memory) return;
+  gc_value v = *slot;
+  if (!gc_is_block(v)) return;
+  consider(w, v, ((uint64_t)w->root_ordinal << 1) | 1u);
+  drain(w);
+}
+
+/* A conservative word the collector resolved to a block start: a root like the marker's. Its
+ * ordinal continues after the slot roots' (gc_verify_describe_root counts the same way). */
+static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where) {
+  (void)where;
+  walk_root(ctx, &block);
+}
+
+size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
+  gc_verify_scratch own;
+  memset(&own, 0, sizeof own);
+  walk w;
+  memset(&w, 0, sizeof w);
+  w.run = run;
+  w.rules = rules;
+  w.s = run->scratch != NULL ? run->scratch : &own;
+  w.ix = &w.s->index;
+  gc_heap_stats stats;
+  gc_heap_sum_stats(run->heap, &stats);
+  if (!gc_heapindex_build(w.ix, run->heap) ||
+      !gc_addrmap_reset(&w.s->seen, stats.pool_live_blocks + stats.large_blocks + 64)) {
+    w.out_of_memory = 1;
+  }
+  if (!w.out_of_memory) {
+    gc_roots_visit(run->heap, walk_root, &w);
+    gc_conservative_visit(run->heap, visit_conservative, &w);
+  }
+  if (w.out_of_memory) {
+    /* The walk is incomplete: say so rather than pass a heap it did not see. */
+    fprintf(stderr, "gcfuzz verify: out of memory during the %s walk; it checked part of the "
+            "heap only\n", gc_verify_kind_pass(rules->bad_colour));
+  }
+  if (w.s == &own) gc_verify_scratch_free(&own);
+  return w.found;
+}
+
+void gc_verify_scratch_free(gc_verify_scratch *s) {
+  gc_addrmap_free(&s->seen);
+  gc_heapindex_free(&s->index);
+  free(s->stack);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- Describing a root slot ---------------------------------------------------------------- */
+
+typedef struct find_root {
+  size_t want, seen;
+  gc_value *slot;             /* the slot roots' ordinal-th, or */
+  const uintptr_t *word;      /* the conservative word's address, and */
+  gc_value block;             /* the block it resolved to */
+} find_root;
+
+static void find_root_visit(void *ctx, gc_value *slot) {
+  find_root *f = ctx;
+  if (++f->seen == f->want) f->slot = slot;
+}
+
+static void find_conservative_visit(void *ctx, gc_value block, const uintptr_t *where) {
+  find_root *f = ctx;
+  if (++f->seen == f->want) {
+    f->word = where;
+    f->block = block;
+  }
+}
+
+/* Which root set holds `slot`: each set the root enumeration draws from, in words. */
+static void describe_slot(gc_heap *heap, gc_value *slot, char *buf, size_t buf_len) {
+  for (size_t i = 0; i < heap->global_roots.count; i++) {
+    if (heap->global_roots.items[i] == (void *)slot) {
+      snprintf(buf, buf_len, "global root #%zu (slot %p)", i, (void *)slot);
+      return;
+    }
+  }
+  size_t cursor = 0;
+  gc_verify_owner o;
+  while (gc_verify_owner_next(heap, &cursor, &o)) {
+    if (o.domain == NULL) continue;
+    size_t depth = 0;
+    for (gc_frame *fr = o.domain->head.frames; fr != NULL; fr = fr->prev, depth++) {
+      if (slot >= fr->slots && slot < fr->slots + fr->count) {
+        snprintf(buf, buf_len, "%s local root frame %zu (0 = innermost), slot %zu", o.name, depth,
+                 (size_t)(slot - fr->slots));
+        return;
+      }
+    }
+  }
+  for (size_t i = 0; i < heap->pinned.count; i++) {
+    gc_value v = (gc_value)heap->pinned.items[i];
+    if (slot >= gc_fields(v) && slot < gc_fields(v) + gc_wsize(v)) {
+      snprintf(buf, buf_len, "pinned block %#llx, field %zu", (unsigned long long)v,
+               (size_t)(slot - gc_fields(v)));
+      return;
+    }
+  }
+  for (size_t i = 0; i < heap->finalizers.count; i++) {
+    gc_value v = heap->finalizers.items[i].block;
+    if (slot >= gc_fields(v) && slot < gc_fields(v) + gc_wsize(v)) {
+      snprintf(buf, buf_len, "field %zu of block %#llx, which has a finalizer (INV-FIN-1)",
+               (size_t)(slot - gc_fields(v)), (unsigned long long)v);
+      return;
+    }
+  }
+  for (size_t i = 0; i < heap->finq.count; i++) {
+    if (slot == &heap->finq.items[i].block) {
+      snprintf(buf, buf_len, "finalizer queue entry %zu (INV-FIN-1)", i);
+      return;
+    }
+  }
+  if (slot == &heap->fin_running) {
+    snprintf(buf, buf_len, "the block whose finalizer is running (INV-FIN-1)");
+    return;
+  }
+  snprintf(buf, buf_len, "root slot %p from an embedder's root scanner", (void *)slot);
+}
+
+void gc_verify_describe_root(gc_heap *heap, size_t ordinal, char *buf, size_t buf_len) {
+  find_root f;
+  memset(&f, 0, sizeof f);
+  f.want = ordinal;
+  gc_roots_visit(heap, find_root_visit, &f);
+  if (f.slot != NULL) {
+    describe_slot(heap, f.slot, buf, buf_len);
+    return;
+  }
+  gc_conservative_visit(heap, find_conservative_visit, &f);
+  if (f.word != NULL) {
+    snprintf(buf, buf_len, "conservative range word at %p (value %#llx, in block %#llx)",
+             (const void *)f.word, (unsigned long long)*f.word, (unsigned long long)f.block);
+    return;
+  }
+  snprintf(buf, buf_len, "root #%zu (no longer enumerated)", ordinal);
+}

@@ -1,0 +1,28 @@
+/* The graph walk shared by reach and checkmark: from every root slot (gc_roots_visit) and every
+ * conservative word the collector resolves to a block (gc_conservative_visit), the same roots the
+ * marker starts from, with an explicit stack and an address map of the blocks seen, checking
+ * every block before reading it.
+ *
+ * The two passes differ only in which colours a reachable block may have and in the names of the
+ * violations, which is what gc_walk_rules holds. A block that fails a check is reported and not
+ * scanned: its fields are not trusted, and when the marker missed a whole subtree the report
+ * names its top block once instead of every block under it.
+ *
+ * Cost: O(reachable blocks + their fields), one address-map insert per edge and one pool-set
+ * lookup per block, plus O(pools + large blocks) to build the heap index. Memory: the map (16
+ * bytes a bucket, at most half full) and the stack.
+ */
+#ifndef INVARIANTS_WALK_H
+#define INVARIANTS_WALK_H
+
+#include "invariants/pass.h"
+
+typedef struct gc_walk_rules {
+  unsigned allowed_colours; /* bit (colour >> GC_HD_COLOUR_SHIFT) set for each allowed colour */
+  const char *expected;     /* the allowed colours in words, for reports */
+  gc_verify_kind foreign, interior, zero_header, bad_header, bad_colour;
+} gc_walk_rules;
+
+size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules);
+
+#endif /* INVARIANTS_WALK_H */
