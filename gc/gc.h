@@ -265,6 +265,10 @@ typedef struct gc_stats {
   uint64_t max_pause_ns;    /* the longest pause */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
+/* The last pause times (stop-the-world, ns), oldest first, at most GC_PAUSE_HISTORY of them;
+ * returns how many were written to out (up to `max`). */
+#define GC_PAUSE_HISTORY 256
+size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max);
 
 /* ---- Verification hooks -------------------------------------------------------------------- */
 

@@ -211,6 +211,15 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->max_pause_ns = heap->max_pause_ns;
 }
 
+size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {
+  size_t have = heap->cycles < GC_PAUSE_RING ? (size_t)heap->cycles : GC_PAUSE_RING;
+  size_t n = have < max ? have : max;
+  /* The ring's oldest entry is at pause_next once it has wrapped, at 0 before. */
+  size_t first = (heap->pause_next + GC_PAUSE_RING - have) % GC_PAUSE_RING;
+  for (size_t i = 0; i < n; i++) out[i] = heap->pause_ns[(first + have - n + i) % GC_PAUSE_RING];
+  return n;
+}
+
 /* ---- Hooks and names ---- */
 
 void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {

@@ -181,7 +181,7 @@ typedef struct gc_range {
   const void *key;        /* the start the embedder registered, to unregister by */
 } gc_range;
 
-#define GC_PAUSE_RING 256
+#define GC_PAUSE_RING GC_PAUSE_HISTORY
 
 struct gc_heap {
   gc_config cfg;

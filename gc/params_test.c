@@ -92,7 +92,27 @@ static void trace_line_per_cycle(void) {
   fclose(out);
 }
 
+static void pause_history_is_a_ring(void) {
+  gc_heap *h = gc_heap_create(NULL);
+  gc_domain *d = gc_main_domain(h);
+  uint64_t pauses[GC_PAUSE_HISTORY + 10];
+  CHECK_EQ_U(gc_pause_history(h, pauses, GC_PAUSE_HISTORY), 0);
+  for (int i = 0; i < 3; i++) gc_collect(d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(gc_pause_history(h, pauses, GC_PAUSE_HISTORY), 3);
+  CHECK_EQ_U(gc_pause_history(h, pauses, 2), 2);
+  for (int i = 0; i < 300; i++) gc_collect(d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(gc_pause_history(h, pauses, GC_PAUSE_HISTORY + 10), GC_PAUSE_HISTORY);
+  gc_stats s;
+  gc_get_stats(h, &s);
+  CHECK(pauses[GC_PAUSE_HISTORY - 1] == s.last_pause_ns); /* newest last */
+  int all_set = 1;
+  for (int i = 0; i < GC_PAUSE_HISTORY; i++) all_set &= pauses[i] > 0 && pauses[i] <= s.max_pause_ns;
+  CHECK(all_set);
+  gc_heap_destroy(h);
+}
+
 int main(void) {
+  RUN(pause_history_is_a_ring);
   RUN(parses_every_key);
   RUN(rejects_bad_input_and_keeps_config);
   RUN(environment_variable_applies);
