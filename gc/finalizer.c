@@ -75,8 +75,10 @@ gc_error gc_finalizer_clear(gc_heap *heap, gc_value block) {
 void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx) {
   for (size_t i = 0; i < heap->finalizers.count; i++) {
     gc_value v = heap->finalizers.items[i].block;
-    if (!gc_tag_is_scanned(gc_hd_tag(gc_hd_val(v)))) continue;
-    size_t wsize = gc_hd_wsize(gc_hd_val(v));
+    /* Other markers may be colouring this header right now: an atomic read of it. */
+    gc_header hd = gc_atomic_load_word(gc_hp_val(v));
+    if (!gc_tag_is_scanned(gc_hd_tag(hd))) continue;
+    size_t wsize = gc_hd_wsize(hd);
     for (size_t k = 0; k < wsize; k++) visit(ctx, &gc_fields(v)[k]);
   }
   for (size_t i = heap->finq_head; i < heap->finq.count; i++) visit(ctx, &heap->finq.items[i].block);

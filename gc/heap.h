@@ -171,7 +171,7 @@ typedef struct gc_pool_set {
 typedef struct gc_large_index {
   gc_large **sorted;
   size_t count, capacity;
-  int stale;
+  uintptr_t stale; /* atomic: set by any domain, cleared by a rebuild (world stopped) */
 } gc_large_index;
 
 /* A registered conservative range (conservative.c). */

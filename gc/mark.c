@@ -152,8 +152,9 @@ void gc_roots_visit_global(gc_heap *heap, gc_visit_fn visit, void *ctx) {
   }
   for (size_t i = 0; i < heap->pinned.count; i++) {
     gc_value v = (gc_value)heap->pinned.items[i];
-    if (!gc_tag_is_scanned(gc_tag(v))) continue;
-    for (size_t k = 0; k < gc_wsize(v); k++) visit(ctx, &gc_fields(v)[k]);
+    gc_header hd = gc_atomic_load_word(gc_hp_val(v)); /* NOT_MARKABLE, but read like any header */
+    if (!gc_tag_is_scanned(gc_hd_tag(hd))) continue;
+    for (size_t k = 0; k < gc_hd_wsize(hd); k++) visit(ctx, &gc_fields(v)[k]);
   }
   gc_finalizer_visit_roots(heap, visit, ctx);
   for (size_t i = 0; i < heap->scanner_count; i++) {

@@ -37,6 +37,7 @@
 #include "gc/blockindex.h"
 #include "gc/large.h"
 #include "gc/pool.h"
+#include "gc/workbuf.h"
 #include "invariants/pass.h"
 #include "invariants/verify.h"
 
@@ -411,6 +412,24 @@ static void check_used_bytes(sweptcheck *sc, size_t owned_words) {
   if (r != NULL) gc_verify_report_where(r, "the heap's limit accounting");
 }
 
+/* INV-WB-1 (gc/heap.h): between marks every work buffer is back on the empty list. A buffer that a
+ * marker dropped, or a list operation that lost one, shows here as a count short of the arena's;
+ * lost buffers shrink the mark stack until marking overflows on every push. Cost: one walk of the
+ * empty list, bounded by the number of buffers. */
+static void check_work_buffers(sweptcheck *sc) {
+  gc_mark_work *w = &sc->heap->work;
+  size_t count = 0;
+  for (gc_workbuf *b = w->empty; b != NULL && count <= w->buf_count; b = b->next) count++;
+  if (count == w->buf_count && w->empty_count == count && w->full == NULL) return;
+  gc_verify_report *r = violation(sc, GC_VK_SWEPT_WORKBUF_LOST,
+                                  "work buffers: %zu in the arena, %zu on the empty list (its "
+                                  "count says %zu), full list %s: every buffer must be back on "
+                                  "the empty list between marks (INV-WB-1)",
+                                  w->buf_count, count, w->empty_count,
+                                  w->full == NULL ? "empty" : "not empty");
+  if (r != NULL) gc_verify_report_where(r, "the heap's mark work buffers");
+}
+
 size_t gc_verify_swept_run(const gc_verify_run *run) {
   sweptcheck sc;
   memset(&sc, 0, sizeof sc);
@@ -429,6 +448,7 @@ size_t gc_verify_swept_run(const gc_verify_run *run) {
   while (gc_verify_owner_next(run->heap, &cursor, &o)) check_owner(&sc, &o);
   check_free_pools(&sc);
   check_used_bytes(&sc, sc.owned_words);
+  check_work_buffers(&sc);
   if (scratch == &own) gc_verify_scratch_free(&own);
   return sc.found;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "gc/blockindex.h"
+#include "gc/workbuf.h"
 #include "invariants/breaking.h"
 
 /* A heap with holes: a large holder block keeps every other block of several size classes, a
@@ -269,6 +270,29 @@ static void avail_pool_without_free_slot(void) {
   fixture_free(&f);
 }
 
+/* A work buffer dropped from the empty list, as a list push that never moves its head does. */
+static void work_buffer_lost(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_mark_work *w = &f.h->work;
+  gc_workbuf *lost = w->empty;
+  CHECK(lost != NULL);
+  w->empty = lost->next;
+  swept_expect(&f, GC_VK_SWEPT_WORKBUF_LOST);
+  w->empty = lost;
+  /* One left on the full list after a mark: also not where INV-WB-1 says. */
+  w->empty = lost->next;
+  w->empty_count--;
+  lost->next = NULL;
+  w->full = lost;
+  swept_expect(&f, GC_VK_SWEPT_WORKBUF_LOST);
+  w->full = NULL;
+  lost->next = w->empty;
+  w->empty = lost;
+  w->empty_count++;
+  fixture_free(&f);
+}
+
 static void unswept_pool_left(void) {
   fixture f;
   fixture_build(&f, NULL);
@@ -405,6 +429,7 @@ int main(void) {
   RUN(full_pool_with_free_slot);
   RUN(avail_pool_without_free_slot);
   RUN(unswept_pool_left);
+  RUN(work_buffer_lost);
   RUN(pool_on_two_lists);
   RUN(pool_with_wrong_owner);
   RUN(mapped_pool_count);
