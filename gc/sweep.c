@@ -22,13 +22,16 @@ void gc_sweep_begin(gc_domain *d) {
 
 static void sweep_done(gc_domain *d) {
   d->sweeping = 0;
-  /* With one domain, that domain is the world: the heap is swept now. With several, the next
-   * stop of the world reports it, once every domain has finished (cycle.c). */
+  /* With one domain, that domain is the world: the heap is swept now. The collection lock keeps
+   * it so (no domain is created or terminated meanwhile); when it is busy, or there are several
+   * domains, the next stop of the world reports it once every domain has finished (cycle.c). */
   gc_heap *heap = d->heap;
-  if (gc_atomic_load_relaxed(&heap->domain_count) == 1 && !heap->swept_reported) {
+  if (gc_atomic_load_relaxed(&heap->domain_count) != 1 || !gc_mutex_trylock(&heap->stw_lock)) return;
+  if (heap->domain_count == 1 && !heap->swept_reported) {
     heap->swept_reported = 1;
     gc_heap_call_hook(heap, GC_HOOK_SWEPT);
   }
+  gc_mutex_unlock(&heap->stw_lock);
 }
 
 int gc_sweep_slice(gc_domain *d, size_t budget_words) {
