@@ -102,11 +102,16 @@ const gc_config *gc_heap_config(const gc_heap *heap) { return &heap->cfg; }
 
 gc_error gc_set_params(gc_heap *heap, const char *params) {
   gc_config next = heap->cfg;
+  /* "failafter=N" arms a countdown from now each time it is given, even with the value it had:
+   * a sentinel tells whether the string set it at all. */
+  next.fail_alloc_after = UINT64_MAX;
   char err[200];
   if (gc_config_parse(&next, params, err, sizeof err) != GC_OK) {
     return gc_fail(heap, GC_ERR_PARAM, "gc_set_params: %s", err);
   }
-  if (next.fail_alloc_after != heap->cfg.fail_alloc_after) {
+  if (next.fail_alloc_after == UINT64_MAX) {
+    next.fail_alloc_after = heap->cfg.fail_alloc_after;
+  } else {
     gc_atomic_store(&heap->fail_countdown, next.fail_alloc_after);
   }
   heap->cfg = next; /* the work buffers take the new mark stack size at the next mark */

@@ -75,7 +75,26 @@ static void injected_failure_is_one_shot(void) {
   gc_heap_destroy(h);
 }
 
+/* Setting failafter arms a new countdown every time, whatever value it had. */
+static void injected_failure_rearms(void) {
+  gc_heap *h = gc_heap_create(NULL);
+  gc_domain *d = gc_main_domain(h);
+  CHECK(gc_set_params(h, "failafter=2") == GC_OK);
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) != 0);
+  CHECK(gc_set_params(h, "failafter=2") == GC_OK); /* same value, before it fired: from now */
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) != 0);
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) == 0);
+  CHECK(gc_set_params(h, "failafter=1") == GC_OK);
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) == 0);
+  CHECK(gc_set_params(h, "failafter=1") == GC_OK); /* same value, after it fired */
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) == 0);
+  CHECK(gc_set_params(h, "sweep=100") == GC_OK); /* other keys leave the countdown alone */
+  CHECK(gc_alloc(d, 1, GC_TAG_SCAN) != 0);
+  gc_heap_destroy(h);
+}
+
 int main(void) {
+  RUN(injected_failure_rearms);
   RUN(heap_limit_returns_null_then_recovers);
   RUN(injected_failure_is_one_shot);
   CHECK_MAIN_END();

@@ -1,0 +1,589 @@
+/* The fuzz driver (see driver.h): one program, one fresh heap, every pass after every cycle. */
+#include "fuzz/driver.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/program.h"
+#include "fuzz/text.h"
+#include "gc/gc.h"
+#include "invariants/model.h"
+#include "invariants/verify.h"
+
+const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkmark", "model",
+                                                      "driver"};
+enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
+
+/* Model roots: the slots, then each frame's snapshot, then the global cells. */
+enum {
+  ROOT_SLOTS = 0,
+  ROOT_FRAMES = ROOT_SLOTS + FUZZ_SLOTS,
+  ROOT_GLOBALS = ROOT_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
+  ROOT_COUNT = ROOT_GLOBALS + FUZZ_GLOBALS,
+};
+
+/* A local root frame pushed by `push`: a snapshot of the slots when it was pushed. */
+typedef struct driver_frame {
+  gc_frame frame;
+  gc_value values[FUZZ_SLOTS];
+} driver_frame;
+
+typedef struct driver {
+  const fuzz_options *opt;
+  FILE *out;
+  fuzz_result *res;
+  gc_heap *heap;
+  gc_domain *dom;
+  gc_verifier *verifier;
+  gc_model *model;
+
+  /* Mutator state. INV-DRV-1: every block the driver can reach is in a slot, a pushed frame's
+   * snapshot, a registered global cell, or a field of one of those; each of those words is a
+   * model root (bound with gc_model_root_bind), and the words of frames not pushed and cells not
+   * registered are NULL. So the model knows every root, and every block is a model object
+   * (allocated through the model). */
+  gc_value slots[FUZZ_SLOTS];
+  gc_frame slot_frame; /* always the outermost frame */
+  driver_frame frames[FUZZ_FRAMES];
+  int frame_count;
+  gc_value globals[FUZZ_GLOBALS];
+  unsigned char registered[FUZZ_GLOBALS];
+
+  /* What the driver expects of allocation. */
+  unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */
+  size_t limit_bytes;      /* 0: no heap limit */
+
+  /* Attribution of violations. */
+  const fuzz_op *op;      /* the op running, NULL during setup and the final checks */
+  long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
+  char cycle_op_text[FUZZ_OP_TEXT_MAX];
+} driver;
+
+/* ---- Violations ---------------------------------------------------------------------------- */
+
+static void describe_op(const fuzz_op *op, char *buf, size_t len) {
+  char text[FUZZ_OP_TEXT_MAX];
+  fuzz_op_format(op, text, sizeof text);
+  snprintf(buf, len, "op %zu `%s` (byte offset %zu)", op->index, text, op->offset);
+}
+
+/* Where the cycle of a violation came from. */
+static void print_attribution(driver *d) {
+  if (d->cycle_op >= 0) {
+    fprintf(d->out, "  cycle started by op %ld `%s`\n", d->cycle_op, d->cycle_op_text);
+  } else {
+    fprintf(d->out, "  cycle started by the driver's final full collection\n");
+  }
+  if (d->op != NULL && (long)d->op->index != d->cycle_op) {
+    char buf[FUZZ_OP_TEXT_MAX + 48];
+    describe_op(d->op, buf, sizeof buf);
+    fprintf(d->out, "  found while running %s\n", buf);
+  } else if (d->op == NULL && d->cycle_op >= 0) {
+    fprintf(d->out, "  found during the driver's final full collection\n");
+  }
+}
+
+/* pass -1: a violation the verifier counted but did not keep (its pass is unknown). */
+static void note_violation(driver *d, int pass, const char *kind, long op) {
+  d->res->violations++;
+  if (pass >= 0) d->res->pass_violations[pass]++;
+  if (d->res->first_kind[0] == '\0') {
+    snprintf(d->res->first_kind, sizeof d->res->first_kind, "%s", kind);
+    d->res->first_op = op;
+  }
+}
+
+static void finish_violation(driver *d) {
+  fflush(d->out);
+  if (d->opt->abort_on_violation) abort();
+}
+
+/* A violation of the API contract found by the driver itself. */
+static void driver_violation(driver *d, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void driver_violation(driver *d, const char *kind, const char *fmt, ...) {
+  note_violation(d, PASS_DRIVER, kind, d->op != NULL ? (long)d->op->index : -1);
+  fprintf(d->out, "VIOLATION %s (pass driver)\n", kind);
+  if (d->op != NULL) {
+    char buf[FUZZ_OP_TEXT_MAX + 48];
+    describe_op(d->op, buf, sizeof buf);
+    fprintf(d->out, "  at %s\n", buf);
+  } else {
+    fprintf(d->out, "  in the driver's final checks\n");
+  }
+  fprintf(d->out, "  what: ");
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(d->out, fmt, ap);
+  va_end(ap);
+  fprintf(d->out, "\n\n");
+  finish_violation(d);
+}
+
+static void expect_error(driver *d, gc_error got, gc_error want, const char *call) {
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (got != want) {
+    driver_violation(d, "driver.api-error", "%s returned %s, expected %s (last error: %s)", call,
+                     gc_error_name(got), gc_error_name(want), gc_last_error_message(d->heap));
+  }
+  gc_clear_error(d->heap);
+}
+
+/* ---- The verification passes --------------------------------------------------------------- */
+
+static int pass_index(const char *pass) {
+  for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
+    if (strcmp(fuzz_pass_names[p], pass) == 0) return p;
+  }
+  return PASS_DRIVER;
+}
+
+/* Run the passes due at `point` (the heap's verify mask, read at every point like the verifier's
+ * own hook) and print what they found, attributed to the op that started the cycle. The driver
+ * owns the hook so that it can say which op that was before anything else runs. */
+static void driver_check_cycle(driver *d, gc_hook_point point) {
+  size_t found = gc_verify_run_point(d->verifier, gc_heap_config(d->heap)->verify, point);
+  if (found == 0) return;
+  const gc_verify_reports *reports = gc_verify_reports_of(d->verifier);
+  for (size_t i = 0; i < reports->count; i++) {
+    const gc_verify_report *r = &reports->items[i];
+    const char *kind = gc_verify_kind_name(r->kind);
+    note_violation(d, pass_index(gc_verify_kind_pass(r->kind)), kind, d->cycle_op);
+    fprintf(d->out, "VIOLATION %s (pass %s, cycle %llu, at %s)\n", kind,
+            gc_verify_kind_pass(r->kind), (unsigned long long)r->cycle, r->point);
+    print_attribution(d);
+    gc_verify_report_print(r, d->out);
+  }
+  for (size_t i = 0; i < reports->dropped; i++) note_violation(d, -1, "verify.dropped", d->cycle_op);
+  if (reports->dropped > 0) fprintf(d->out, "(%zu more violations not kept)\n\n", reports->dropped);
+  const char *dot = getenv("GCFUZZ_VERIFY_DOT");
+  if (dot != NULL && dot[0] != '\0' && reports->count > 0 && d->res->violations == found) {
+    if (gc_verify_report_write_dot(&reports->items[0], dot)) {
+      fprintf(d->out, "neighbourhood of the first violation written to %s\n", dot);
+    }
+  }
+  gc_verify_clear(d->verifier);
+  finish_violation(d);
+}
+
+static void driver_hook(gc_heap *heap, gc_hook_point point, void *user) {
+  driver *d = user;
+  (void)heap;
+  if (point == GC_HOOK_MARK_DONE) {
+    /* Marking runs inside one op: that op started this cycle. */
+    if (d->op != NULL) {
+      d->cycle_op = (long)d->op->index;
+      fuzz_op_format(d->op, d->cycle_op_text, sizeof d->cycle_op_text);
+    } else {
+      d->cycle_op = -1;
+      d->cycle_op_text[0] = '\0';
+    }
+  }
+  if (d->opt->trace != NULL) {
+    static const char *const names[] = {"mark-done", "cycled", "swept"};
+    fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
+  }
+  driver_check_cycle(d, point);
+}
+
+/* ---- Ops ----------------------------------------------------------------------------------- */
+
+static gc_model_id slot_obj(driver *d, int s) { return gc_model_root_get(d->model, ROOT_SLOTS + (size_t)s); }
+static void set_slot(driver *d, int s, gc_model_id obj) {
+  gc_model_root_set(d->model, ROOT_SLOTS + (size_t)s, obj);
+}
+
+/* A fresh block must be what was asked for: size, tag, fields zeroed (custom: past the words the
+ * model wrote). */
+static void check_new_block(driver *d, gc_value v, size_t wsize, unsigned tag) {
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (!gc_is_block(v) || ((uintptr_t)v & (sizeof(gc_value) - 1)) != 0) {
+    driver_violation(d, "driver.bad-block", "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
+    return;
+  }
+  if (gc_wsize(v) != wsize || gc_tag(v) != tag) {
+    driver_violation(d, "driver.bad-block",
+                     "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
+                     gc_wsize(v), gc_tag(v));
+    return;
+  }
+  for (size_t i = tag == GC_TAG_CUSTOM ? 2 : 0; i < wsize; i++) {
+    if (GC_FIELD(v, i) != 0) {
+      driver_violation(d, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0",
+                       i, GC_FIELD(v, i));
+      return;
+    }
+  }
+}
+
+/* alloc / alloc_large. A custom block has `n` data words after its function (the model uses
+ * data word 1), so n + 1 fields. */
+static void op_alloc(driver *d, int dst, fuzz_block_kind kind, size_t n) {
+  int expect_fail = d->fail_countdown > 0 && --d->fail_countdown == 0;
+  gc_model_id obj;
+  size_t wsize = n;
+  unsigned tag;
+  if (kind == FUZZ_KIND_CUSTOM) {
+    tag = GC_TAG_CUSTOM;
+    wsize = n + 1;
+    obj = gc_model_alloc_custom(d->model, d->dom, n);
+  } else {
+    tag = kind == FUZZ_KIND_SCAN ? GC_TAG_SCAN : GC_TAG_RAW;
+    obj = gc_model_alloc(d->model, d->dom, n, tag);
+  }
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (obj == GC_MODEL_NONE) {
+    gc_error e = gc_last_error(d->heap);
+    if (e != GC_ERR_NOMEM) {
+      driver_violation(d, "driver.api-error", "a failed allocation recorded %s, not nomem",
+                       gc_error_name(e));
+    } else if (!expect_fail && d->limit_bytes == 0) {
+      driver_violation(d, "driver.unexpected-failure",
+                       "an allocation of %zu fields failed with no heap limit and no injected "
+                       "failure due: %s", wsize, gc_last_error_message(d->heap));
+    }
+    gc_clear_error(d->heap);
+    set_slot(d, dst, GC_MODEL_NONE);
+    return;
+  }
+  if (expect_fail) {
+    driver_violation(d, "driver.injected-failure-missed",
+                     "the injected failure was due at this allocation, but it succeeded");
+  }
+  check_new_block(d, gc_model_value(d->model, obj), wsize, tag);
+  set_slot(d, dst, obj);
+}
+
+/* store / store_imm into field f of the object in slot s. Scanned fields take the value; raw and
+ * custom data take the word (a pointer stored there is data: it keeps nothing alive). A custom
+ * block's function and model words (fields 0, 1) and fields past the end are no-ops. */
+static void op_store(driver *d, fuzz_arg dst, int is_imm, int value) {
+  gc_model_id obj = slot_obj(d, dst.a);
+  if (obj == GC_MODEL_NONE) return;
+  size_t f = (size_t)dst.b;
+  if (f >= gc_model_wsize(d->model, obj)) return;
+  if (gc_model_tag(d->model, obj) <= GC_TAG_SCAN_MAX) {
+    if (is_imm) {
+      gc_model_store_imm(d->model, obj, f, value);
+    } else {
+      gc_model_store_ptr(d->model, obj, f, slot_obj(d, value));
+    }
+  } else if (gc_model_tag(d->model, obj) == GC_TAG_RAW || f >= 2) {
+    uintptr_t word = is_imm ? gc_val_int(value) : gc_model_value(d->model, slot_obj(d, value));
+    gc_model_store_raw(d->model, obj, f, word);
+  }
+}
+
+static void op_load(driver *d, int dst, fuzz_arg src) {
+  gc_model_id obj = slot_obj(d, src.a);
+  if (obj == GC_MODEL_NONE || gc_model_tag(d->model, obj) > GC_TAG_SCAN_MAX ||
+      (size_t)src.b >= gc_model_wsize(d->model, obj)) {
+    return;
+  }
+  set_slot(d, dst, gc_model_load(d->model, obj, (size_t)src.b)); /* an immediate: empty */
+}
+
+static void op_push(driver *d) {
+  if (d->frame_count == FUZZ_FRAMES) return;
+  int k = d->frame_count++;
+  driver_frame *f = &d->frames[k];
+  size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
+  gc_frame_push(d->dom, &f->frame, f->values, FUZZ_SLOTS);
+  for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, i));
+}
+
+static void op_pop(driver *d) {
+  if (d->frame_count == 0) return;
+  /* Popping a frame that is not the innermost must be refused and change nothing. */
+  gc_frame *outer = d->frame_count >= 2 ? &d->frames[0].frame : &d->slot_frame;
+  expect_error(d, gc_frame_pop(d->dom, outer), GC_ERR_FRAME_ORDER, "gc_frame_pop(outer frame)");
+  int k = --d->frame_count;
+  expect_error(d, gc_frame_pop(d->dom, &d->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+  size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
+  for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_clear(d->model, base + (size_t)i);
+}
+
+static void op_root(driver *d, int g, int src) {
+  size_t root = ROOT_GLOBALS + (size_t)g;
+  if (d->registered[g]) {
+    expect_error(d, gc_root_register(d->heap, &d->globals[g]), GC_ERR_DUP_ROOT,
+                 "gc_root_register(a registered cell)");
+  } else {
+    expect_error(d, gc_root_register(d->heap, &d->globals[g]), GC_OK, "gc_root_register");
+    d->registered[g] = 1;
+  }
+  gc_model_root_set(d->model, root, slot_obj(d, src));
+}
+
+static void op_unroot(driver *d, int g) {
+  size_t root = ROOT_GLOBALS + (size_t)g;
+  if (d->registered[g]) {
+    expect_error(d, gc_root_unregister(d->heap, &d->globals[g]), GC_OK, "gc_root_unregister");
+    d->registered[g] = 0;
+    gc_model_root_clear(d->model, root);
+  } else {
+    expect_error(d, gc_root_unregister(d->heap, &d->globals[g]), GC_ERR_UNKNOWN_ROOT,
+                 "gc_root_unregister(an unregistered cell)");
+  }
+}
+
+static void set_param(driver *d, const char *text) {
+  expect_error(d, gc_set_params(d->heap, text), GC_OK, text);
+}
+
+static void op_param(driver *d, fuzz_arg arg) {
+  char text[64];
+  long v = fuzz_param_value((fuzz_param)arg.a, (size_t)arg.b);
+  if (v < 0) {
+    snprintf(text, sizeof text, "%s=off", fuzz_param_name((fuzz_param)arg.a));
+  } else {
+    snprintf(text, sizeof text, "%s=%ld", fuzz_param_name((fuzz_param)arg.a), v);
+  }
+  set_param(d, text);
+}
+
+static void op_fail(driver *d, int n) {
+  char text[32];
+  snprintf(text, sizeof text, "failafter=%d", n);
+  set_param(d, text);
+  d->fail_countdown = (unsigned)n;
+}
+
+static void op_limit(driver *d, int index) {
+  char text[48];
+  d->limit_bytes = fuzz_limit_bytes((size_t)index);
+  snprintf(text, sizeof text, "limit=%zu", d->limit_bytes);
+  set_param(d, text);
+}
+
+static void op_pin(driver *d, int s) {
+  gc_model_id obj = slot_obj(d, s);
+  if (obj == GC_MODEL_NONE) return;
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (!gc_model_pin(d->model, obj)) {
+    driver_violation(d, "driver.api-error", "gc_pin of a live block failed: %s",
+                     gc_last_error_message(d->heap));
+  }
+  gc_clear_error(d->heap);
+}
+
+static void op_unpin(driver *d, int s) {
+  gc_model_id obj = slot_obj(d, s);
+  if (obj == GC_MODEL_NONE) return;
+  if (gc_model_unpin(d->model, obj)) return;
+  /* Not pinned, as far as the model knows: the collector must refuse it too. */
+  expect_error(d, gc_unpin(d->heap, gc_model_value(d->model, obj)), GC_ERR_NOT_BLOCK,
+               "gc_unpin(a block that is not pinned)");
+}
+
+static void never_added_scanner(gc_visit_fn visit, void *visit_ctx, void *user) {
+  (void)visit;
+  (void)visit_ctx;
+  (void)user;
+}
+
+/* A refused allocation returns 0 with `want` recorded, allocates nothing and does not count
+ * toward an injected failure. */
+static void expect_alloc_refused(driver *d, gc_value v, gc_error want, const char *call) {
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (v != 0) {
+    driver_violation(d, "driver.api-error", "%s returned a block, expected %s", call,
+                     gc_error_name(want));
+    return; /* the block is not in the model: the live count will say so too */
+  }
+  expect_error(d, gc_last_error(d->heap), want, call);
+}
+
+/* Field by field: a struct's padding bytes are not part of its value. */
+static int same_config(const gc_config *a, const gc_config *b) {
+  return a->gc_percent == b->gc_percent && a->min_trigger_words == b->min_trigger_words &&
+         a->sweep_budget_words == b->sweep_budget_words &&
+         a->mark_stack_entries == b->mark_stack_entries &&
+         a->heap_limit_bytes == b->heap_limit_bytes && a->pools_per_batch == b->pools_per_batch &&
+         a->free_pools_kept == b->free_pools_kept && a->fail_alloc_after == b->fail_alloc_after &&
+         a->trace == b->trace && a->verify == b->verify;
+}
+
+static void op_misuse(driver *d, fuzz_misuse m) {
+  gc_heap *h = d->heap;
+  switch (m) {
+    case FUZZ_MISUSE_ALLOC0:
+      expect_alloc_refused(d, gc_alloc(d->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE, "gc_alloc(0 fields)");
+      break;
+    case FUZZ_MISUSE_TOO_LARGE:
+      expect_alloc_refused(d, gc_alloc(d->dom, GC_MAX_WSIZE + 1, GC_TAG_RAW), GC_ERR_TOO_LARGE,
+                           "gc_alloc(GC_MAX_WSIZE + 1 fields)");
+      break;
+    case FUZZ_MISUSE_BAD_TAG:
+      expect_alloc_refused(d, gc_alloc(d->dom, 1, 251), GC_ERR_BAD_TAG, "gc_alloc(tag 251)");
+      break;
+    case FUZZ_MISUSE_CUSTOM_TAG:
+      expect_alloc_refused(d, gc_alloc(d->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
+                           "gc_alloc(the custom tag)");
+      break;
+    case FUZZ_MISUSE_PIN_NULL: expect_error(d, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)"); break;
+    case FUZZ_MISUSE_PIN_INT:
+      expect_error(d, gc_pin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_pin(an immediate)");
+      break;
+    case FUZZ_MISUSE_UNPIN_INT:
+      expect_error(d, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_unpin(an immediate)");
+      break;
+    case FUZZ_MISUSE_SCANNER_REMOVE:
+      expect_error(d, gc_root_scanner_remove(h, never_added_scanner, d), GC_ERR_UNKNOWN_ROOT,
+                   "gc_root_scanner_remove(a scanner never added)");
+      break;
+    case FUZZ_MISUSE_REGISTER_NULL:
+      expect_error(d, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT, "gc_root_register(NULL)");
+      break;
+    case FUZZ_MISUSE_BAD_PARAM:
+    case FUZZ_MISUSE_UNKNOWN_PARAM: {
+      gc_config before = *gc_heap_config(h);
+      const char *text = m == FUZZ_MISUSE_BAD_PARAM ? "markstack=3" : "bogus=1";
+      expect_error(d, gc_set_params(h, text), GC_ERR_PARAM, text);
+      d->res->pass_runs[PASS_DRIVER]++;
+      if (!same_config(&before, gc_heap_config(h))) {
+        driver_violation(d, "driver.api-error", "a refused gc_set_params(\"%s\") changed the "
+                         "configuration", text);
+      }
+      break;
+    }
+    case FUZZ_MISUSE_COUNT: break;
+  }
+}
+
+static void run_op(driver *d, const fuzz_op *op) {
+  const fuzz_arg *a = op->args;
+  switch (op->code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE:
+      op_alloc(d, a[0].a, (fuzz_block_kind)a[1].a, (size_t)a[2].a);
+      break;
+    case FUZZ_OP_STORE: op_store(d, a[0], 0, a[1].a); break;
+    case FUZZ_OP_STORE_IMM: op_store(d, a[0], 1, a[1].a); break;
+    case FUZZ_OP_LOAD: op_load(d, a[0].a, a[1]); break;
+    case FUZZ_OP_DROP: set_slot(d, a[0].a, GC_MODEL_NONE); break;
+    case FUZZ_OP_COPY: set_slot(d, a[0].a, slot_obj(d, a[1].a)); break;
+    case FUZZ_OP_PUSH: op_push(d); break;
+    case FUZZ_OP_POP: op_pop(d); break;
+    case FUZZ_OP_ROOT: op_root(d, a[0].a, a[1].a); break;
+    case FUZZ_OP_UNROOT: op_unroot(d, a[0].a); break;
+    case FUZZ_OP_COLLECT: gc_collect(d->dom, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_PARAM: op_param(d, a[0]); break;
+    case FUZZ_OP_FAIL: op_fail(d, a[0].a); break;
+    case FUZZ_OP_LIMIT: op_limit(d, a[0].a); break;
+    case FUZZ_OP_PIN: op_pin(d, a[0].a); break;
+    case FUZZ_OP_UNPIN: op_unpin(d, a[0].a); break;
+    case FUZZ_OP_MISUSE: op_misuse(d, (fuzz_misuse)a[0].a); break;
+    case FUZZ_OP_COUNT: break;
+  }
+}
+
+/* ---- Running a program --------------------------------------------------------------------- */
+
+/* The heap every program starts with: pacing that can trigger within a short program, pools
+ * mapped one at a time and none kept (creating and destroying a heap per input stays cheap), a
+ * modest mark stack (`param markstack` goes down to 4). */
+static gc_heap *create_heap(const fuzz_options *opt) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  cfg.min_trigger_words = 4096;
+  cfg.mark_stack_entries = 1024;
+  cfg.pools_per_batch = 1;
+  cfg.free_pools_kept = 0;
+  cfg.verify = opt->verify ? opt->verify : GC_VERIFY_ALL;
+  if (opt->params != NULL) {
+    char err[200];
+    if (gc_config_parse(&cfg, opt->params, err, sizeof err) != GC_OK) {
+      fprintf(opt->out ? opt->out : stderr, "fuzz driver: bad parameters: %s\n", err);
+      return NULL;
+    }
+  }
+  return gc_heap_create(&cfg);
+}
+
+/* Every model root lives in the driver's storage from the start: a slot, a frame's snapshot word,
+ * a global cell. A frame not pushed and a cell not registered hold NULL (their model roots are
+ * empty), so the model's root set and the heap's agree at every point, and the model's own root
+ * scanner has nothing to visit. */
+static void bind_roots(driver *d) {
+  for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(d->model, ROOT_SLOTS + i, &d->slots[i]);
+  for (size_t k = 0; k < FUZZ_FRAMES; k++) {
+    for (size_t i = 0; i < FUZZ_SLOTS; i++) {
+      gc_model_root_bind(d->model, ROOT_FRAMES + k * FUZZ_SLOTS + i, &d->frames[k].values[i]);
+    }
+  }
+  for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(d->model, ROOT_GLOBALS + g, &d->globals[g]);
+}
+
+static void teardown(driver *d) {
+  /* The model first (it disarms its finalizers), then the roots the program left, the hook and
+   * the verifier, then the heap. */
+  if (d->model != NULL) gc_model_destroy(d->model);
+  while (d->frame_count > 0) gc_frame_pop(d->dom, &d->frames[--d->frame_count].frame);
+  if (d->dom != NULL) gc_frame_pop(d->dom, &d->slot_frame);
+  for (int g = 0; g < FUZZ_GLOBALS; g++) {
+    if (d->registered[g]) gc_root_unregister(d->heap, &d->globals[g]);
+  }
+  gc_set_hook(d->heap, NULL, NULL);
+  gc_verify_uninstall(d->verifier);
+  gc_heap_destroy(d->heap);
+  free(d);
+}
+
+int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_result *res) {
+  memset(res, 0, sizeof *res);
+  res->first_op = -1;
+  driver *d = calloc(1, sizeof *d);
+  if (d == NULL) return -1;
+  d->opt = opt;
+  d->out = opt->out ? opt->out : stderr;
+  d->res = res;
+  d->cycle_op = -1;
+  d->heap = create_heap(opt);
+  if (d->heap == NULL) {
+    free(d);
+    return -1;
+  }
+  d->dom = gc_main_domain(d->heap);
+  /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
+   * prints each report with the op it belongs to, then aborts if asked to. */
+  d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);
+  d->model = gc_model_create(d->heap, ROOT_COUNT);
+  if (d->verifier == NULL || d->model == NULL) {
+    teardown(d);
+    return -1;
+  }
+  gc_verify_set_model(d->verifier, d->model);
+  gc_set_hook(d->heap, driver_hook, d);
+  bind_roots(d);
+  gc_frame_push(d->dom, &d->slot_frame, d->slots, FUZZ_SLOTS);
+
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, data, size);
+  while (fuzz_program_next(&dec, &op)) {
+    d->op = &op;
+    if (opt->trace != NULL) {
+      char text[FUZZ_OP_TEXT_MAX];
+      fprintf(opt->trace, "%4zu  %s\n", op.index, fuzz_op_format(&op, text, sizeof text));
+    }
+    run_op(d, &op);
+    res->ops++;
+    if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, d->slots, &op);
+  }
+  d->op = NULL;
+
+  /* The final checks: a full collection runs every pass once more (the model's live count is
+   * exact when its sweep ends). */
+  gc_collect(d->dom, GC_COLLECT_FULL);
+  gc_stats stats;
+  gc_get_stats(d->heap, &stats);
+  res->cycles = stats.cycles;
+  static const unsigned bits[] = {GC_VERIFY_REACH, GC_VERIFY_SWEPT, GC_VERIFY_CHECKMARK,
+                                  GC_VERIFY_MODEL};
+  for (int p = 0; p < 4; p++) res->pass_runs[p] = (size_t)gc_verify_runs(d->verifier, bits[p]);
+  teardown(d);
+  return res->violations ? 1 : 0;
+}

@@ -1,0 +1,62 @@
+/* The fuzz driver: runs one program (fuzz/ops.h) against a fresh heap and the model oracle, with
+ * every verification pass after every cycle and once more at the end.
+ *
+ * The mutator state: FUZZ_SLOTS slots in a local root frame the driver pushes first, so every
+ * slot is always a root; up to FUZZ_FRAMES more frames, each a snapshot of the slots (`push`);
+ * FUZZ_GLOBALS global root cells. Nothing else holds a block, so the model knows exactly what is
+ * reachable.
+ *
+ * Besides the passes, the driver checks the API contract it exercises ("driver.*" violations):
+ * an allocation fails exactly when an injected failure or a heap limit says it may, misuse of the
+ * root and frame API is refused with the documented error, and a new block has the size, tag and
+ * zeroed fields asked for.
+ *
+ * A violation names the op that started the cycle in which it was found (its index and text), and
+ * the op that was running when the pass ran, when that is a different one (lazy sweeping finishes
+ * a cycle during a later op).
+ */
+#ifndef FUZZ_DRIVER_H
+#define FUZZ_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fuzz/ops.h"
+#include "gc/gc.h"
+
+typedef struct fuzz_options {
+  int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
+  FILE *out;              /* violations and the summary go here; NULL: stderr */
+  FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
+  unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
+  const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
+  /* Tests only: called after each op with the heap and the slots, e.g. to break the heap on
+   * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
+  void (*after_op)(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op);
+  void *after_op_user;
+} fuzz_options;
+
+enum { FUZZ_PASS_COUNT = 5 }; /* reach, swept, checkmark, model, driver */
+
+typedef struct fuzz_result {
+  size_t ops;         /* ops run */
+  uint64_t cycles;    /* major cycles the heap completed, the final full collection included */
+  size_t violations;  /* every violation found (kept or not) */
+  size_t pass_runs[FUZZ_PASS_COUNT];       /* runs of each pass (driver: checks made) */
+  size_t pass_violations[FUZZ_PASS_COUNT]; /* violations of each pass */
+  long first_op;      /* the first violation's op: the op that started its cycle (a pass), or
+                         the op that broke the contract (the driver); -1: none, or the final
+                         collection */
+  char first_kind[48]; /* the first violation's kind, e.g. "reach.zero-header"; "" if none */
+} fuzz_result;
+
+/* The pass names, in fuzz_result's order: "reach", "swept", "checkmark", "model", "driver". */
+extern const char *const fuzz_pass_names[FUZZ_PASS_COUNT];
+
+/* Run the program in `data` (bytes). Returns 0 when clean, 1 when any violation was found (each
+ * printed to opt->out), -1 when the heap could not be created. With abort_on_violation the first
+ * violation aborts the process instead. */
+int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_result *res);
+
+#endif /* FUZZ_DRIVER_H */

@@ -1,0 +1,195 @@
+/* The op language of the fuzz targets: the one table of ops.
+ *
+ * An input is a program. One byte picks the op (modulo FUZZ_OP_COUNT), the next bytes are its
+ * operands, each bounded by modulo, so every byte string is a valid program; an input that ends
+ * inside an op reads the missing operand bytes as 0. An op that cannot apply (a store into an
+ * empty slot, a field past the end of the block, popping with no frame pushed) is a no-op.
+ *
+ * The text form (fuzz/text.h) prints one op a line, e.g.
+ *
+ *   alloc s3 scan 4          # s3 = a new scanned block of 4 fields
+ *   store s3.1 s5            # field 1 of s3 = the value in s5
+ *   collect major
+ *
+ * The mutator state the ops act on (fuzz/driver.h): FUZZ_SLOTS slots s0..s15, always rooted (a
+ * local root frame the driver pushes first); a stack of up to FUZZ_FRAMES local root frames, each a
+ * snapshot of the slots taken by `push`; FUZZ_GLOBALS global root cells g0..g7. So the driver (and
+ * the model oracle) knows exactly which blocks are reachable.
+ *
+ * Adding an op: append one X(...) line to FUZZ_OPS (never insert, so existing codes keep their
+ * meaning for as long as possible), give it a case in the driver (fuzz/driver.c) and a seed in
+ * corpus/graph/ (corpus_test fails until one uses it). Byte inputs are re-decoded when the op
+ * count changes; the text corpus is the stable form. Reserved for later issues, in this order:
+ *   domains       spawn dN / terminate dN / on dN (run the next op on domain N)
+ *   finalizers    finalize sN (Go-style finalizer on the block in sN)
+ *   conservative  range_write rN.I sM / range_write_int rN.I V (a word in a conservative range)
+ */
+#ifndef FUZZ_OPS_H
+#define FUZZ_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  FUZZ_SLOTS = 16,      /* s0..s15, always rooted */
+  FUZZ_GLOBALS = 8,     /* g0..g7 global root cells */
+  FUZZ_FRAMES = 8,      /* local root frames `push` may stack on top of the slots' frame */
+  FUZZ_FIELDS = 64,     /* field operands 0..63; past the block's end the op is a no-op */
+  FUZZ_SMALL_MAX = 127, /* the largest pool block: whsize 128 (GC_SIZECLASS_MAX_WHSIZE) */
+  FUZZ_LARGE_MIN = 128,
+  FUZZ_LARGE_SPAN = 1024, /* large blocks: 128..1151 fields */
+  FUZZ_FAIL_MAX = 64,     /* fail N: the N-th allocation from now fails; 0: off */
+};
+
+/* ---- Operand kinds ------------------------------------------------------------------------ */
+
+/* How an operand is encoded (bytes), decoded (modulo) and written in text. */
+#define FUZZ_OPERAND_KINDS(X)                                                                  \
+  X(NONE, 0, "")                                                                               \
+  X(SLOT, 1, "a slot s0..s15")                                                                 \
+  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                      \
+  X(GLOBAL, 1, "a global root cell g0..g7")                                                    \
+  X(KIND, 1, "a block kind: scan, raw or custom")                                              \
+  X(SMALL, 1, "a small size 1..127 (fields)")                                                  \
+  X(LARGE, 2, "a large size 128..1151 (fields)")                                               \
+  X(INT, 1, "an integer 0..255")                                                               \
+  X(COLLECT, 1, "a collection: slice, major or full")                                          \
+  X(PARAM, 2, "a parameter (percent, mintrigger, sweep, markstack, batch, keep) and a value")  \
+  X(FAIL, 1, "an allocation count 1..64, or off")                                              \
+  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                 \
+  X(MISUSE, 1, "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "          \
+                "unpin-int, scanner-remove, register-null, bad-param, unknown-param")
+
+typedef enum fuzz_operand_kind {
+#define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
+  FUZZ_OPERAND_KINDS(FUZZ_OPND_ENUM)
+#undef FUZZ_OPND_ENUM
+  FUZZ_OPND_KIND_COUNT
+} fuzz_operand_kind;
+
+/* KIND values. */
+typedef enum fuzz_block_kind { FUZZ_KIND_SCAN, FUZZ_KIND_RAW, FUZZ_KIND_CUSTOM, FUZZ_KIND_COUNT } fuzz_block_kind;
+/* COLLECT values: the same order as gc_collect_kind. */
+enum { FUZZ_COLLECT_COUNT = 3 };
+/* PARAM names; each has a table of values (fuzz/program.c) chosen to reach edge cases. */
+typedef enum fuzz_param {
+  FUZZ_PARAM_PERCENT,
+  FUZZ_PARAM_MINTRIGGER,
+  FUZZ_PARAM_SWEEP,
+  FUZZ_PARAM_MARKSTACK,
+  FUZZ_PARAM_BATCH,
+  FUZZ_PARAM_KEEP,
+  FUZZ_PARAM_COUNT
+} fuzz_param;
+/* MISUSE values: calls the API must refuse with a documented error, changing nothing. */
+typedef enum fuzz_misuse {
+  FUZZ_MISUSE_ALLOC0,         /* gc_alloc of 0 fields: zero-size */
+  FUZZ_MISUSE_TOO_LARGE,      /* gc_alloc of GC_MAX_WSIZE + 1 fields: too-large */
+  FUZZ_MISUSE_BAD_TAG,        /* gc_alloc with tag 251: bad-tag */
+  FUZZ_MISUSE_CUSTOM_TAG,     /* gc_alloc with the custom tag: bad-tag */
+  FUZZ_MISUSE_PIN_NULL,       /* gc_pin(NULL): not-block */
+  FUZZ_MISUSE_PIN_INT,        /* gc_pin(an immediate): not-block */
+  FUZZ_MISUSE_UNPIN_INT,      /* gc_unpin(an immediate): not-block */
+  FUZZ_MISUSE_SCANNER_REMOVE, /* removing a scanner never added: unknown-root */
+  FUZZ_MISUSE_REGISTER_NULL,  /* gc_root_register(NULL): unknown-root */
+  FUZZ_MISUSE_BAD_PARAM,      /* gc_set_params("markstack=3"): param, nothing changed */
+  FUZZ_MISUSE_UNKNOWN_PARAM,  /* gc_set_params("bogus=1"): param, nothing changed */
+  FUZZ_MISUSE_COUNT
+} fuzz_misuse;
+
+/* ---- The ops ------------------------------------------------------------------------------- */
+
+/* X(NAME, "mnemonic", operand kind 1, 2, 3, "what it does"). The order is the opcode. */
+#define FUZZ_OPS(X)                                                                              \
+  X(ALLOC, "alloc", SLOT, KIND, SMALL,                                                           \
+    "sD = a new pool block of the kind with N fields (custom: the finalizer word, then N data "  \
+    "words, of which the model uses data word 1); on failure sD is empty")                       \
+  X(ALLOC_LARGE, "alloc_large", SLOT, KIND, LARGE,                                               \
+    "sD = a new large block, as alloc; on failure sD is empty")                                  \
+  X(STORE, "store", FIELD, SLOT, NONE,                                                           \
+    "field F of the block in sD = the value in sS (a pointer, or NULL if sS is empty). Into "    \
+    "raw data or custom data (fields 2..) the pointer is a plain word that keeps nothing alive; " \
+    "custom fields 0, 1 and fields past the end: no-op")                                         \
+  X(STORE_IMM, "store_imm", FIELD, INT, NONE,                                                    \
+    "field F of the block in sD = the immediate V (the word 2V+1), same fields as store")        \
+  X(LOAD, "load", SLOT, FIELD, NONE,                                                             \
+    "sD = the block field F of the scanned block in sS points to (empty for NULL or an "         \
+    "immediate); no-op for raw and custom blocks")                                               \
+  X(DROP, "drop", SLOT, NONE, NONE, "sD = empty")                                                \
+  X(COPY, "copy", SLOT, SLOT, NONE, "sD = the value in sS")                                      \
+  X(PUSH, "push", NONE, NONE, NONE,                                                              \
+    "push a local root frame holding a snapshot of every slot (at most 8 deep)")                 \
+  X(POP, "pop", NONE, NONE, NONE, "pop the innermost frame pushed by push")                      \
+  X(ROOT, "root", GLOBAL, SLOT, NONE,                                                            \
+    "gN = the value in sS; register gN as a global root (registering twice must fail "           \
+    "with duplicate-root)")                                                                      \
+  X(UNROOT, "unroot", GLOBAL, NONE, NONE,                                                        \
+    "unregister gN and clear it (unregistering an unregistered cell must fail with "             \
+    "unknown-root)")                                                                             \
+  X(COLLECT, "collect", COLLECT, NONE, NONE, "gc_collect: slice, major or full")                 \
+  X(PARAM, "param", PARAM, NONE, NONE,                                                           \
+    "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "    \
+    "batch (pools mapped at once) or keep (empty pools kept)")                                   \
+  X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")      \
+  X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")            \
+  X(PIN, "pin", SLOT, NONE, NONE,                                                                \
+    "gc_pin the block in sD: a root (its fields too) until unpinned, even if no slot holds it")  \
+  X(UNPIN, "unpin", SLOT, NONE, NONE,                                                            \
+    "gc_unpin the block in sD (a block that is not pinned must be refused with not-block)")      \
+  X(MISUSE, "misuse", MISUSE, NONE, NONE,                                                        \
+    "a call the API must refuse with its documented error, changing nothing")
+
+typedef enum fuzz_opcode {
+#define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
+  FUZZ_OPS(FUZZ_OP_ENUM)
+#undef FUZZ_OP_ENUM
+  FUZZ_OP_COUNT
+} fuzz_opcode;
+
+enum { FUZZ_MAX_OPERANDS = 3 };
+
+typedef struct fuzz_op_info {
+  const char *mnemonic;
+  fuzz_operand_kind operands[FUZZ_MAX_OPERANDS]; /* FUZZ_OPND_NONE after the last */
+  const char *what;
+} fuzz_op_info;
+
+extern const fuzz_op_info fuzz_op_table[FUZZ_OP_COUNT];
+
+typedef struct fuzz_operand_info {
+  unsigned bytes;   /* encoded length */
+  const char *what; /* for error messages and the README */
+} fuzz_operand_info;
+
+extern const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT];
+
+/* ---- Decoded ops --------------------------------------------------------------------------- */
+
+/* One operand, canonical (already reduced): SLOT/GLOBAL/KIND/COLLECT/INT/SMALL/LARGE/FAIL use a
+ * (sizes in fields, FAIL 0 = off); FIELD is a = slot, b = field; PARAM is a = fuzz_param,
+ * b = index into that parameter's value table; LIMIT is a = index into the limit table; MISUSE
+ * is a = fuzz_misuse. */
+typedef struct fuzz_arg {
+  int a, b;
+} fuzz_arg;
+
+typedef struct fuzz_op {
+  fuzz_opcode code;
+  fuzz_arg args[FUZZ_MAX_OPERANDS];
+  size_t offset; /* byte offset of the op in the input */
+  size_t index;  /* 0-based op number in the program */
+} fuzz_op;
+
+/* Parameter and limit value tables (the values `param` and `limit` can set). */
+const char *fuzz_param_name(fuzz_param p);
+size_t fuzz_param_value_count(fuzz_param p);
+/* The value of entry i; for percent, -1 means off. */
+long fuzz_param_value(fuzz_param p, size_t i);
+size_t fuzz_limit_count(void);
+size_t fuzz_limit_bytes(size_t i); /* 0: off */
+
+extern const char *const fuzz_kind_names[FUZZ_KIND_COUNT];
+extern const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT];
+extern const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT];
+
+#endif /* FUZZ_OPS_H */

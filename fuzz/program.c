@@ -1,0 +1,186 @@
+/* The op table, the operand encodings and the decoder. */
+#include "fuzz/program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Tables -------------------------------------------------------------------------------- */
+
+const fuzz_op_info fuzz_op_table[FUZZ_OP_COUNT] = {
+#define FUZZ_OP_ROW(name, mnemonic, k1, k2, k3, what) \
+  [FUZZ_OP_##name] = {mnemonic, {FUZZ_OPND_##k1, FUZZ_OPND_##k2, FUZZ_OPND_##k3}, what},
+    FUZZ_OPS(FUZZ_OP_ROW)
+#undef FUZZ_OP_ROW
+};
+
+const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT] = {
+#define FUZZ_OPND_ROW(name, bytes, what) [FUZZ_OPND_##name] = {bytes, what},
+    FUZZ_OPERAND_KINDS(FUZZ_OPND_ROW)
+#undef FUZZ_OPND_ROW
+};
+
+const char *const fuzz_kind_names[FUZZ_KIND_COUNT] = {"scan", "raw", "custom"};
+const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT] = {"slice", "major", "full"};
+const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
+    [FUZZ_MISUSE_ALLOC0] = "alloc0",
+    [FUZZ_MISUSE_TOO_LARGE] = "too-large",
+    [FUZZ_MISUSE_BAD_TAG] = "bad-tag",
+    [FUZZ_MISUSE_CUSTOM_TAG] = "custom-tag",
+    [FUZZ_MISUSE_PIN_NULL] = "pin-null",
+    [FUZZ_MISUSE_PIN_INT] = "pin-int",
+    [FUZZ_MISUSE_UNPIN_INT] = "unpin-int",
+    [FUZZ_MISUSE_SCANNER_REMOVE] = "scanner-remove",
+    [FUZZ_MISUSE_REGISTER_NULL] = "register-null",
+    [FUZZ_MISUSE_BAD_PARAM] = "bad-param",
+    [FUZZ_MISUSE_UNKNOWN_PARAM] = "unknown-param",
+};
+
+/* Parameter values: the defaults' neighbourhood and the edges (a 4-entry mark stack, a 1-word
+ * sweep budget, pacing that triggers on every allocation slow path or never). */
+static const long percent_values[] = {0, 1, 10, 50, 100, 200, 1000, -1 /* off */};
+static const long mintrigger_values[] = {0, 16, 64, 256, 1024, 8192, 262144};
+static const long sweep_values[] = {1, 4, 16, 64, 256, 1024, 16384};
+static const long markstack_values[] = {4, 5, 8, 16, 64, 1024, 65536};
+static const long batch_values[] = {1, 2, 4, 16};
+static const long keep_values[] = {0, 1, 4, 64};
+
+static const struct {
+  const char *name;
+  const long *values;
+  size_t count;
+} param_table[FUZZ_PARAM_COUNT] = {
+    [FUZZ_PARAM_PERCENT] = {"percent", percent_values, sizeof percent_values / sizeof(long)},
+    [FUZZ_PARAM_MINTRIGGER] = {"mintrigger", mintrigger_values,
+                               sizeof mintrigger_values / sizeof(long)},
+    [FUZZ_PARAM_SWEEP] = {"sweep", sweep_values, sizeof sweep_values / sizeof(long)},
+    [FUZZ_PARAM_MARKSTACK] = {"markstack", markstack_values, sizeof markstack_values / sizeof(long)},
+    [FUZZ_PARAM_BATCH] = {"batch", batch_values, sizeof batch_values / sizeof(long)},
+    [FUZZ_PARAM_KEEP] = {"keep", keep_values, sizeof keep_values / sizeof(long)},
+};
+
+const char *fuzz_param_name(fuzz_param p) { return param_table[p].name; }
+size_t fuzz_param_value_count(fuzz_param p) { return param_table[p].count; }
+long fuzz_param_value(fuzz_param p, size_t i) { return param_table[p].values[i]; }
+
+/* Heap limits in KiB; 0 is off. 32 KiB is one pool: the first pool fits, the second does not. */
+static const size_t limit_kib[] = {0, 32, 64, 96, 128, 256, 512, 1024, 4096};
+size_t fuzz_limit_count(void) { return sizeof limit_kib / sizeof limit_kib[0]; }
+size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
+
+/* ---- Decoding ------------------------------------------------------------------------------ */
+
+static uint8_t byte_at(const fuzz_decoder *dec, size_t pos) {
+  return pos < dec->size ? dec->data[pos] : 0;
+}
+
+static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
+  fuzz_arg arg = {0, 0};
+  switch (kind) {
+    case FUZZ_OPND_NONE: break;
+    case FUZZ_OPND_SLOT: arg.a = b[0] % FUZZ_SLOTS; break;
+    case FUZZ_OPND_FIELD:
+      arg.a = b[0] % FUZZ_SLOTS;
+      arg.b = b[1] % FUZZ_FIELDS;
+      break;
+    case FUZZ_OPND_GLOBAL: arg.a = b[0] % FUZZ_GLOBALS; break;
+    case FUZZ_OPND_KIND: arg.a = b[0] % FUZZ_KIND_COUNT; break;
+    case FUZZ_OPND_SMALL: arg.a = 1 + b[0] % FUZZ_SMALL_MAX; break;
+    case FUZZ_OPND_LARGE:
+      arg.a = FUZZ_LARGE_MIN + (int)(((unsigned)b[0] | (unsigned)b[1] << 8) % FUZZ_LARGE_SPAN);
+      break;
+    case FUZZ_OPND_INT: arg.a = b[0]; break;
+    case FUZZ_OPND_COLLECT: arg.a = b[0] % FUZZ_COLLECT_COUNT; break;
+    case FUZZ_OPND_PARAM:
+      arg.a = b[0] % FUZZ_PARAM_COUNT;
+      arg.b = (int)(b[1] % param_table[arg.a].count);
+      break;
+    case FUZZ_OPND_FAIL: arg.a = b[0] % (FUZZ_FAIL_MAX + 1); break;
+    case FUZZ_OPND_LIMIT: arg.a = (int)(b[0] % fuzz_limit_count()); break;
+    case FUZZ_OPND_MISUSE: arg.a = b[0] % FUZZ_MISUSE_COUNT; break;
+    case FUZZ_OPND_KIND_COUNT: break;
+  }
+  return arg;
+}
+
+int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
+  if (dec->pos >= dec->size) return 0;
+  op->offset = dec->pos;
+  op->index = dec->index++;
+  op->code = (fuzz_opcode)(dec->data[dec->pos++] % FUZZ_OP_COUNT);
+  const fuzz_op_info *info = &fuzz_op_table[op->code];
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    fuzz_operand_kind kind = info->operands[i];
+    uint8_t b[2] = {byte_at(dec, dec->pos), byte_at(dec, dec->pos + 1)};
+    op->args[i] = decode_operand(kind, b);
+    dec->pos += fuzz_operand_table[kind].bytes;
+  }
+  if (dec->pos > dec->size) dec->pos = dec->size;
+  return 1;
+}
+
+size_t fuzz_program_count(const uint8_t *data, size_t size) {
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, data, size);
+  while (fuzz_program_next(&dec, &op)) {
+  }
+  return dec.index;
+}
+
+/* ---- Encoding ------------------------------------------------------------------------------ */
+
+static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out) {
+  switch (kind) {
+    case FUZZ_OPND_FIELD:
+    case FUZZ_OPND_PARAM:
+      out[0] = (uint8_t)arg.a;
+      out[1] = (uint8_t)arg.b;
+      return 2;
+    case FUZZ_OPND_SMALL:
+      out[0] = (uint8_t)(arg.a - 1);
+      return 1;
+    case FUZZ_OPND_LARGE: {
+      unsigned v = (unsigned)(arg.a - FUZZ_LARGE_MIN);
+      out[0] = (uint8_t)(v & 0xff);
+      out[1] = (uint8_t)(v >> 8);
+      return 2;
+    }
+    case FUZZ_OPND_NONE:
+    case FUZZ_OPND_KIND_COUNT:
+      return 0;
+    default:
+      out[0] = (uint8_t)arg.a;
+      return 1;
+  }
+}
+
+size_t fuzz_op_encode(const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]) {
+  size_t n = 0;
+  out[n++] = (uint8_t)op->code;
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    n += encode_operand(fuzz_op_table[op->code].operands[i], op->args[i], out + n);
+  }
+  return n;
+}
+
+/* ---- Buffers ------------------------------------------------------------------------------- */
+
+int fuzz_buf_append(fuzz_buf *b, const void *bytes, size_t n) {
+  if (b->size + n > b->capacity) {
+    size_t capacity = b->capacity ? b->capacity : 256;
+    while (capacity < b->size + n) capacity *= 2;
+    uint8_t *data = realloc(b->data, capacity);
+    if (data == NULL) return 0;
+    b->data = data;
+    b->capacity = capacity;
+  }
+  if (n > 0) memcpy(b->data + b->size, bytes, n);
+  b->size += n;
+  return 1;
+}
+
+void fuzz_buf_free(fuzz_buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->size = b->capacity = 0;
+}

@@ -1,0 +1,207 @@
+/* The replay tool: read a fuzz input (bytes or text), print it as a program, run it with every
+ * pass, print what each pass found. Builds with any C compiler, without libFuzzer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/program.h"
+#include "fuzz/replay.h"
+#include "fuzz/text.h"
+#include "gc/gc.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "Usage: replay [options] FILE...\n"
+          "\n"
+          "Replays fuzz inputs of the `graph` target: prints each as a program (one op a line),\n"
+          "runs it against a fresh heap with every verification pass after every cycle and at\n"
+          "the end, and prints what each pass found. A FILE is either raw bytes (a libFuzzer\n"
+          "crash or corpus file) or the text form (corpus/*.txt); the format is detected.\n"
+          "\n"
+          "Options:\n"
+          "  --text, --bytes   force the input format instead of detecting it\n"
+          "  --quiet           do not print the program, only violations and the summary\n"
+          "  --trace           print each op as it runs, and each cycle's hook points\n"
+          "  --print           print the program as text and exit without running it\n"
+          "  --assemble OUT    write the program's canonical bytes to OUT and exit\n"
+          "                    (one FILE only; OUT '-' is stdout)\n"
+          "  --verify PASSES   passes to run, joined by '+': reach, swept, checkmark, model,\n"
+          "                    all (the default)\n"
+          "  --params P        extra collector parameters, e.g. markstack=4 (see README)\n"
+          "  -h, --help        this text\n"
+          "\n"
+          "Exit status: 0 every input ran clean, 1 a verification pass (or the driver's API\n"
+          "checks) reported a violation, 2 bad input (unreadable file, malformed text, usage).\n");
+}
+
+typedef struct replay_args {
+  int force_text, force_bytes, quiet, trace, print_only;
+  const char *assemble_out;
+  const char *verify;
+  const char *params;
+} replay_args;
+
+static int read_file(const char *path, fuzz_buf *out) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (f == NULL) return 0;
+  uint8_t chunk[4096];
+  size_t n;
+  int ok = 1;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (!fuzz_buf_append(out, chunk, n)) ok = 0;
+  }
+  if (ferror(f)) ok = 0;
+  if (f != stdin) fclose(f);
+  return ok;
+}
+
+/* The program's bytes: the file itself, or the text assembled. 0 on bad input (reported). */
+static int load_program(const char *path, const replay_args *args, fuzz_buf *bytes, int *is_text) {
+  fuzz_buf raw = {0};
+  if (!read_file(path, &raw)) {
+    fprintf(stderr, "replay: %s: cannot read\n", path);
+    fuzz_buf_free(&raw);
+    return 0;
+  }
+  *is_text = args->force_text || (!args->force_bytes && fuzz_looks_like_text(raw.data, raw.size));
+  if (!*is_text) {
+    *bytes = raw;
+    return 1;
+  }
+  fuzz_text_error err;
+  int ok = fuzz_assemble((const char *)raw.data, raw.size, bytes, &err);
+  if (!ok) {
+    fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);
+    fuzz_buf_free(bytes);
+  }
+  fuzz_buf_free(&raw);
+  return ok;
+}
+
+static unsigned parse_verify(const char *s) {
+  if (s == NULL) return GC_VERIFY_ALL;
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char item[96];
+  snprintf(item, sizeof item, "verify=%s", s);
+  char err[200];
+  if (gc_config_parse(&cfg, item, err, sizeof err) != GC_OK) return ~0u;
+  return cfg.verify;
+}
+
+static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
+  fuzz_buf bytes = {0};
+  int is_text = 0;
+  if (!load_program(path, args, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
+
+  if (args->assemble_out != NULL) {
+    FILE *f = strcmp(args->assemble_out, "-") == 0 ? stdout : fopen(args->assemble_out, "wb");
+    int ok = f != NULL && fwrite(bytes.data, 1, bytes.size, f) == bytes.size;
+    if (f != NULL && f != stdout) ok = fclose(f) == 0 && ok;
+    fuzz_buf_free(&bytes);
+    if (!ok) fprintf(stderr, "replay: %s: cannot write\n", args->assemble_out);
+    return ok ? FUZZ_REPLAY_CLEAN : FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args->print_only) {
+    fuzz_print_program(stdout, bytes.data, bytes.size, 0);
+    fuzz_buf_free(&bytes);
+    return FUZZ_REPLAY_CLEAN;
+  }
+
+  size_t count = fuzz_program_count(bytes.data, bytes.size);
+  printf("== %s (%s, %zu bytes, %zu ops)\n", path, is_text ? "text" : "bytes", bytes.size, count);
+  if (!args->quiet && !args->trace) fuzz_print_program(stdout, bytes.data, bytes.size, 1);
+  printf("== run\n");
+  fflush(stdout);
+
+  fuzz_options opt = base ? *base : (fuzz_options){0};
+  opt.abort_on_violation = 0;
+  opt.out = stdout;
+  opt.trace = args->trace ? stdout : NULL;
+  opt.verify = parse_verify(args->verify);
+  opt.params = args->params;
+  fuzz_result res;
+  int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
+  fuzz_buf_free(&bytes);
+  if (rc < 0) {
+    printf("replay: the heap could not be created (bad --params?)\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  printf("== passes (%zu ops, %llu cycles)\n", res.ops, (unsigned long long)res.cycles);
+  for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
+    printf("  %-10s %6zu %s, %zu violation%s\n", fuzz_pass_names[p], res.pass_runs[p],
+           p == FUZZ_PASS_COUNT - 1 ? "checks" : "runs", res.pass_violations[p],
+           res.pass_violations[p] == 1 ? "" : "s");
+  }
+  if (res.violations == 0) {
+    printf("== clean\n");
+    return FUZZ_REPLAY_CLEAN;
+  }
+  if (res.first_op >= 0) {
+    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", res.violations, res.first_kind,
+           res.first_op);
+  } else {
+    printf("== VIOLATION: %zu found; first: %s (final checks)\n", res.violations, res.first_kind);
+  }
+  return FUZZ_REPLAY_VIOLATION;
+}
+
+int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
+  replay_args args = {0};
+  int first_file = argc;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return FUZZ_REPLAY_CLEAN;
+    } else if (strcmp(a, "--text") == 0) {
+      args.force_text = 1;
+    } else if (strcmp(a, "--bytes") == 0) {
+      args.force_bytes = 1;
+    } else if (strcmp(a, "--quiet") == 0) {
+      args.quiet = 1;
+    } else if (strcmp(a, "--trace") == 0) {
+      args.trace = 1;
+    } else if (strcmp(a, "--print") == 0) {
+      args.print_only = 1;
+    } else if ((strcmp(a, "--assemble") == 0 || strcmp(a, "--verify") == 0 ||
+                strcmp(a, "--params") == 0) && i + 1 < argc) {
+      const char **dst = a[2] == 'a' ? &args.assemble_out : a[2] == 'v' ? &args.verify : &args.params;
+      *dst = argv[++i];
+    } else if (strcmp(a, "--") == 0) {
+      first_file = i + 1;
+      break;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "replay: unknown or incomplete option '%s' (see --help)\n", a);
+      return FUZZ_REPLAY_BAD_INPUT;
+    } else {
+      first_file = i;
+      break;
+    }
+  }
+  if (first_file >= argc) {
+    fprintf(stderr, "replay: no input file (see --help)\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args.force_text && args.force_bytes) {
+    fprintf(stderr, "replay: --text and --bytes exclude each other\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (parse_verify(args.verify) == ~0u) {
+    fprintf(stderr, "replay: --verify %s: expected passes joined by '+' from reach, swept, "
+            "checkmark, model, all\n", args.verify);
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args.assemble_out != NULL && argc - first_file != 1) {
+    fprintf(stderr, "replay: --assemble takes exactly one input file\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  int worst = FUZZ_REPLAY_CLEAN;
+  for (int i = first_file; i < argc; i++) {
+    int rc = replay_one(argv[i], &args, base);
+    /* Bad input outranks a violation: the run is not trustworthy. */
+    if (rc > worst) worst = rc;
+    fflush(stdout);
+  }
+  return worst;
+}

@@ -1,0 +1,150 @@
+/* The replay tool's contract: exit 0 clean, 1 on a violation (named with the op that started its
+ * cycle), 2 on bad input (malformed text with FILE:LINE:COL, a missing file, bad usage); bytes
+ * and text forms of a program replay alike.
+ *
+ * A violation is produced by a test-only after_op hook that breaks the heap through the
+ * collector's internals (gc/header.h): no op of the language can corrupt the heap, by design.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz/replay.h"
+#include "gc/check.h"
+#include "gc/header.h"
+
+static char dir[] = "/tmp/replay_test.XXXXXX";
+
+static const char *write_file(const char *name, const void *data, size_t len) {
+  static char path[4][256];
+  static int next;
+  char *p = path[next++ % 4];
+  snprintf(p, 256, "%s/%s", dir, name);
+  FILE *f = fopen(p, "wb");
+  fwrite(data, 1, len, f);
+  fclose(f);
+  return p;
+}
+
+/* Run fuzz_replay_main with stdout and stderr captured into `out` (NUL-terminated). */
+static int run_replay(int argc, const char **argv, const fuzz_options *base, char *out,
+                      size_t out_len) {
+  char cap[300];
+  snprintf(cap, sizeof cap, "%s/captured", dir);
+  fflush(stdout);
+  fflush(stderr);
+  int saved_out = dup(1), saved_err = dup(2);
+  FILE *f = fopen(cap, "w");
+  dup2(fileno(f), 1);
+  dup2(fileno(f), 2);
+  int rc = fuzz_replay_main(argc, (char **)argv, base);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  fclose(f);
+  f = fopen(cap, "r");
+  size_t n = fread(out, 1, out_len - 1, f);
+  out[n] = '\0';
+  fclose(f);
+  return rc;
+}
+
+static char out[1 << 16];
+
+static void expect(int rc, int want, const char *needle) {
+  CHECK_EQ_U(rc, want);
+  if (needle != NULL) CHECK(strstr(out, needle) != NULL);
+  if (rc != want || (needle != NULL && strstr(out, needle) == NULL)) {
+    fprintf(stderr, "  wanted exit %d and '%s'; got exit %d:\n%s\n", want, needle ? needle : "", rc,
+            out);
+  }
+}
+
+static const char program[] =
+    "# s1 hangs off s0 only\n"
+    "alloc s0 scan 2\n"
+    "alloc s1 scan 1\n"
+    "store s0.0 s1\n"
+    "drop s1\n"
+    "collect major\n"
+    "collect full\n";
+
+static void clean_text_exits_0(void) {
+  const char *path = write_file("clean.txt", program, strlen(program));
+  const char *argv[] = {"replay", path};
+  expect(run_replay(2, argv, NULL, out, sizeof out), 0, "== clean");
+  CHECK(strstr(out, "store s0.0 s1") != NULL); /* the program is printed */
+  CHECK(strstr(out, "reach") != NULL && strstr(out, "model") != NULL);
+}
+
+static void malformed_text_exits_2_with_line_and_column(void) {
+  const char *path = write_file("bad.txt", "alloc s0 scan 2\nstore s0.0 s99\n", 31);
+  const char *argv[] = {"replay", path};
+  char want[300];
+  snprintf(want, sizeof want, "%s:2:12: error: store: expected a slot", path);
+  expect(run_replay(2, argv, NULL, out, sizeof out), 2, want);
+}
+
+static void bad_usage_exits_2(void) {
+  const char *missing[] = {"replay", "/nonexistent/input"};
+  expect(run_replay(2, missing, NULL, out, sizeof out), 2, "cannot read");
+  const char *none[] = {"replay"};
+  expect(run_replay(1, none, NULL, out, sizeof out), 2, "no input file");
+  const char *unknown[] = {"replay", "--frobnicate", "x"};
+  expect(run_replay(3, unknown, NULL, out, sizeof out), 2, "unknown or incomplete option");
+  const char *help[] = {"replay", "--help"};
+  expect(run_replay(2, help, NULL, out, sizeof out), 0, "Exit status");
+}
+
+/* After op 3 (`drop s1`), zero the header of the block in s0's field 0: a reachable block now
+ * looks like a free slot. The next cycle (op 4, `collect major`) must report it. */
+static void zero_reachable_header(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op) {
+  (void)heap;
+  int *fired = user;
+  if (op->index != 3 || *fired) return;
+  *fired = 1;
+  gc_value child = GC_FIELD(slots[0], 0);
+  *gc_hp_val(child) = 0;
+}
+
+static void violation_exits_1_naming_the_op(void) {
+  const char *path = write_file("break.txt", program, strlen(program));
+  int fired = 0;
+  fuzz_options base = {.after_op = zero_reachable_header, .after_op_user = &fired};
+  const char *argv[] = {"replay", "--quiet", path};
+  expect(run_replay(3, argv, &base, out, sizeof out), 1, "cycle started by op 4 `collect major`");
+  CHECK(fired == 1);
+  CHECK(strstr(out, "VIOLATION") != NULL);
+  CHECK(strstr(out, "== VIOLATION") != NULL);
+}
+
+static void bytes_and_text_replay_alike(void) {
+  const char *text = write_file("prog.txt", program, strlen(program));
+  char bytes_path[300];
+  snprintf(bytes_path, sizeof bytes_path, "%s/prog.bin", dir);
+  const char *assemble[] = {"replay", "--assemble", bytes_path, text};
+  expect(run_replay(4, assemble, NULL, out, sizeof out), 0, NULL);
+  const char *print[] = {"replay", "--print", bytes_path};
+  expect(run_replay(3, print, NULL, out, sizeof out), 0, NULL);
+  CHECK(strcmp(out,
+               "alloc s0 scan 2\nalloc s1 scan 1\nstore s0.0 s1\ndrop s1\ncollect major\n"
+               "collect full\n") == 0);
+  const char *run[] = {"replay", bytes_path};
+  expect(run_replay(2, run, NULL, out, sizeof out), 0, "(bytes, 18 bytes, 6 ops)");
+}
+
+int main(void) {
+  if (mkdtemp(dir) == NULL) return 2;
+  RUN(clean_text_exits_0);
+  RUN(malformed_text_exits_2_with_line_and_column);
+  RUN(bad_usage_exits_2);
+  RUN(violation_exits_1_naming_the_op);
+  RUN(bytes_and_text_replay_alike);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  CHECK_MAIN_END();
+}

@@ -1,0 +1,185 @@
+/* The op language and its text form: every byte string decodes; printing then assembling gives
+ * bytes that decode to the same ops (random inputs); each op's text is what the README shows;
+ * malformed text is refused with the right line and column. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/program.h"
+#include "fuzz/text.h"
+#include "gc/check.h"
+
+static int ops_equal(const fuzz_op *x, const fuzz_op *y) {
+  if (x->code != y->code) return 0;
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    if (x->args[i].a != y->args[i].a || x->args[i].b != y->args[i].b) return 0;
+  }
+  return 1;
+}
+
+/* Print random bytes as text, assemble the text: the ops must be the same, and the canonical
+ * bytes must print to the very same text. */
+static void random_bytes_round_trip(void) {
+  unsigned seed = 12345;
+  for (int iter = 0; iter < 2000; iter++) {
+    uint8_t in[300];
+    size_t n = (size_t)(iter % 300);
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      in[i] = (uint8_t)(seed >> 16);
+    }
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *f = open_memstream(&text, &text_len);
+    size_t count = fuzz_print_program(f, in, n, iter % 2);
+    fclose(f);
+    fuzz_buf bytes = {0};
+    fuzz_text_error err;
+    CHECK(fuzz_assemble(text, text_len, &bytes, &err));
+    if (err.line) fprintf(stderr, "%zu:%zu: %s\n%s", err.line, err.column, err.message, text);
+    CHECK_EQ_U(fuzz_program_count(bytes.data, bytes.size), count);
+
+    fuzz_decoder a, b;
+    fuzz_op x, y;
+    fuzz_decoder_init(&a, in, n);
+    fuzz_decoder_init(&b, bytes.data, bytes.size);
+    while (fuzz_program_next(&a, &x)) {
+      CHECK(fuzz_program_next(&b, &y));
+      CHECK(ops_equal(&x, &y));
+    }
+    CHECK(!fuzz_program_next(&b, &y));
+
+    char *again = NULL;
+    size_t again_len = 0;
+    f = open_memstream(&again, &again_len);
+    fuzz_print_program(f, bytes.data, bytes.size, iter % 2);
+    fclose(f);
+    CHECK(again_len == text_len && memcmp(again, text, text_len) == 0);
+    free(again);
+    free(text);
+    fuzz_buf_free(&bytes);
+  }
+}
+
+static void assemble_one(const char *text, const char *want) {
+  fuzz_buf bytes = {0};
+  fuzz_text_error err;
+  int ok = fuzz_assemble(text, strlen(text), &bytes, &err);
+  CHECK(ok);
+  if (!ok) {
+    fprintf(stderr, "  '%s': %zu:%zu: %s\n", text, err.line, err.column, err.message);
+    return;
+  }
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, bytes.data, bytes.size);
+  CHECK(fuzz_program_next(&dec, &op));
+  char line[FUZZ_OP_TEXT_MAX];
+  fuzz_op_format(&op, line, sizeof line);
+  if (strcmp(line, want) != 0) fprintf(stderr, "  '%s' printed as '%s'\n", want, line);
+  CHECK(strcmp(line, want) == 0);
+  fuzz_buf_free(&bytes);
+}
+
+static void every_op_has_its_text(void) {
+  assemble_one("alloc s3 scan 4", "alloc s3 scan 4");
+  assemble_one("  alloc   s15 custom 127   # a comment", "alloc s15 custom 127");
+  assemble_one("alloc_large s0 raw 1151", "alloc_large s0 raw 1151");
+  assemble_one("store s3.1 s5", "store s3.1 s5");
+  assemble_one("store_imm s3.63 255", "store_imm s3.63 255");
+  assemble_one("load s2 s3.0", "load s2 s3.0");
+  assemble_one("drop s1", "drop s1");
+  assemble_one("copy s1 s2", "copy s1 s2");
+  assemble_one("push", "push");
+  assemble_one("pop", "pop");
+  assemble_one("root g7 s2", "root g7 s2");
+  assemble_one("unroot g0", "unroot g0");
+  assemble_one("collect slice", "collect slice");
+  assemble_one("collect major", "collect major");
+  assemble_one("collect full", "collect full");
+  assemble_one("param percent off", "param percent off");
+  assemble_one("param markstack 4", "param markstack 4");
+  assemble_one("param sweep 1", "param sweep 1");
+  assemble_one("param mintrigger 0", "param mintrigger 0");
+  assemble_one("fail 3", "fail 3");
+  assemble_one("fail off", "fail off");
+  assemble_one("limit 64k", "limit 64k");
+  assemble_one("limit 1m", "limit 1m");
+  assemble_one("limit off", "limit off");
+  assemble_one("pin s4", "pin s4");
+  assemble_one("unpin s4", "unpin s4");
+  assemble_one("misuse alloc0", "misuse alloc0");
+  assemble_one("misuse unknown-param", "misuse unknown-param");
+  assemble_one("param batch 16", "param batch 16");
+  assemble_one("param keep 0", "param keep 0");
+}
+
+static void refused(const char *text, size_t line, size_t column, const char *needle) {
+  fuzz_buf bytes = {0};
+  fuzz_text_error err;
+  CHECK(!fuzz_assemble(text, strlen(text), &bytes, &err));
+  CHECK_EQ_U(err.line, line);
+  CHECK_EQ_U(err.column, column);
+  if (strstr(err.message, needle) == NULL || err.line != line || err.column != column) {
+    fprintf(stderr, "  for %s: got %zu:%zu: %s (wanted %zu:%zu ... %s)\n", text, err.line,
+            err.column, err.message, line, column, needle);
+  }
+  CHECK(strstr(err.message, needle) != NULL);
+  fuzz_buf_free(&bytes);
+}
+
+static void malformed_text_is_refused_with_line_and_column(void) {
+  refused("alloc s3 scan 4\nbogus s1\n", 2, 1, "unknown op 'bogus'");
+  refused("alloc s16 scan 4", 1, 7, "expected a slot");
+  refused("alloc s3 scan 0", 1, 15, "small size");
+  refused("alloc s3 scan 128", 1, 15, "small size");
+  refused("alloc s3 scan 04", 1, 15, "small size"); /* not canonical */
+  refused("alloc_large s3 raw 99", 1, 20, "large size");
+  refused("alloc s3 blue 4", 1, 10, "block kind");
+  refused("\n\n  store s3 s5", 3, 9, "expected a field");
+  refused("store s3.64 s5", 1, 7, "expected a field");
+  refused("collect", 1, 8, "missing operand");
+  refused("collect minor", 1, 9, "slice, major or full");
+  refused("param markstack 3", 1, 17, "one of: 4, 5, 8");
+  refused("param percent", 1, 14, "missing the value");
+  refused("param gogc 100", 1, 7, "unknown parameter");
+  refused("param batch 3", 1, 13, "one of: 1, 2, 4, 16");
+  refused("misuse everything", 1, 8, "a misuse");
+  refused("pin", 1, 4, "missing operand");
+  refused("fail 0", 1, 6, "off");
+  refused("limit 33k", 1, 7, "heap limit");
+  refused("drop s1 s2", 1, 9, "unexpected 's2'");
+  refused("pop\n\tpush x # y", 2, 7, "unexpected 'x'");
+  refused("drop s1\xff", 1, 8, "unexpected byte 0xff");
+}
+
+static void short_inputs_decode(void) {
+  /* An op cut short reads its missing operand bytes as 0. */
+  uint8_t in[] = {FUZZ_OP_ALLOC, 3};
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, in, sizeof in);
+  CHECK(fuzz_program_next(&dec, &op));
+  CHECK(op.code == FUZZ_OP_ALLOC && op.args[0].a == 3 && op.args[1].a == 0 && op.args[2].a == 1);
+  CHECK(!fuzz_program_next(&dec, &op));
+  CHECK_EQ_U(fuzz_program_count(NULL, 0), 0);
+}
+
+static void text_detection(void) {
+  const char *t = "# hello\nalloc s1 scan 2\n";
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  t = "collect full";
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  uint8_t b[] = {0, 1, 2, 3};
+  CHECK(!fuzz_looks_like_text(b, sizeof b));
+  t = "hello world";
+  CHECK(!fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+}
+
+int main(void) {
+  RUN(random_bytes_round_trip);
+  RUN(every_op_has_its_text);
+  RUN(malformed_text_is_refused_with_line_and_column);
+  RUN(short_inputs_decode);
+  RUN(text_detection);
+  CHECK_MAIN_END();
+}
