@@ -14,9 +14,13 @@ static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
   gc_pool *p = d->avail[c];
   if (p == NULL) return NULL;
   gc_header *hp = p->free_list;
-  gc_header *next = (gc_header *)hp[1];
-  p->free_list = next;
-  if (next == NULL) { /* the pool is now full: INV-POOL-2 */
+  if (hp != NULL) {
+    p->free_list = (gc_header *)hp[1];
+  } else {
+    hp = p->frontier; /* an avail pool without a free slot has an unused one */
+    p->frontier = hp + gc_wsize_of_class[c];
+  }
+  if (gc_pool_is_full(p)) { /* INV-POOL-2 */
     d->avail[c] = p->next;
     p->next = d->full[c];
     d->full[c] = p;

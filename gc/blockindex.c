@@ -157,7 +157,7 @@ gc_value gc_block_containing(gc_heap *heap, uintptr_t word) {
   gc_pool *p = gc_pool_of_hp((const gc_header *)word);
   if (gc_pool_set_contains(heap, p)) {
     gc_header *first = gc_pool_first_slot(p);
-    if (word < (uintptr_t)first || word >= (uintptr_t)gc_pool_slots_end(p)) return 0;
+    if (word < (uintptr_t)first || word >= (uintptr_t)p->frontier) return 0; /* INV-POOL-1 */
     size_t slot_whsize = gc_wsize_of_class[p->size_class];
     size_t index = (word - (uintptr_t)first) / gc_bsize_wsize(slot_whsize);
     gc_header *slot = first + index * slot_whsize;

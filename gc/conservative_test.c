@@ -22,7 +22,7 @@ static size_t live_blocks(gc_heap *h) {
 static void resolution_of_every_kind_of_word(void) {
   gc_heap *h = new_heap();
   gc_domain *d = gc_main_domain(h);
-  gc_value small = gc_alloc(d, 4, GC_TAG_SCAN); /* whsize 5: class of exactly 5 */
+  gc_value small = gc_alloc(d, 2, GC_TAG_SCAN); /* whsize 3: its class leaves 1 word of wastage */
   gc_value padded = gc_alloc(d, 16, GC_TAG_RAW); /* whsize 17 in an 18-word slot: 1 word padding */
   gc_value large = gc_alloc(d, 1000, GC_TAG_RAW);
   gc_header *hp = gc_hp_val(small);
@@ -30,9 +30,10 @@ static void resolution_of_every_kind_of_word(void) {
   CHECK(gc_block_containing(h, (uintptr_t)hp) == small);               /* its header */
   CHECK(gc_block_containing(h, (uintptr_t)small) == small);            /* its first field */
   CHECK(gc_block_containing(h, (uintptr_t)small + 13) == small);       /* an unaligned interior */
-  CHECK(gc_block_containing(h, (uintptr_t)(hp + 5)) == 0);             /* next slot: free */
+  CHECK(gc_block_containing(h, (uintptr_t)(hp + 3)) == 0);             /* next slot: unused */
   CHECK(gc_block_containing(h, (uintptr_t)p) == 0);                    /* the pool header */
-  CHECK(gc_block_containing(h, (uintptr_t)p + GC_POOL_BSIZE - 8) == 0); /* wastage (class 5: 2 words) */
+  CHECK(gc_wastage_of_class[p->size_class] == 1);
+  CHECK(gc_block_containing(h, (uintptr_t)p + GC_POOL_BSIZE - 8) == 0); /* the wastage word */
   gc_header *php = gc_hp_val(padded);
   CHECK(gc_block_containing(h, (uintptr_t)(php + 16)) == padded);      /* its last field */
   CHECK(gc_block_containing(h, (uintptr_t)(php + 17)) == 0);           /* the slot's padding */

@@ -129,9 +129,11 @@ static void *run_worker(void *arg) {
 }
 
 /* Count the blocks reachable from the shared roots (an O(n^2) walk: the graphs are small). */
-static size_t count_reachable(world *w) {
-  size_t cap = 1 << 16, n = 0, top = 0;
-  gc_value *seen = calloc(cap, sizeof *seen), *stack = calloc(cap, sizeof *stack);
+static size_t count_reachable(world *w, size_t at_most) {
+  size_t cap = 16, n = 0, top = 0;
+  while (cap < 2 * at_most + 2) cap *= 2; /* the set never fills: probes always end */
+  /* Each block is pushed once per edge into it: at most twice per block, plus the roots. */
+  gc_value *seen = calloc(cap, sizeof *seen), *stack = calloc(2 * cap + SHARED, sizeof *stack);
   for (int i = 0; i < SHARED; i++) {
     if (w->shared[i] != 0) stack[top++] = w->shared[i];
   }
@@ -186,7 +188,8 @@ static void run_world(const char *params, int threads, int iterations, int spawn
   gc_stats s;
   gc_get_stats(w.heap, &s);
   CHECK_EQ_U(s.domains, 1);
-  CHECK_EQ_U(s.pool_live_blocks + s.large_blocks, count_reachable(&w));
+  CHECK_EQ_U(s.pool_live_blocks + s.large_blocks,
+             count_reachable(&w, s.pool_live_blocks + s.large_blocks));
   CHECK(s.cycles > 0);
   gc_heap_destroy(w.heap);
   pthread_mutex_destroy(&w.lock);

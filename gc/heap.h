@@ -70,6 +70,8 @@ typedef struct gc_workbuf gc_workbuf;
 typedef struct gc_marker {
   gc_heap *heap;
   gc_workbuf *buf;                     /* the buffer this marker pushes to and pops from */
+  size_t buf_entries;                  /* heap->work.buf_entries, at hand on the push path */
+  gc_header unmarked, marked;          /* this cycle's colours, at hand on the mark path */
   gc_value prefetch[GC_MARK_PREFETCH]; /* pointers waiting for their header; 0: empty */
   unsigned prefetch_head;
   unsigned prefetch_count; /* non-zero entries in prefetch */

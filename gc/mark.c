@@ -37,9 +37,10 @@ static void push_slow(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
   fresh->items[fresh->count++] = v;
 }
 
-static inline void push(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
+static inline __attribute__((always_inline)) void push(gc_marker *m, gc_value v, gc_header *hp,
+                                                      gc_header hd) {
   gc_workbuf *b = m->buf;
-  if (b != NULL && b->count < m->heap->work.buf_entries) {
+  if (b != NULL && b->count < m->buf_entries) {
     b->items[b->count++] = v;
   } else {
     push_slow(m, v, hp, hd);
@@ -48,13 +49,12 @@ static inline void push(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
 
 /* Mark the block at v if it is UNMARKED: colour it MARKED and push it if it has fields. With
  * other markers running, the colour changes by compare-and-swap so exactly one of them pushes. */
-static inline void mark_block(gc_marker *m, gc_value v) {
-  gc_heap *heap = m->heap;
+static inline __attribute__((always_inline)) void mark_block(gc_marker *m, gc_value v) {
   gc_header *hp = gc_hp_val(v);
   gc_header hd = gc_atomic_load_word(hp);
-  if (gc_hd_colour(hd) != heap->colours.unmarked) return; /* marked, or NOT_MARKABLE */
-  gc_header marked = gc_hd_with_colour(hd, heap->colours.marked);
-  if (m->parallel) {
+  if (gc_hd_colour(hd) != m->unmarked) return; /* marked, or NOT_MARKABLE */
+  gc_header marked = gc_hd_with_colour(hd, m->marked);
+  if (__builtin_expect(m->parallel, 0)) {
     if (!gc_atomic_cas(hp, hd, marked)) return; /* another marker got there first */
   } else {
     gc_atomic_store_relaxed(hp, marked);
@@ -67,7 +67,7 @@ static inline void mark_block(gc_marker *m, gc_value v) {
 /* Reading a child's header is the marker's cache miss. Each pointer found first goes through a
  * small FIFO: its header is prefetched on the way in and examined GC_MARK_PREFETCH pointers
  * later, by which time it has usually arrived. */
-static inline void mark_value(gc_marker *m, gc_value v) {
+static inline __attribute__((always_inline)) void mark_value(gc_marker *m, gc_value v) {
   if (!gc_is_block(v)) return;
   __builtin_prefetch(gc_hp_val(v), 1);
   unsigned i = m->prefetch_head;
@@ -174,7 +174,7 @@ static void redarken_pool(gc_marker *m, gc_pool *p) {
   p->flags &= ~GC_POOL_REDARKEN;
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   const gc_header marked = m->heap->colours.marked;
-  for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
+  for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
     gc_header hd = slot[0];
     if (hd == 0 || gc_hd_colour(hd) != marked || !gc_tag_is_scanned(gc_hd_tag(hd))) continue;
     scan_fields(m, gc_val_hp(slot));
@@ -234,6 +234,9 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
     gc_marker *m = &heap->domains[i]->marker;
     memset(m, 0, sizeof *m);
     m->heap = heap;
+    m->buf_entries = heap->work.buf_entries;
+    m->unmarked = heap->colours.unmarked;
+    m->marked = heap->colours.marked;
     m->parallel = markers > 1;
   }
 }

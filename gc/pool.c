@@ -84,21 +84,11 @@ void gc_pool_unmap_free(gc_heap *heap) {
 void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner) {
   p->next = NULL;
   p->owner = owner;
-  int intact = (p->flags & GC_POOL_INTACT) && p->size_class == c;
   p->flags = 0;
-  if (intact) return;
   p->size_class = c;
-  size_t slot_whsize = gc_wsize_of_class[c];
-  gc_header *first = gc_pool_first_slot(p);
-  gc_header *end = gc_pool_slots_end(p);
-  /* Link in ascending address order, so allocation walks memory forwards. */
-  gc_header *next = NULL;
-  for (gc_header *slot = end - slot_whsize; slot >= first; slot -= slot_whsize) {
-    slot[0] = 0;
-    slot[1] = (gc_header)next;
-    next = slot;
-  }
-  p->free_list = next;
+  p->free_list = NULL;
+  p->frontier = gc_pool_first_slot(p);
+  p->end = gc_pool_slots_end(p);
 }
 
 size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
@@ -110,14 +100,15 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
   const gc_header garbage = heap->colours.garbage;
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   gc_header *first = gc_pool_first_slot(p);
-  gc_header *end = gc_pool_slots_end(p);
+  gc_header *frontier = p->frontier;
   /* Counted in locals: stores to the slots could alias the domain's statistics, which would
    * force every update through memory in this, the hottest loop of sweeping. */
   size_t live_blocks = 0, freed_blocks = 0, freed_words = 0;
   gc_header *free_list = NULL;
 
-  /* Walk backwards so the rebuilt free list is in ascending address order (INV-POOL-1). */
-  for (gc_header *slot = end - slot_whsize; slot >= first; slot -= slot_whsize) {
+  /* Walk backwards so the rebuilt free list is in ascending address order (INV-POOL-1). Free
+   * slots above the last live block go back behind the frontier instead of on the list. */
+  for (gc_header *slot = frontier - slot_whsize; slot >= first; slot -= slot_whsize) {
     gc_header hd = slot[0];
     if (hd != 0) {
       if (gc_hd_colour(hd) != garbage) {
@@ -128,6 +119,10 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
       freed_blocks++;
       freed_words += gc_hd_whsize(hd);
       slot[0] = 0;
+    }
+    if (live_blocks == 0) {
+      p->frontier = slot;
+      continue;
     }
     slot[1] = (gc_header)free_list;
     free_list = slot;
@@ -146,22 +141,22 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
   if (live_blocks == 0 && release_if_empty) {
     s->pool_words -= GC_POOL_WSIZE;
     s->pool_frag_words -= GC_POOL_HEADER_WSIZE + gc_wastage_of_class[c];
-    p->flags = GC_POOL_INTACT; /* the free list just rebuilt holds every slot */
     gc_heap_account_bytes(heap, -(intptr_t)GC_POOL_BSIZE);
     gc_pool_release(heap, p);
   } else {
-    gc_pool **dest = free_list != NULL ? &d->avail[c] : &d->full[c];
+    gc_pool **dest = gc_pool_is_full(p) ? &d->full[c] : &d->avail[c];
     p->next = *dest;
     *dest = p;
   }
-  return (size_t)(end - first);
+  /* At least 1: callers read 0 as "that list was empty". */
+  return (size_t)(frontier - first) + 1;
 }
 
 void gc_pool_recount(gc_pool *p, gc_heap_stats *s) {
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   s->pool_words += GC_POOL_WSIZE;
   s->pool_frag_words += GC_POOL_HEADER_WSIZE + gc_wastage_of_class[p->size_class];
-  for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
+  for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
     gc_header hd = slot[0];
     if (hd == 0) continue;
     s->pool_live_blocks++;
@@ -172,7 +167,7 @@ void gc_pool_recount(gc_pool *p, gc_heap_stats *s) {
 
 void gc_pool_destroy(gc_heap *heap, gc_pool *p) {
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
-  for (gc_header *slot = gc_pool_first_slot(p); slot < gc_pool_slots_end(p); slot += slot_whsize) {
+  for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
     if (slot[0] != 0 && gc_hd_tag(slot[0]) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
   }
   gc_pool_set_remove(heap, p);

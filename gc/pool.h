@@ -1,9 +1,13 @@
 /* Pools: aligned, fixed-size runs of equal slots for small blocks.
  *
- * INV-POOL-1: every slot of a pool either holds a block (non-zero header, whsize no larger than
- * the slot) or is free: a zero header, linked through its word 1 on the pool's free list. The
- * free list holds exactly the free slots, each inside its own pool at a slot boundary, in
- * ascending address order, without a cycle.
+ * A pool is used from its first slot upwards: `frontier` is the first slot never handed out since
+ * the pool was initialised, so a new pool costs nothing to set up and sweeping, re-darkening and
+ * checking a pool cost in proportion to the slots it has used, not its size.
+ * INV-POOL-1: every slot below the frontier either holds a block (non-zero header, whsize no
+ * larger than the slot) or is free: a zero header, linked through its word 1 on the pool's free
+ * list. The free list holds exactly those free slots, each inside its own pool at a slot
+ * boundary, in ascending address order, without a cycle. Slots from the frontier to `end` are
+ * unused: on no list, their contents undefined, never read.
  * INV-POOL-3: a pool's contribution to pool_frag_words is its header, its class's wastage and,
  * for each block, slot size minus whsize.
  */
@@ -17,13 +21,14 @@
 
 enum gc_pool_flag {
   GC_POOL_REDARKEN = 1u << 0, /* holds a MARKED block whose fields were not scanned (overflow) */
-  GC_POOL_INTACT = 1u << 1,   /* on the free pool list, every slot still on its free list */
 };
 
 struct gc_pool {
   gc_pool *next;         /* on exactly one list (INV-POOL-2, heap.h) */
-  gc_header *free_list;  /* first free slot (a header pointer), NULL when full */
+  gc_header *free_list;  /* first free slot below the frontier (a header pointer), or NULL */
   gc_domain *owner;      /* NULL while on the heap's free pool list */
+  gc_header *frontier;   /* first unused slot; == end when every slot has been used */
+  gc_header *end;        /* one past the last whole slot (gc_pool_slots_end, kept for speed) */
   uint32_t size_class;   /* gc_sizeclass */
   uint32_t flags;        /* enum gc_pool_flag */
 };
@@ -36,6 +41,10 @@ static inline gc_pool *gc_pool_of_hp(const gc_header *hp) {
 static inline gc_header *gc_pool_first_slot(gc_pool *p) {
   return (gc_header *)p + GC_POOL_HEADER_WSIZE;
 }
+/* A pool is full when it has neither a free slot nor an unused one (INV-POOL-2: the full list). */
+static inline int gc_pool_is_full(const gc_pool *p) {
+  return p->free_list == NULL && p->frontier == p->end;
+}
 /* One past the last whole slot; the class's wastage follows. */
 static inline gc_header *gc_pool_slots_end(gc_pool *p) {
   return gc_pool_first_slot(p) + (size_t)gc_slots_of_class(p->size_class) *
@@ -47,8 +56,8 @@ static inline gc_header *gc_pool_slots_end(gc_pool *p) {
 gc_pool *gc_pool_acquire(gc_heap *heap);
 /* Back to the heap's free list, or to the OS above cfg.free_pools_kept. Takes the pool lock. */
 void gc_pool_release(gc_heap *heap, gc_pool *p);
-/* Make `p` an empty pool of class `c` owned by `owner`, every slot on the free list. A pool that
- * sweeping released whole (GC_POOL_INTACT) to the same class is that already: no slot is touched. */
+/* Make `p` an empty pool of class `c` owned by `owner`: no free slot, the frontier at the first
+ * slot. No slot is touched. */
 void gc_pool_init(gc_pool *p, gc_sizeclass c, gc_domain *owner);
 
 /* Sweep the first pool of *list: free its GARBAGE blocks (running custom finalizers), rebuild

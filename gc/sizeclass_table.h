@@ -5,19 +5,19 @@
 
 #include "gc/pool_layout.h"
 
-#define GC_NUM_SIZECLASSES 32
+#define GC_NUM_SIZECLASSES 31
 
 /* Slot size (whsize) of each class. */
 #define GC_WSIZE_OF_CLASS_INIT { \
   2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, \
   14, 15, 16, 18, 21, 24, 27, 31, 35, 40, 45, 51, \
-  58, 66, 75, 85, 97, 110, 124, 128, }
+  58, 67, 77, 87, 99, 113, 128, }
 
 /* Words left over at the end of a pool of each class. */
 #define GC_WASTAGE_OF_CLASS_INIT { \
-  0, 0, 0, 2, 0, 4, 4, 6, 2, 0, 0, 10, \
-  4, 12, 12, 6, 18, 12, 15, 0, 32, 12, 42, 12, \
-  32, 0, 42, 12, 18, 22, 0, 124, }
+  0, 1, 2, 0, 4, 2, 2, 4, 0, 9, 10, 8, \
+  2, 10, 10, 4, 16, 10, 13, 29, 30, 10, 40, 10, \
+  30, 3, 9, 1, 31, 22, 122, }
 
 /* The smallest class whose slot holds a block of this whsize (0 and 1: no block). */
 #define GC_CLASS_OF_WHSIZE_INIT { \
@@ -25,76 +25,74 @@
   14, 15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19, 19, 19, 19, \
   20, 20, 20, 20, 21, 21, 21, 21, 21, 22, 22, 22, 22, 22, 23, 23, \
   23, 23, 23, 23, 24, 24, 24, 24, 24, 24, 24, 25, 25, 25, 25, 25, \
-  25, 25, 25, 26, 26, 26, 26, 26, 26, 26, 26, 26, 27, 27, 27, 27, \
-  27, 27, 27, 27, 27, 27, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, \
-  28, 28, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 30, \
-  30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 31, 31, 31, \
-  31, }
+  25, 25, 25, 25, 26, 26, 26, 26, 26, 26, 26, 26, 26, 26, 27, 27, \
+  27, 27, 27, 27, 27, 27, 27, 27, 28, 28, 28, 28, 28, 28, 28, 28, \
+  28, 28, 28, 28, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, 29, \
+  29, 29, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, \
+  30, }
 
 /* Each class tiles a pool exactly and classes strictly grow. */
-_Static_assert(GC_POOL_HEADER_WSIZE + 2046 * 2 + 0 == GC_POOL_WSIZE, "class 0");
-_Static_assert(GC_POOL_HEADER_WSIZE + 1364 * 3 + 0 == GC_POOL_WSIZE, "class 1");
+_Static_assert(GC_POOL_HEADER_WSIZE + 2045 * 2 + 0 == GC_POOL_WSIZE, "class 0");
+_Static_assert(GC_POOL_HEADER_WSIZE + 1363 * 3 + 1 == GC_POOL_WSIZE, "class 1");
 _Static_assert(2 < 3, "class 1 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 1023 * 4 + 0 == GC_POOL_WSIZE, "class 2");
+_Static_assert(GC_POOL_HEADER_WSIZE + 1022 * 4 + 2 == GC_POOL_WSIZE, "class 2");
 _Static_assert(3 < 4, "class 2 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 818 * 5 + 2 == GC_POOL_WSIZE, "class 3");
+_Static_assert(GC_POOL_HEADER_WSIZE + 818 * 5 + 0 == GC_POOL_WSIZE, "class 3");
 _Static_assert(4 < 5, "class 3 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 682 * 6 + 0 == GC_POOL_WSIZE, "class 4");
+_Static_assert(GC_POOL_HEADER_WSIZE + 681 * 6 + 4 == GC_POOL_WSIZE, "class 4");
 _Static_assert(5 < 6, "class 4 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 584 * 7 + 4 == GC_POOL_WSIZE, "class 5");
+_Static_assert(GC_POOL_HEADER_WSIZE + 584 * 7 + 2 == GC_POOL_WSIZE, "class 5");
 _Static_assert(6 < 7, "class 5 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 511 * 8 + 4 == GC_POOL_WSIZE, "class 6");
+_Static_assert(GC_POOL_HEADER_WSIZE + 511 * 8 + 2 == GC_POOL_WSIZE, "class 6");
 _Static_assert(7 < 8, "class 6 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 454 * 9 + 6 == GC_POOL_WSIZE, "class 7");
+_Static_assert(GC_POOL_HEADER_WSIZE + 454 * 9 + 4 == GC_POOL_WSIZE, "class 7");
 _Static_assert(8 < 9, "class 7 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 409 * 10 + 2 == GC_POOL_WSIZE, "class 8");
+_Static_assert(GC_POOL_HEADER_WSIZE + 409 * 10 + 0 == GC_POOL_WSIZE, "class 8");
 _Static_assert(9 < 10, "class 8 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 372 * 11 + 0 == GC_POOL_WSIZE, "class 9");
+_Static_assert(GC_POOL_HEADER_WSIZE + 371 * 11 + 9 == GC_POOL_WSIZE, "class 9");
 _Static_assert(10 < 11, "class 9 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 341 * 12 + 0 == GC_POOL_WSIZE, "class 10");
+_Static_assert(GC_POOL_HEADER_WSIZE + 340 * 12 + 10 == GC_POOL_WSIZE, "class 10");
 _Static_assert(11 < 12, "class 10 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 314 * 13 + 10 == GC_POOL_WSIZE, "class 11");
+_Static_assert(GC_POOL_HEADER_WSIZE + 314 * 13 + 8 == GC_POOL_WSIZE, "class 11");
 _Static_assert(12 < 13, "class 11 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 292 * 14 + 4 == GC_POOL_WSIZE, "class 12");
+_Static_assert(GC_POOL_HEADER_WSIZE + 292 * 14 + 2 == GC_POOL_WSIZE, "class 12");
 _Static_assert(13 < 14, "class 12 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 272 * 15 + 12 == GC_POOL_WSIZE, "class 13");
+_Static_assert(GC_POOL_HEADER_WSIZE + 272 * 15 + 10 == GC_POOL_WSIZE, "class 13");
 _Static_assert(14 < 15, "class 13 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 255 * 16 + 12 == GC_POOL_WSIZE, "class 14");
+_Static_assert(GC_POOL_HEADER_WSIZE + 255 * 16 + 10 == GC_POOL_WSIZE, "class 14");
 _Static_assert(15 < 16, "class 14 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 227 * 18 + 6 == GC_POOL_WSIZE, "class 15");
+_Static_assert(GC_POOL_HEADER_WSIZE + 227 * 18 + 4 == GC_POOL_WSIZE, "class 15");
 _Static_assert(16 < 18, "class 15 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 194 * 21 + 18 == GC_POOL_WSIZE, "class 16");
+_Static_assert(GC_POOL_HEADER_WSIZE + 194 * 21 + 16 == GC_POOL_WSIZE, "class 16");
 _Static_assert(18 < 21, "class 16 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 170 * 24 + 12 == GC_POOL_WSIZE, "class 17");
+_Static_assert(GC_POOL_HEADER_WSIZE + 170 * 24 + 10 == GC_POOL_WSIZE, "class 17");
 _Static_assert(21 < 24, "class 17 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 151 * 27 + 15 == GC_POOL_WSIZE, "class 18");
+_Static_assert(GC_POOL_HEADER_WSIZE + 151 * 27 + 13 == GC_POOL_WSIZE, "class 18");
 _Static_assert(24 < 27, "class 18 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 132 * 31 + 0 == GC_POOL_WSIZE, "class 19");
+_Static_assert(GC_POOL_HEADER_WSIZE + 131 * 31 + 29 == GC_POOL_WSIZE, "class 19");
 _Static_assert(27 < 31, "class 19 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 116 * 35 + 32 == GC_POOL_WSIZE, "class 20");
+_Static_assert(GC_POOL_HEADER_WSIZE + 116 * 35 + 30 == GC_POOL_WSIZE, "class 20");
 _Static_assert(31 < 35, "class 20 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 102 * 40 + 12 == GC_POOL_WSIZE, "class 21");
+_Static_assert(GC_POOL_HEADER_WSIZE + 102 * 40 + 10 == GC_POOL_WSIZE, "class 21");
 _Static_assert(35 < 40, "class 21 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 90 * 45 + 42 == GC_POOL_WSIZE, "class 22");
+_Static_assert(GC_POOL_HEADER_WSIZE + 90 * 45 + 40 == GC_POOL_WSIZE, "class 22");
 _Static_assert(40 < 45, "class 22 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 80 * 51 + 12 == GC_POOL_WSIZE, "class 23");
+_Static_assert(GC_POOL_HEADER_WSIZE + 80 * 51 + 10 == GC_POOL_WSIZE, "class 23");
 _Static_assert(45 < 51, "class 23 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 70 * 58 + 32 == GC_POOL_WSIZE, "class 24");
+_Static_assert(GC_POOL_HEADER_WSIZE + 70 * 58 + 30 == GC_POOL_WSIZE, "class 24");
 _Static_assert(51 < 58, "class 24 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 62 * 66 + 0 == GC_POOL_WSIZE, "class 25");
-_Static_assert(58 < 66, "class 25 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 54 * 75 + 42 == GC_POOL_WSIZE, "class 26");
-_Static_assert(66 < 75, "class 26 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 48 * 85 + 12 == GC_POOL_WSIZE, "class 27");
-_Static_assert(75 < 85, "class 27 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 42 * 97 + 18 == GC_POOL_WSIZE, "class 28");
-_Static_assert(85 < 97, "class 28 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 37 * 110 + 22 == GC_POOL_WSIZE, "class 29");
-_Static_assert(97 < 110, "class 29 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 33 * 124 + 0 == GC_POOL_WSIZE, "class 30");
-_Static_assert(110 < 124, "class 30 grows");
-_Static_assert(GC_POOL_HEADER_WSIZE + 31 * 128 + 124 == GC_POOL_WSIZE, "class 31");
-_Static_assert(124 < 128, "class 31 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 61 * 67 + 3 == GC_POOL_WSIZE, "class 25");
+_Static_assert(58 < 67, "class 25 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 53 * 77 + 9 == GC_POOL_WSIZE, "class 26");
+_Static_assert(67 < 77, "class 26 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 47 * 87 + 1 == GC_POOL_WSIZE, "class 27");
+_Static_assert(77 < 87, "class 27 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 41 * 99 + 31 == GC_POOL_WSIZE, "class 28");
+_Static_assert(87 < 99, "class 28 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 36 * 113 + 22 == GC_POOL_WSIZE, "class 29");
+_Static_assert(99 < 113, "class 29 grows");
+_Static_assert(GC_POOL_HEADER_WSIZE + 31 * 128 + 122 == GC_POOL_WSIZE, "class 30");
+_Static_assert(113 < 128, "class 30 grows");
 _Static_assert(128 == GC_SIZECLASS_MAX_WHSIZE, "last class");
 
 #endif /* GC_SIZECLASS_TABLE_H */

@@ -154,8 +154,7 @@ gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
     if (c >= GC_NUM_SIZECLASSES) return loc;
     gc_header *first = gc_pool_first_slot(p);
     size_t slot_whsize = gc_wsize_of_class[c];
-    if (hp >= first && hp < first + (size_t)gc_slots_of_class(c) * slot_whsize &&
-        (size_t)(hp - first) % slot_whsize == 0) {
+    if (hp >= first && hp < p->frontier && (size_t)(hp - first) % slot_whsize == 0) {
       loc.kind = GC_LOC_SLOT;
       loc.slot = (size_t)(hp - first) / slot_whsize;
     }
@@ -220,6 +219,7 @@ void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_l
         gc_header *end = first + (size_t)gc_slots_of_class(loc.size_class) * slot_whsize;
         const char *part = hp < first ? "the pool header"
                            : hp >= end ? "the pool's end wastage"
+                           : hp >= loc.pool->frontier ? "an unused slot above the pool's frontier"
                                        : NULL;
         if (part != NULL) {
           snprintf(buf, buf_len, "pool %p class %u: inside %s", (void *)loc.pool,

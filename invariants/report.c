@@ -32,6 +32,7 @@ static const char *const kind_names[GC_VK_COUNT] = {
     [GC_VK_SWEPT_FREELIST_COUNT] = "swept.freelist-count",
     [GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT] = "swept.full-pool-has-free-slot",
     [GC_VK_SWEPT_AVAIL_POOL_FULL] = "swept.avail-pool-full",
+    [GC_VK_SWEPT_BAD_FRONTIER] = "swept.bad-frontier",
     [GC_VK_SWEPT_WORKBUF_LOST] = "swept.workbuf-lost",
     [GC_VK_CHECKMARK_UNMARKED] = "checkmark.unmarked",
     [GC_VK_CHECKMARK_BAD_POINTER] = "checkmark.bad-pointer",

@@ -48,6 +48,7 @@ typedef enum gc_verify_kind {
   GC_VK_SWEPT_FREELIST_COUNT,     /* swept.freelist-count: a free slot missing from the list */
   GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT, /* swept.full-pool-has-free-slot */
   GC_VK_SWEPT_AVAIL_POOL_FULL,    /* swept.avail-pool-full: an avail pool without a free slot */
+  GC_VK_SWEPT_BAD_FRONTIER,       /* swept.bad-frontier: a pool's frontier or end out of place */
   GC_VK_SWEPT_WORKBUF_LOST,       /* swept.workbuf-lost: a mark work buffer not on the empty list */
   /* checkmark: a second mark right after marking. */
   GC_VK_CHECKMARK_UNMARKED,    /* checkmark.unmarked: reachable, not MARKED by the collector */

@@ -270,6 +270,21 @@ static void avail_pool_without_free_slot(void) {
   fixture_free(&f);
 }
 
+/* A frontier off a slot boundary, and one past the pool's last slot. */
+static void frontier_out_of_place(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_pool *p = avail_pool(&f, 1);
+  CHECK(p != NULL);
+  gc_header *saved = p->frontier;
+  p->frontier = saved - 1;
+  swept_expect(&f, GC_VK_SWEPT_BAD_FRONTIER);
+  p->frontier = p->end + gc_wsize_of_class[p->size_class];
+  swept_expect(&f, GC_VK_SWEPT_BAD_FRONTIER);
+  p->frontier = saved;
+  fixture_free(&f);
+}
+
 /* A work buffer dropped from the empty list, as a list push that never moves its head does. */
 static void work_buffer_lost(void) {
   fixture f;
@@ -430,6 +445,7 @@ int main(void) {
   RUN(avail_pool_without_free_slot);
   RUN(unswept_pool_left);
   RUN(work_buffer_lost);
+  RUN(frontier_out_of_place);
   RUN(pool_on_two_lists);
   RUN(pool_with_wrong_owner);
   RUN(mapped_pool_count);

@@ -137,8 +137,7 @@ static inline int check(walk *w, gc_value v) {
     gc_header *first = gc_pool_first_slot(p);
     size_t slot_whsize = gc_wsize_of_class[c];
     size_t word = (size_t)(hp - first);
-    if (hp < first || word >= (size_t)gc_slots_of_class(c) * slot_whsize ||
-        word % slot_whsize != 0) {
+    if (hp < first || hp >= p->frontier || word % slot_whsize != 0) { /* INV-POOL-1 */
       return bad_location(w, v);
     }
     max_whsize = slot_whsize;
