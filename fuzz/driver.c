@@ -483,8 +483,8 @@ static void run_op(driver *d, const fuzz_op *op) {
 /* ---- Running a program --------------------------------------------------------------------- */
 
 /* The heap every program starts with: pacing that can trigger within a short program, pools
- * mapped one at a time and none kept (creating and destroying a heap per input stays cheap), a
- * modest mark stack (`param markstack` goes down to 4). */
+ * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
+ * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4). */
 static gc_heap *create_heap(const fuzz_options *opt) {
   gc_config cfg;
   gc_config_default(&cfg);
@@ -492,6 +492,7 @@ static gc_heap *create_heap(const fuzz_options *opt) {
   cfg.mark_stack_entries = 1024;
   cfg.pools_per_batch = 1;
   cfg.free_pools_kept = 0;
+  cfg.pool_cache = opt->pool_cache;
   cfg.verify = opt->verify ? opt->verify : GC_VERIFY_ALL;
   if (opt->params != NULL) {
     char err[200];

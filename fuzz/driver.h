@@ -31,6 +31,7 @@ typedef struct fuzz_options {
   FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
   unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
   const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
+  gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL */
   /* Tests only: called after each op with the heap and the slots, e.g. to break the heap on
    * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
   void (*after_op)(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op);

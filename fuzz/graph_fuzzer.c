@@ -6,8 +6,13 @@
 
 #include "fuzz/driver.h"
 
+/* Pools stay mapped from one input's heap to the next: mapping, faulting and unmapping them per
+ * input would cost more than running most programs. The cache lives as long as the process. */
+static gc_pool_cache *pool_cache;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const fuzz_options opt = {.abort_on_violation = 1};
+  if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
+  fuzz_options opt = {.abort_on_violation = 1, .pool_cache = pool_cache};
   fuzz_result res;
   fuzz_run(data, size, &opt, &res);
   return 0;

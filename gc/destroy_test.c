@@ -71,7 +71,48 @@ static void many_heaps_leak_nothing(void) {
   }
 }
 
+/* Heaps made one after another through a pool cache reuse the same pools; destroying the cache
+ * unmaps them. */
+static void pool_cache_carries_pools_between_heaps(void) {
+  gc_pool_cache *cache = gc_pool_cache_create(64);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  cfg.pool_cache = cache;
+  static gc_pool *first_pools[2000];
+  size_t n = 0;
+  for (int round = 0; round < 3; round++) {
+    gc_heap *h = gc_heap_create(&cfg);
+    gc_domain *d = gc_main_domain(h);
+    static gc_value keep;
+    keep = 0;
+    gc_root_register(h, &keep);
+    int reused = 0;
+    for (int i = 0; i < 2000; i++) {
+      gc_value v = gc_alloc(d, 1 + (size_t)i % 40, GC_TAG_SCAN);
+      GC_FIELD(v, 0) = keep;
+      keep = v;
+      gc_pool *p = gc_pool_of_hp(gc_hp_val(v));
+      if (round == 0) first_pools[n++] = p;
+      for (size_t k = 0; round > 0 && k < n && !reused; k++) reused = first_pools[k] == p;
+    }
+    if (round > 0) CHECK(reused);
+    gc_collect(d, GC_COLLECT_FULL);
+    gc_stats s;
+    gc_get_stats(h, &s);
+    CHECK_EQ_U(s.pool_live_blocks, 2000); /* nothing of the previous heap shows */
+    gc_root_unregister(h, &keep);
+    gc_heap_destroy(h);
+    CHECK(gc_pool_cache_count(cache) > 0);
+    CHECK(is_mapped(first_pools[0]) || round > 0);
+  }
+  gc_pool_cache_destroy(cache);
+  int any_mapped = 0;
+  for (size_t k = 0; k < n; k++) any_mapped |= is_mapped(first_pools[k]);
+  CHECK(!any_mapped);
+}
+
 int main(void) {
+  RUN(pool_cache_carries_pools_between_heaps);
   RUN(destroy_unmaps_every_pool);
   RUN(many_heaps_leak_nothing);
   CHECK_MAIN_END();

@@ -87,6 +87,16 @@ enum gc_verify_pass {
   GC_VERIFY_ALL = (1u << 4) - 1,
 };
 
+/* A cache of mapped pools for heaps made one after another (a fuzz target makes and destroys a
+ * heap per input): a heap given one in its config takes pools from it before mapping new ones,
+ * and leaves its pools there instead of unmapping them, up to `max_pools`. Reused pools keep no
+ * state a new heap can see: a pool is set up from its header alone (INV-POOL-1). Heaps living at
+ * the same time may share one. Destroy it after its last heap; that unmaps every pool in it. */
+typedef struct gc_pool_cache gc_pool_cache;
+gc_pool_cache *gc_pool_cache_create(size_t max_pools);
+void gc_pool_cache_destroy(gc_pool_cache *cache);
+size_t gc_pool_cache_count(gc_pool_cache *cache); /* pools in it now */
+
 typedef struct gc_config {
   int gc_percent;              /* start a cycle when the heap grew by this % of live; GC_PERCENT_OFF */
   size_t min_trigger_words;    /* never trigger a cycle before this many words were allocated */
@@ -99,6 +109,7 @@ typedef struct gc_config {
   int trace;                   /* 1: one line per cycle on trace_file */
   FILE *trace_file;            /* NULL: stderr */
   unsigned verify;             /* enum gc_verify_pass mask, read by invariants/ */
+  gc_pool_cache *pool_cache;   /* NULL: pools come from and go back to the OS */
 } gc_config;
 
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */

@@ -5,11 +5,27 @@
 
 #include "gc/blockindex.h"
 #include "gc/custom.h"
+#include "gc/poolcache.h"
 
 /* ---- The heap's free pool list ---------------------------------------------------------- */
 
-/* Map a batch of pools and put all but one on the free list. Called with the pool lock held. */
+/* A pool leaves the heap: to the pool cache if there is one with room, else to the OS. */
+static void unmap_pool(gc_heap *heap, gc_pool *p) {
+  heap->mapped_pool_count--;
+  if (heap->cfg.pool_cache != NULL && gc_pool_cache_give(heap->cfg.pool_cache, p)) return;
+  gc_plat_unmap(p, GC_POOL_BSIZE);
+}
+
+/* Map a batch of pools and put all but one on the free list (a cached pool first, alone).
+ * Called with the pool lock held. */
 static gc_pool *map_batch_with_lock(gc_heap *heap) {
+  if (heap->cfg.pool_cache != NULL) {
+    gc_pool *cached = gc_pool_cache_take(heap->cfg.pool_cache);
+    if (cached != NULL) {
+      heap->mapped_pool_count++;
+      return cached;
+    }
+  }
   size_t count = heap->cfg.pools_per_batch;
   char *mem = gc_plat_map_aligned(count * GC_POOL_BSIZE, GC_POOL_BSIZE);
   if (mem == NULL) return NULL;
@@ -56,9 +72,8 @@ void gc_pool_release(gc_heap *heap, gc_pool *p) {
   gc_mutex_lock(&heap->pool_lock);
   gc_pool_set_remove(heap, p);
   if (heap->free_pool_count >= keep_limit(heap)) {
-    heap->mapped_pool_count--;
+    unmap_pool(heap, p);
     gc_mutex_unlock(&heap->pool_lock);
-    gc_plat_unmap(p, GC_POOL_BSIZE);
     return;
   }
   p->next = heap->free_pools;
@@ -73,8 +88,7 @@ void gc_pool_unmap_free(gc_heap *heap) {
     gc_pool *p = heap->free_pools;
     heap->free_pools = p->next;
     heap->free_pool_count--;
-    heap->mapped_pool_count--;
-    gc_plat_unmap(p, GC_POOL_BSIZE);
+    unmap_pool(heap, p);
   }
   gc_mutex_unlock(&heap->pool_lock);
 }
@@ -171,6 +185,5 @@ void gc_pool_destroy(gc_heap *heap, gc_pool *p) {
     if (slot[0] != 0 && gc_hd_tag(slot[0]) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(slot));
   }
   gc_pool_set_remove(heap, p);
-  heap->mapped_pool_count--;
-  gc_plat_unmap(p, GC_POOL_BSIZE);
+  unmap_pool(heap, p);
 }
