@@ -35,10 +35,29 @@
  * A reference need not be rooted while its block is reachable from a rooted one: blocks never
  * move, so it stays valid. GCBench's top-down construction relies on this.
  *
+ * Threads. A program built with BENCH_THREADS > 1 (bench/BUILD: the `_2` programs) may run the
+ * benchmark on more than one thread; the backend is then built thread-safe (gcfuzz: the domain is
+ * thread-local; bdwgc: GC_THREADS; malloc: nothing to do). With BENCH_THREADS 1 the code below is
+ * exactly the single-threaded backend, and starting a thread is a fatal error.
+ *
+ *   bk_thread               a thread the benchmark started (the caller owns the struct).
+ *   bk_thread_start(t, fn, arg)  from the main thread, between bk_init and bk_fini: run fn(arg) on
+ *                           a new thread, a mutator like the main one (gcfuzz: on its own domain,
+ *                           spawned from the main one; bdwgc: a registered thread). fn's
+ *                           references follow the same rooting rules, in its own frames.
+ *   bk_thread_join(t)       from the main thread: wait until fn returned (gcfuzz: in a blocking
+ *                           section, so collections of the other domains never wait for it).
+ *                           What fn allocated stays alive if it is reachable from a root.
+ *
+ * Blocks may be shared between threads (read-only in the benchmarks): a collection started by one
+ * thread stops the others at their next allocation slow path (gcfuzz) or by signal (bdwgc).
+ *
  * BENCH_VERBOSE=1 in the environment makes bk_fini print the backend's own statistics on stderr.
  */
 #ifndef BENCH_BACKEND_H
 #define BENCH_BACKEND_H
+
+#include "bench/bench.h" /* BENCH_THREADS, before the backend header (bdwgc needs it first) */
 
 #if defined(BENCH_BACKEND_GCFUZZ)
 #include "bench/backend_gcfuzz.h"

@@ -1,15 +1,23 @@
 /* The bdwgc backend: the Boehm-Demers-Weiser conservative collector (Debian's libgc), default
  * settings: GC_INIT, GC_MALLOC for blocks with references, GC_MALLOC_ATOMIC for raw data, no free.
- * Implements the interface described in bench/backend.h; include that header, not this one. */
+ * Implements the interface described in bench/backend.h; include that header, not this one.
+ *
+ * Threads (BENCH_THREADS > 1): GC_THREADS before <gc.h> (Debian's libgc is built with thread
+ * support, thread-local allocation and parallel marking), and every thread is started with
+ * GC_pthread_create, which registers it with the collector (its stack becomes a root). */
 #ifndef BENCH_BACKEND_BDWGC_H
 #define BENCH_BACKEND_BDWGC_H
 
+#include "bench/bench.h"
+
+#if BENCH_THREADS > 1
+#define GC_THREADS
+#include <pthread.h>
+#endif
 #include <gc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "bench/bench.h"
 
 /* A block is an array of words, each a reference or an integer (scanned conservatively). */
 typedef union bk_word {
@@ -50,6 +58,43 @@ static inline bk_ref bk_alloc_raw(size_t nbytes) {
 static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { (void)b; }
+
+/* ---- Threads (backend.h) ---- */
+
+typedef struct bk_thread {
+  void (*fn)(void *);
+  void *arg;
+#if BENCH_THREADS > 1
+  pthread_t tid;
+#endif
+} bk_thread;
+
+#if BENCH_THREADS > 1
+static void *bk_thread_main(void *arg) {
+  bk_thread *t = arg;
+  t->fn(t->arg);
+  return NULL;
+}
+#endif
+
+static inline void bk_thread_start(bk_thread *t, void (*fn)(void *), void *arg) {
+  t->fn = fn;
+  t->arg = arg;
+#if BENCH_THREADS > 1
+  if (GC_pthread_create(&t->tid, NULL, bk_thread_main, t) != 0)
+    bench_die(BK_NAME, "GC_pthread_create failed");
+#else
+  bench_die(BK_NAME, "this program is built for one thread (BENCH_THREADS=1)");
+#endif
+}
+
+static inline void bk_thread_join(bk_thread *t) {
+#if BENCH_THREADS > 1
+  GC_pthread_join(t->tid, NULL);
+#else
+  (void)t;
+#endif
+}
 
 /* bdwgc finds roots by scanning the stack, registers and static data itself. */
 #define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}

@@ -7,7 +7,14 @@
  *
  * Implements the interface described in bench/backend.h; include that header, not this one.
  * The heap and domain are per translation unit (static): each benchmark's run function creates
- * and destroys its own heap with bk_init/bk_fini. */
+ * and destroys its own heap with bk_init/bk_fini.
+ *
+ * Threads (BENCH_THREADS > 1): the heap is shared and `bk_dom`, the domain the calling thread
+ * runs, is thread-local. bk_thread_start spawns a domain from the main one (gc_domain_spawn: it
+ * is born in a blocking section) and starts a thread that leaves the blocking section, runs the
+ * function on that domain, then terminates it (its pools become orphans the main domain adopts).
+ * bk_thread_join waits in a blocking section, so a collection started by the other thread does
+ * not wait for the main one. The protocol is gc/domain_test.c's. */
 #ifndef BENCH_BACKEND_GCFUZZ_H
 #define BENCH_BACKEND_GCFUZZ_H
 
@@ -18,6 +25,13 @@
 #include "bench/bench.h"
 #include "gc/gc.h"
 
+#if BENCH_THREADS > 1
+#include <pthread.h>
+#define BK_THREAD_LOCAL __thread
+#else
+#define BK_THREAD_LOCAL
+#endif
+
 typedef gc_value bk_ref;
 
 #define BK_NULL ((gc_value)0)
@@ -25,7 +39,7 @@ typedef gc_value bk_ref;
 #define BK_EXPLICIT_FREE 0
 
 static gc_heap *bk_heap;
-static gc_domain *bk_dom;
+static BK_THREAD_LOCAL gc_domain *bk_dom; /* the domain this thread runs */
 
 static inline void bk_init(void) {
   bk_heap = gc_heap_create(NULL);
@@ -97,6 +111,55 @@ static inline void bk_global_unroot(bk_ref *slot) {
   if (err != GC_OK)
     bench_die(BK_NAME, "gc_root_unregister: %s: %s", gc_error_name(err),
               gc_last_error_message(bk_heap));
+}
+
+/* ---- Threads (backend.h) ---- */
+
+typedef struct bk_thread {
+  void (*fn)(void *);
+  void *arg;
+  gc_domain *dom;
+#if BENCH_THREADS > 1
+  pthread_t tid;
+#endif
+} bk_thread;
+
+#if BENCH_THREADS > 1
+static void *bk_thread_main(void *arg) {
+  bk_thread *t = arg;
+  bk_dom = t->dom;
+  gc_leave_blocking(bk_dom); /* born blocking (gc_domain_spawn): run it from here on */
+  t->fn(t->arg);
+  gc_error err = gc_domain_terminate(bk_dom);
+  if (err != GC_OK) bench_die(BK_NAME, "gc_domain_terminate: %s", gc_error_name(err));
+  bk_dom = NULL;
+  return NULL;
+}
+#endif
+
+static inline void bk_thread_start(bk_thread *t, void (*fn)(void *), void *arg) {
+  t->fn = fn;
+  t->arg = arg;
+#if BENCH_THREADS > 1
+  t->dom = gc_domain_spawn(bk_dom);
+  if (t->dom == NULL)
+    bench_die(BK_NAME, "gc_domain_spawn failed: %s", gc_last_error_message(bk_heap));
+  if (pthread_create(&t->tid, NULL, bk_thread_main, t) != 0)
+    bench_die(BK_NAME, "pthread_create failed");
+#else
+  t->dom = NULL;
+  bench_die(BK_NAME, "this program is built for one thread (BENCH_THREADS=1)");
+#endif
+}
+
+static inline void bk_thread_join(bk_thread *t) {
+#if BENCH_THREADS > 1
+  gc_enter_blocking(bk_dom); /* waiting is outside the heap */
+  pthread_join(t->tid, NULL);
+  gc_leave_blocking(bk_dom);
+#else
+  (void)t;
+#endif
 }
 
 #define BK_FRAME(name, n)                                                                          \

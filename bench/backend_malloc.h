@@ -1,5 +1,6 @@
 /* The malloc backend: glibc malloc, and explicit frees of every dead block.
- * Implements the interface described in bench/backend.h; include that header, not this one. */
+ * Implements the interface described in bench/backend.h; include that header, not this one.
+ * Threads (BENCH_THREADS > 1) are plain pthreads; glibc gives each its own arena. */
 #ifndef BENCH_BACKEND_MALLOC_H
 #define BENCH_BACKEND_MALLOC_H
 
@@ -8,6 +9,10 @@
 #include <stdlib.h>
 
 #include "bench/bench.h"
+
+#if BENCH_THREADS > 1
+#include <pthread.h>
+#endif
 
 /* A block is an array of words, each a reference or an integer. */
 typedef union bk_word {
@@ -47,6 +52,43 @@ static inline bk_ref bk_alloc_raw(size_t nbytes) {
 static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { free(b); }
+
+/* ---- Threads (backend.h) ---- */
+
+typedef struct bk_thread {
+  void (*fn)(void *);
+  void *arg;
+#if BENCH_THREADS > 1
+  pthread_t tid;
+#endif
+} bk_thread;
+
+#if BENCH_THREADS > 1
+static void *bk_thread_main(void *arg) {
+  bk_thread *t = arg;
+  t->fn(t->arg);
+  return NULL;
+}
+#endif
+
+static inline void bk_thread_start(bk_thread *t, void (*fn)(void *), void *arg) {
+  t->fn = fn;
+  t->arg = arg;
+#if BENCH_THREADS > 1
+  if (pthread_create(&t->tid, NULL, bk_thread_main, t) != 0)
+    bench_die(BK_NAME, "pthread_create failed");
+#else
+  bench_die(BK_NAME, "this program is built for one thread (BENCH_THREADS=1)");
+#endif
+}
+
+static inline void bk_thread_join(bk_thread *t) {
+#if BENCH_THREADS > 1
+  pthread_join(t->tid, NULL);
+#else
+  (void)t;
+#endif
+}
 
 #define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
 #define BK_FRAME_END(name) ((void)(name))

@@ -9,7 +9,16 @@
  * A tree of depth d has 2^(d+1) - 1 nodes (depth 0 is a single node); the check is the node count,
  * and every count is compared with that formula. Trees are built bottom-up: both children exist
  * before their parent is allocated, so each inner node's construction holds two unattached
- * subtrees across an allocation (two root slots for gcfuzz). Single-threaded.
+ * subtrees across an allocation (two root slots for gcfuzz).
+ *
+ * With threads > 1 (the two-thread programs): the stretch tree and the long-lived tree are built
+ * by the main thread as above; then the trees of every depth are split between the threads, the
+ * main thread and threads - 1 started with bk_thread_start: of a depth's `iterations` trees,
+ * thread k builds those numbered iterations * k / threads up to iterations * (k + 1) / threads.
+ * Each thread goes through all depths at its own pace; the lines are printed once all have
+ * finished, with the same counts as one thread. The long-lived tree stays the main thread's
+ * (only it reads it). With threads == 1 no thread is started and the lines are printed depth by
+ * depth, as in the single-threaded original.
  */
 #include <stdio.h>
 
@@ -17,6 +26,8 @@
 #include "bench/bench.h"
 
 enum {
+  MAX_THREADS = 8,
+  MAX_DEPTHS = 16, /* depths 4, 6, ..., 30 */
   MIN_DEPTH = 4,
   NODE_LEFT = 0,
   NODE_RIGHT = 1,
@@ -56,9 +67,46 @@ static void tree_drop(bk_ref tree) {
   bk_free(tree);
 }
 
-int binary_trees_run(int n, FILE *out) {
+/* Trees number `first` to `end` - 1 of a depth: each built, checked and dropped. The sum of the
+ * checks. */
+static long depth_trees(int depth, long first, long end) {
+  long check = 0;
+  for (long i = first; i < end; i++) {
+    bk_ref tree = tree_make(depth);
+    check += tree_check(tree);
+    tree_drop(tree);
+  }
+  return check;
+}
+
+static long iterations_of_depth(int max_depth, int depth) {
+  return 1L << (max_depth - depth + MIN_DEPTH);
+}
+
+/* One thread's share of every depth (threads > 1). */
+typedef struct share {
+  int max_depth;
+  int thread, threads;
+  long check[MAX_DEPTHS]; /* by (depth - MIN_DEPTH) / 2 */
+} share;
+
+static void share_run(void *arg) {
+  share *s = arg;
+  for (int depth = MIN_DEPTH; depth <= s->max_depth; depth += 2) {
+    long iterations = iterations_of_depth(s->max_depth, depth);
+    long first = iterations * s->thread / s->threads;
+    long end = iterations * (s->thread + 1) / s->threads;
+    s->check[(depth - MIN_DEPTH) / 2] = depth_trees(depth, first, end);
+  }
+}
+
+int binary_trees_run(int n, int threads, FILE *out) {
   int max_depth = n < MIN_DEPTH + 2 ? MIN_DEPTH + 2 : n;
   int failures = 0;
+  if (threads < 1 || threads > MAX_THREADS || threads > BENCH_THREADS) {
+    bench_die("binary-trees", "%d threads: this program runs 1 to %d", threads,
+              BENCH_THREADS < MAX_THREADS ? BENCH_THREADS : MAX_THREADS);
+  }
 
   bk_init();
   BK_FRAME(long_lived, 1);
@@ -72,13 +120,22 @@ int binary_trees_run(int n, FILE *out) {
 
   long_lived[0] = tree_make(max_depth);
 
+  share shares[MAX_THREADS];
+  if (threads > 1) {
+    bk_thread started[MAX_THREADS];
+    for (int k = 0; k < threads; k++) shares[k] = (share){max_depth, k, threads, {0}};
+    for (int k = 1; k < threads; k++) bk_thread_start(&started[k], share_run, &shares[k]);
+    share_run(&shares[0]);
+    for (int k = 1; k < threads; k++) bk_thread_join(&started[k]);
+  }
+
   for (int depth = MIN_DEPTH; depth <= max_depth; depth += 2) {
-    long iterations = 1L << (max_depth - depth + MIN_DEPTH);
+    long iterations = iterations_of_depth(max_depth, depth);
     long check = 0;
-    for (long i = 0; i < iterations; i++) {
-      bk_ref tree = tree_make(depth);
-      check += tree_check(tree);
-      tree_drop(tree);
+    if (threads == 1) {
+      check = depth_trees(depth, 0, iterations);
+    } else {
+      for (int k = 0; k < threads; k++) check += shares[k].check[(depth - MIN_DEPTH) / 2];
     }
     fprintf(out, "%ld\t trees of depth %d\t check: %ld\n", iterations, depth, check);
     failures += check != iterations * nodes_of_depth(depth);

@@ -12,6 +12,13 @@
  * tree_size(d) = 2^(d+1) - 1. A node is left, right and two integer fields i and j, as in the
  * original. The per-phase times are printed like the original's; ci/bench reads only the
  * program's total.
+ *
+ * With threads > 1 (the two-thread programs): the stretch tree, the long-lived tree and array are
+ * the main thread's, as above; then each of the threads (the main one and threads - 1 started
+ * with bk_thread_start) goes through every depth, building its share of that depth's trees
+ * top-down, then its share bottom-up: of num_iters(d), thread k builds those numbered
+ * num_iters * k / threads up to num_iters * (k + 1) / threads. The lines are printed once every
+ * thread has finished; a phase's time is then the longest any thread spent on its share.
  */
 #include <stdio.h>
 
@@ -19,6 +26,8 @@
 #include "bench/bench.h"
 
 enum {
+  MAX_THREADS = 8,
+  MAX_DEPTHS = 16, /* depths 4, 6, ..., 30 */
   MIN_TREE_DEPTH = 4,
   ARRAY_SIZE = 500000,
   NODE_LEFT = 0,
@@ -78,30 +87,85 @@ static long tree_count_intact(bk_ref tree) {
 
 static long msec_since(double start) { return (long)((bench_now() - start) * 1000.0 + 0.5); }
 
-static void time_construction(int stretch, int depth, FILE *out) {
-  long iterations = 2 * tree_size(stretch) / tree_size(depth);
-  fprintf(out, "Creating %ld trees of depth %d\n", iterations, depth);
+static long num_iters(int stretch, int depth) { return 2 * tree_size(stretch) / tree_size(depth); }
 
+/* Trees number `first` to `end` - 1 of a depth, top-down then bottom-up; the time of each. */
+static void construct(int depth, long first, long end, long *top_down_ms, long *bottom_up_ms) {
   BK_FRAME(temp, 1);
   double start = bench_now();
-  for (long i = 0; i < iterations; i++) {
+  for (long i = first; i < end; i++) {
     temp[0] = node_new();
     populate(depth, temp[0]);
     tree_drop(temp[0]);
     temp[0] = BK_NULL;
   }
-  fprintf(out, "\tTop down construction took %ld msec\n", msec_since(start));
+  *top_down_ms = msec_since(start);
   BK_FRAME_END(temp);
 
   start = bench_now();
-  for (long i = 0; i < iterations; i++) {
+  for (long i = first; i < end; i++) {
     bk_ref tree = make_tree(depth);
     tree_drop(tree);
   }
-  fprintf(out, "\tBottom up construction took %ld msec\n", msec_since(start));
+  *bottom_up_ms = msec_since(start);
 }
 
-int gcbench_run(int stretch, FILE *out) {
+static void print_construction(int stretch, int depth, long top_down_ms, long bottom_up_ms,
+                               FILE *out) {
+  fprintf(out, "Creating %ld trees of depth %d\n", num_iters(stretch, depth), depth);
+  fprintf(out, "\tTop down construction took %ld msec\n", top_down_ms);
+  fprintf(out, "\tBottom up construction took %ld msec\n", bottom_up_ms);
+}
+
+static void time_construction(int stretch, int depth, FILE *out) {
+  long top_down_ms, bottom_up_ms;
+  construct(depth, 0, num_iters(stretch, depth), &top_down_ms, &bottom_up_ms);
+  print_construction(stretch, depth, top_down_ms, bottom_up_ms, out);
+}
+
+/* One thread's share of every depth (threads > 1). */
+typedef struct share {
+  int stretch, max_tree_depth;
+  int thread, threads;
+  long top_down_ms[MAX_DEPTHS], bottom_up_ms[MAX_DEPTHS]; /* by (depth - MIN_TREE_DEPTH) / 2 */
+} share;
+
+static void share_run(void *arg) {
+  share *s = arg;
+  for (int depth = MIN_TREE_DEPTH; depth <= s->max_tree_depth; depth += 2) {
+    long iterations = num_iters(s->stretch, depth);
+    int k = (depth - MIN_TREE_DEPTH) / 2;
+    construct(depth, iterations * s->thread / s->threads, iterations * (s->thread + 1) / s->threads,
+              &s->top_down_ms[k], &s->bottom_up_ms[k]);
+  }
+}
+
+/* The depths' trees on `threads` threads; the lines once all are done. */
+static void construct_on_threads(int stretch, int max_tree_depth, int threads, FILE *out) {
+  share shares[MAX_THREADS];
+  bk_thread started[MAX_THREADS];
+  for (int k = 0; k < threads; k++) {
+    shares[k] = (share){stretch, max_tree_depth, k, threads, {0}, {0}};
+  }
+  for (int k = 1; k < threads; k++) bk_thread_start(&started[k], share_run, &shares[k]);
+  share_run(&shares[0]);
+  for (int k = 1; k < threads; k++) bk_thread_join(&started[k]);
+  for (int depth = MIN_TREE_DEPTH; depth <= max_tree_depth; depth += 2) {
+    int i = (depth - MIN_TREE_DEPTH) / 2;
+    long top_down_ms = 0, bottom_up_ms = 0;
+    for (int k = 0; k < threads; k++) {
+      if (shares[k].top_down_ms[i] > top_down_ms) top_down_ms = shares[k].top_down_ms[i];
+      if (shares[k].bottom_up_ms[i] > bottom_up_ms) bottom_up_ms = shares[k].bottom_up_ms[i];
+    }
+    print_construction(stretch, depth, top_down_ms, bottom_up_ms, out);
+  }
+}
+
+int gcbench_run(int stretch, int threads, FILE *out) {
+  if (threads < 1 || threads > MAX_THREADS || threads > BENCH_THREADS) {
+    bench_die("gcbench", "%d threads: this program runs 1 to %d", threads,
+              BENCH_THREADS < MAX_THREADS ? BENCH_THREADS : MAX_THREADS);
+  }
   if (stretch < GCBENCH_MIN) stretch = GCBENCH_MIN;
   int long_lived_depth = stretch - 2;
   int max_tree_depth = stretch - 2;
@@ -125,8 +189,12 @@ int gcbench_run(int stretch, FILE *out) {
   double *array = bk_raw(long_lived_array); /* stays valid: the block is rooted and never moves */
   for (int i = 0; i < ARRAY_SIZE / 2; i++) array[i] = 1.0 / i;
 
-  for (int depth = MIN_TREE_DEPTH; depth <= max_tree_depth; depth += 2)
-    time_construction(stretch, depth, out);
+  if (threads == 1) {
+    for (int depth = MIN_TREE_DEPTH; depth <= max_tree_depth; depth += 2)
+      time_construction(stretch, depth, out);
+  } else {
+    construct_on_threads(stretch, max_tree_depth, threads, out);
+  }
 
   long intact = tree_count_intact(long_lived_tree);
   if (intact != tree_size(long_lived_depth)) {

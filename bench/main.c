@@ -1,7 +1,9 @@
 /* One benchmark on one backend, as a program: `<binary> [size]`.
  *
  * The build names the benchmark with BENCH_ENTRY (its run function, see bench/bench.h),
- * BENCH_DEFAULT_SIZE and BENCH_PROGRAM (its name in messages). The benchmark's lines go to
+ * BENCH_DEFAULT_SIZE and BENCH_PROGRAM (its name in messages), and with BENCH_THREADS (default
+ * 1) the threads it runs on: the `_2` programs split the benchmark between 2 threads (bench.h).
+ * The benchmark's lines go to
  * stdout; at exit one machine-readable line goes to stderr, read by ci/bench:
  *   BENCH wall_s=<seconds on the monotonic clock, whole run> peak_mib=<ru_maxrss / 1024>
  * Exit status: 0, 1 when a check of the benchmark failed, 2 on bad usage or out of memory.
@@ -24,8 +26,8 @@ int main(int argc, char **argv) {
   long size = BENCH_DEFAULT_SIZE;
 
   if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
-    fprintf(stderr, "usage: %s [size]   (%s on %s, default size %d)\n", argv[0], BENCH_PROGRAM,
-            BK_NAME, BENCH_DEFAULT_SIZE);
+    fprintf(stderr, "usage: %s [size]   (%s on %s, %d thread(s), default size %d)\n", argv[0],
+            BENCH_PROGRAM, BK_NAME, BENCH_THREADS, BENCH_DEFAULT_SIZE);
     return argc > 2 ? 2 : 0;
   }
   if (argc == 2) {
@@ -36,7 +38,7 @@ int main(int argc, char **argv) {
       bench_die(BENCH_PROGRAM, "size must be an integer from 0 to 30, not '%s'", argv[1]);
   }
 
-  int status = BENCH_ENTRY((int)size, stdout);
+  int status = BENCH_ENTRY((int)size, BENCH_THREADS, stdout);
   fflush(stdout);
 
   double wall = bench_now() - start;

@@ -2,7 +2,10 @@
  * binary-trees at depth 10 must print exactly the expected lines, GCBench at stretch depth 10 must
  * pass its own checks and print its phases. On gcfuzz both run a second time with collections
  * forced often (STRESS_PARAMS), so a missing root in a benchmark shows up here and not as a
- * wrong number in a benchmark run. Takes well under a second. */
+ * wrong number in a benchmark run. The two-thread builds (BENCH_THREADS 2) run everything on one
+ * thread and then on two, with the same expected lines: on gcfuzz, two domains, collections
+ * started from either, the other stopped at a safepoint or claimed in a blocking section. Takes
+ * well under a second (a few seconds under TSan). */
 #define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,19 +47,19 @@ static void expect(int ok, const char *label, const char *what) {
 }
 
 /* Runs a benchmark with its output captured; returns the text (caller frees). */
-static char *run_captured(int (*run)(int, FILE *), int size, int *status) {
+static char *run_captured(int (*run)(int, int, FILE *), int size, int threads, int *status) {
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
   if (out == NULL) bench_die("smoke_test", "open_memstream failed");
-  *status = run(size, out);
+  *status = run(size, threads, out);
   fclose(out);
   return text;
 }
 
-static void check_binary_trees(const char *label) {
+static void check_binary_trees(const char *label, int threads) {
   int status;
-  char *text = run_captured(binary_trees_run, 10, &status);
+  char *text = run_captured(binary_trees_run, 10, threads, &status);
   expect(status == 0, label, "node counts");
   int same = strcmp(text, binary_trees_10) == 0;
   expect(same, label, "output lines");
@@ -64,9 +67,9 @@ static void check_binary_trees(const char *label) {
   free(text);
 }
 
-static void check_gcbench(const char *label) {
+static void check_gcbench(const char *label, int threads) {
   int status;
-  char *text = run_captured(gcbench_run, 10, &status);
+  char *text = run_captured(gcbench_run, 10, threads, &status);
   expect(status == 0, label, "long-lived tree and array intact");
   int missing = 0;
   for (size_t i = 0; i < sizeof gcbench_10_lines / sizeof gcbench_10_lines[0]; i++) {
@@ -79,14 +82,25 @@ static void check_gcbench(const char *label) {
   free(text);
 }
 
+/* Both benchmarks on 1 thread, then (two-thread builds) on BENCH_THREADS. */
+static void check_both(const char *params_label) {
+  const int thread_counts[] = {1, BENCH_THREADS};
+  char label[160];
+  for (int i = 0; i < (BENCH_THREADS > 1 ? 2 : 1); i++) {
+    int threads = thread_counts[i];
+    snprintf(label, sizeof label, "binary-trees 10, %d thread(s)%s", threads, params_label);
+    check_binary_trees(label, threads);
+    snprintf(label, sizeof label, "gcbench 10, %d thread(s)%s", threads, params_label);
+    check_gcbench(label, threads);
+  }
+}
+
 int main(void) {
-  check_binary_trees("binary-trees 10");
-  check_gcbench("gcbench 10");
+  check_both("");
 #if defined(BENCH_BACKEND_GCFUZZ)
   setenv(GC_PARAMS_ENV, STRESS_PARAMS, 1);
-  check_binary_trees("binary-trees 10, " STRESS_PARAMS);
-  check_gcbench("gcbench 10, " STRESS_PARAMS);
+  check_both(", " STRESS_PARAMS);
 #endif
-  printf("smoke_test (%s): %d failed\n", BK_NAME, failures);
+  printf("smoke_test (%s, BENCH_THREADS=%d): %d failed\n", BK_NAME, BENCH_THREADS, failures);
   return failures != 0;
 }

@@ -178,8 +178,11 @@ static void redarken_pool(gc_marker *m, gc_pool *p) {
     gc_header hd = slot[0];
     if (hd == 0 || gc_hd_colour(hd) != marked || !gc_tag_is_scanned(gc_hd_tag(hd))) continue;
     scan_fields(m, gc_val_hp(slot));
-    mark_loop(m);
+    /* Drain only when the buffer is full: draining after every block would empty the prefetch
+     * FIFO each time. A push that finds no room flags a pool again, which a later pass rescans. */
+    if (m->buf != NULL && m->buf->count == m->buf_entries) mark_loop(m);
   }
+  mark_loop(m);
 }
 
 static void redarken_pools(gc_marker *m, gc_pool *list) {
