@@ -116,9 +116,12 @@ void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
   if (half != NULL && w->idle > 0) {
     w->empty = half->next;
     w->empty_count--;
+    /* The oldest half: on a tree those entries are near the root, each a whole subtree of work,
+     * where the newest entries are leaves the giver is about to finish anyway. */
     size_t moved = b->count / 2;
+    memcpy(half->items, b->items, moved * sizeof(gc_value));
+    memmove(b->items, b->items + moved, (b->count - moved) * sizeof(gc_value));
     b->count -= moved;
-    memcpy(half->items, b->items + b->count, moved * sizeof(gc_value));
     half->count = moved;
     put_full_with_lock(w, half);
     w->handoffs++;
