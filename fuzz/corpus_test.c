@@ -17,6 +17,10 @@
 
 static int failures;
 
+/* The memory the fuzz target keeps from one input to the next (fuzz_options.scratch): every input
+ * also runs with it, after all the inputs before, and must give the same result as alone. */
+static fuzz_scratch *scratch;
+
 static int read_file(const char *path, fuzz_buf *out) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) return 0;
@@ -104,6 +108,14 @@ static void check_input(const char *path, int used[FUZZ_OP_COUNT]) {
   } else {
     printf("ok   %-48s %4zu ops %3llu cycles\n", path, res.ops, (unsigned long long)res.cycles);
   }
+  fuzz_options with_scratch = {.out = stderr, .scratch = scratch};
+  fuzz_result again;
+  int rc_again = fuzz_run(bytes.data, bytes.size, &with_scratch, &again);
+  if (rc_again != rc || again.ops != res.ops || again.cycles != res.cycles ||
+      again.violations != res.violations || strcmp(again.first_kind, res.first_kind) != 0 ||
+      memcmp(again.pass_runs, res.pass_runs, sizeof res.pass_runs) != 0) {
+    fail(path, "runs differently with the scratch memory the fuzz target keeps between inputs");
+  }
   fuzz_buf_free(&text);
   fuzz_buf_free(&bytes);
 }
@@ -112,6 +124,8 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* interleave with the reports on stderr */
   int seed_used[FUZZ_OP_COUNT] = {0}, regression_used[FUZZ_OP_COUNT] = {0};
   int mode = 0; /* 1 seeds, 2 regressions */
+  scratch = fuzz_scratch_create();
+  if (scratch == NULL) return 2;
   size_t seeds = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--seeds") == 0) {
@@ -137,6 +151,7 @@ int main(int argc, char **argv) {
       failures++;
     }
   }
+  fuzz_scratch_destroy(scratch);
   printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;
 }

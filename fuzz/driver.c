@@ -12,6 +12,14 @@
 #include "invariants/model.h"
 #include "invariants/verify.h"
 
+/* Leaves a function out of libFuzzer's coverage instrumentation, trace-cmp included (clang;
+ * other compilers do not instrument). */
+#if defined(__clang__)
+#define FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#else
+#define FUZZ_NO_COVERAGE
+#endif
+
 const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkmark", "model",
                                                       "driver"};
 enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
@@ -58,7 +66,7 @@ typedef struct driver {
   /* Attribution of violations. */
   const fuzz_op *op;      /* the op running, NULL during setup and the final checks */
   long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
-  char cycle_op_text[FUZZ_OP_TEXT_MAX];
+  fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
 } driver;
 
 /* ---- Violations ---------------------------------------------------------------------------- */
@@ -72,7 +80,9 @@ static void describe_op(const fuzz_op *op, char *buf, size_t len) {
 /* Where the cycle of a violation came from. */
 static void print_attribution(driver *d) {
   if (d->cycle_op >= 0) {
-    fprintf(d->out, "  cycle started by op %ld `%s`\n", d->cycle_op, d->cycle_op_text);
+    char text[FUZZ_OP_TEXT_MAX];
+    fuzz_op_format(&d->cycle_op_copy, text, sizeof text);
+    fprintf(d->out, "  cycle started by op %ld `%s`\n", d->cycle_op, text);
   } else {
     fprintf(d->out, "  cycle started by the driver's final full collection\n");
   }
@@ -168,17 +178,18 @@ static void driver_check_cycle(driver *d, gc_hook_point point) {
   finish_violation(d);
 }
 
-static void driver_hook(gc_heap *heap, gc_hook_point point, void *user) {
+/* Runs at every hook point: its comparisons are of the driver's own bookkeeping, nothing the
+ * fuzzer can steer by, so they are not traced for it (fuzz/ is built with trace-cmp). */
+FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, void *user) {
   driver *d = user;
   (void)heap;
   if (point == GC_HOOK_MARK_DONE) {
     /* Marking runs inside one op: that op started this cycle. */
     if (d->op != NULL) {
       d->cycle_op = (long)d->op->index;
-      fuzz_op_format(d->op, d->cycle_op_text, sizeof d->cycle_op_text);
+      d->cycle_op_copy = *d->op;
     } else {
       d->cycle_op = -1;
-      d->cycle_op_text[0] = '\0';
     }
   }
   if (d->opt->trace != NULL) {
@@ -195,6 +206,26 @@ static void set_slot(driver *d, int s, gc_model_id obj) {
   gc_model_root_set(d->model, ROOT_SLOTS + (size_t)s, obj);
 }
 
+/* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
+ * first, one call instead of a load per word. Not instrumented for coverage: with trace-cmp
+ * (fuzz/ is built with it) a comparison per word of every new block cost more than the rest of
+ * the driver, and the values of a fresh block's words are nothing the fuzzer can steer by. The
+ * check is the same. (noinline: inlined, it would be instrumented as its caller's code.) */
+FUZZ_NO_COVERAGE __attribute__((noinline))
+static size_t first_nonzero(const gc_value *words, size_t from, size_t n) {
+  static const gc_value zeros[512];
+  size_t i = from;
+  while (n - i >= 32) {
+    size_t k = n - i < 512 ? n - i : 512;
+    if (memcmp(words + i, zeros, k * sizeof *words) != 0) break; /* find it below */
+    i += k;
+  }
+  for (; i < n; i++) {
+    if (words[i] != 0) return i;
+  }
+  return n;
+}
+
 /* A fresh block must be what was asked for: size, tag, fields zeroed (custom: past the words the
  * model wrote). */
 static void check_new_block(driver *d, gc_value v, size_t wsize, unsigned tag) {
@@ -209,12 +240,10 @@ static void check_new_block(driver *d, gc_value v, size_t wsize, unsigned tag) {
                      gc_wsize(v), gc_tag(v));
     return;
   }
-  for (size_t i = tag == GC_TAG_CUSTOM ? 2 : 0; i < wsize; i++) {
-    if (GC_FIELD(v, i) != 0) {
-      driver_violation(d, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0",
-                       i, GC_FIELD(v, i));
-      return;
-    }
+  size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
+  if (i < wsize) {
+    driver_violation(d, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
+                     GC_FIELD(v, i));
   }
 }
 
@@ -482,6 +511,65 @@ static void run_op(driver *d, const fuzz_op *op) {
 
 /* ---- Running a program --------------------------------------------------------------------- */
 
+static void bind_roots(driver *d, gc_model *m);
+
+struct fuzz_scratch {
+  gc_verify_scratch *verify;
+  gc_model *model; /* detached between programs (gc_model_detach), or NULL before the first */
+  driver *d;       /* the driver state, cleared for each program; the model's roots stay bound to
+                    * its slots from one program to the next */
+};
+
+fuzz_scratch *fuzz_scratch_create(void) {
+  fuzz_scratch *s = calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  s->verify = gc_verify_scratch_create();
+  if (s->verify == NULL) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void fuzz_scratch_destroy(fuzz_scratch *s) {
+  if (s == NULL) return;
+  gc_verify_scratch_destroy(s->verify);
+  gc_model_destroy(s->model);
+  free(s->d);
+  free(s);
+}
+
+/* The model for this program, its roots bound to the driver's slots (INV-DRV-1): the scratch's,
+ * attached to the new heap (still bound: the scratch's driver state is where its slots were),
+ * or a new one. */
+static gc_model *open_model(driver *d) {
+  fuzz_scratch *s = d->opt->scratch;
+  if (s == NULL) {
+    gc_model *m = gc_model_create(d->heap, ROOT_COUNT);
+    if (m != NULL) bind_roots(d, m);
+    return m;
+  }
+  if (s->model != NULL && !gc_model_reattach(s->model, d->heap)) {
+    gc_model_destroy(s->model);
+    s->model = NULL;
+  }
+  if (s->model == NULL) {
+    s->model = gc_model_create(d->heap, ROOT_COUNT);
+    if (s->model != NULL) bind_roots(d, s->model);
+  }
+  return s->model;
+}
+
+static void close_model(driver *d) {
+  if (d->model == NULL) return;
+  if (d->opt->scratch != NULL) {
+    gc_model_detach(d->model); /* kept in the scratch for the next program */
+  } else {
+    gc_model_destroy(d->model);
+  }
+  d->model = NULL;
+}
+
 /* The heap every program starts with: pacing that can trigger within a short program, pools
  * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
  * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4). */
@@ -508,20 +596,20 @@ static gc_heap *create_heap(const fuzz_options *opt) {
  * a global cell. A frame not pushed and a cell not registered hold NULL (their model roots are
  * empty), so the model's root set and the heap's agree at every point, and the model's own root
  * scanner has nothing to visit. */
-static void bind_roots(driver *d) {
-  for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(d->model, ROOT_SLOTS + i, &d->slots[i]);
+static void bind_roots(driver *d, gc_model *m) {
+  for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(m, ROOT_SLOTS + i, &d->slots[i]);
   for (size_t k = 0; k < FUZZ_FRAMES; k++) {
     for (size_t i = 0; i < FUZZ_SLOTS; i++) {
-      gc_model_root_bind(d->model, ROOT_FRAMES + k * FUZZ_SLOTS + i, &d->frames[k].values[i]);
+      gc_model_root_bind(m, ROOT_FRAMES + k * FUZZ_SLOTS + i, &d->frames[k].values[i]);
     }
   }
-  for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(d->model, ROOT_GLOBALS + g, &d->globals[g]);
+  for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(m, ROOT_GLOBALS + g, &d->globals[g]);
 }
 
 static void teardown(driver *d) {
   /* The model first (it disarms its finalizers), then the roots the program left, the hook and
    * the verifier, then the heap. */
-  if (d->model != NULL) gc_model_destroy(d->model);
+  close_model(d);
   while (d->frame_count > 0) gc_frame_pop(d->dom, &d->frames[--d->frame_count].frame);
   if (d->dom != NULL) gc_frame_pop(d->dom, &d->slot_frame);
   for (int g = 0; g < FUZZ_GLOBALS; g++) {
@@ -530,13 +618,20 @@ static void teardown(driver *d) {
   gc_set_hook(d->heap, NULL, NULL);
   gc_verify_uninstall(d->verifier);
   gc_heap_destroy(d->heap);
-  free(d);
+  if (d->opt->scratch == NULL) free(d);
 }
 
 int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_result *res) {
   memset(res, 0, sizeof *res);
   res->first_op = -1;
-  driver *d = calloc(1, sizeof *d);
+  driver *d;
+  if (opt->scratch != NULL) {
+    if (opt->scratch->d == NULL) opt->scratch->d = malloc(sizeof *d);
+    d = opt->scratch->d;
+    if (d != NULL) memset(d, 0, sizeof *d);
+  } else {
+    d = calloc(1, sizeof *d);
+  }
   if (d == NULL) return -1;
   d->opt = opt;
   d->out = opt->out ? opt->out : stderr;
@@ -544,21 +639,21 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   d->cycle_op = -1;
   d->heap = create_heap(opt);
   if (d->heap == NULL) {
-    free(d);
+    if (opt->scratch == NULL) free(d);
     return -1;
   }
   d->dom = gc_main_domain(d->heap);
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
   d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);
-  d->model = gc_model_create(d->heap, ROOT_COUNT);
+  if (d->verifier != NULL && opt->scratch != NULL) gc_verify_use_scratch(d->verifier, opt->scratch->verify);
+  d->model = open_model(d);
   if (d->verifier == NULL || d->model == NULL) {
     teardown(d);
     return -1;
   }
   gc_verify_set_model(d->verifier, d->model);
   gc_set_hook(d->heap, driver_hook, d);
-  bind_roots(d);
   gc_frame_push(d->dom, &d->slot_frame, d->slots, FUZZ_SLOTS);
 
   fuzz_decoder dec;

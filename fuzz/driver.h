@@ -25,6 +25,15 @@
 #include "fuzz/ops.h"
 #include "gc/gc.h"
 
+/* Memory a fuzz target keeps from one program to the next: the verification passes' scratch (walk
+ * map and stack, heap index) and the model oracle's arrays and maps. Every program still starts
+ * from nothing: each part is reset before use, and nothing one program's heap left is read by the
+ * next. Like the pool cache, it lives as long as the process (LeakSanitizer sees it reachable).
+ * One program at a time may use a scratch. */
+typedef struct fuzz_scratch fuzz_scratch;
+fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
+void fuzz_scratch_destroy(fuzz_scratch *s);
+
 typedef struct fuzz_options {
   int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
   FILE *out;              /* violations and the summary go here; NULL: stderr */
@@ -32,6 +41,7 @@ typedef struct fuzz_options {
   unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
   const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
   gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL */
+  fuzz_scratch *scratch;     /* the passes' and the model's memory, kept likewise, or NULL */
   /* Tests only: called after each op with the heap and the slots, e.g. to break the heap on
    * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
   void (*after_op)(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op);

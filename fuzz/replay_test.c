@@ -121,6 +121,47 @@ static void violation_exits_1_naming_the_op(void) {
   CHECK(strstr(out, "== VIOLATION") != NULL);
 }
 
+/* The line naming the first violation, from `out`. */
+static void first_violation_line(char *buf, size_t len) {
+  const char *at = strstr(out, "== VIOLATION");
+  const char *end = at != NULL ? strchr(at, '\n') : NULL;
+  size_t n = at != NULL ? (end != NULL ? (size_t)(end - at) : strlen(at)) : 0;
+  if (n >= len) n = len - 1;
+  memcpy(buf, at != NULL ? at : "", n);
+  buf[n] = '\0';
+}
+
+/* The fuzz target keeps memory from one input to the next (fuzz_options.scratch): after clean
+ * programs ran with it, a broken heap is reported exactly as without it. */
+static void scratch_kept_between_programs_changes_nothing(void) {
+  fuzz_scratch *scratch = fuzz_scratch_create();
+  CHECK(scratch != NULL);
+  if (scratch == NULL) return;
+  const char *clean = write_file("clean2.txt", program, strlen(program));
+  const char *broken = write_file("break2.txt", program, strlen(program));
+  const char *argv_clean[] = {"replay", "--quiet", clean};
+  fuzz_options with = {.scratch = scratch};
+  expect(run_replay(3, argv_clean, &with, out, sizeof out), 0, "== clean");
+  expect(run_replay(3, argv_clean, &with, out, sizeof out), 0, "== clean");
+
+  int fired = 0;
+  fuzz_options alone = {.after_op = zero_reachable_header, .after_op_user = &fired};
+  const char *argv_broken[] = {"replay", "--quiet", broken};
+  expect(run_replay(3, argv_broken, &alone, out, sizeof out), 1, "cycle started by op 4");
+  char want[200];
+  first_violation_line(want, sizeof want);
+  fired = 0;
+  fuzz_options broken_with = alone;
+  broken_with.scratch = scratch;
+  expect(run_replay(3, argv_broken, &broken_with, out, sizeof out), 1, "cycle started by op 4");
+  char got[200];
+  first_violation_line(got, sizeof got);
+  CHECK(want[0] != '\0' && strcmp(want, got) == 0);
+  if (strcmp(want, got) != 0) fprintf(stderr, "  alone: '%s'\n  with scratch: '%s'\n", want, got);
+  expect(run_replay(3, argv_clean, &with, out, sizeof out), 0, "== clean");
+  fuzz_scratch_destroy(scratch);
+}
+
 static void bytes_and_text_replay_alike(void) {
   const char *text = write_file("prog.txt", program, strlen(program));
   char bytes_path[300];
@@ -143,6 +184,7 @@ int main(void) {
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
+  RUN(scratch_kept_between_programs_changes_nothing);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

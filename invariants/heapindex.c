@@ -7,9 +7,24 @@
 
 /* ---- Owners -------------------------------------------------------------------------------- */
 
+/* "domain <id>" without snprintf: the owners are listed at every hook point, the names read
+ * only by reports. */
+static void domain_name(char *buf, unsigned id) {
+  static const char prefix[] = "domain ";
+  memcpy(buf, prefix, sizeof prefix - 1);
+  size_t n = 1;
+  for (unsigned rest = id / 10; rest != 0; rest /= 10) n++;
+  char *p = buf + sizeof prefix - 1;
+  p[n] = '\0';
+  do {
+    p[--n] = (char)('0' + id % 10);
+    id /= 10;
+  } while (n > 0);
+}
+
+/* Every field is assigned (no memset: owners are listed at every hook point). */
 static void owner_of_domain(gc_domain *d, gc_verify_owner *out) {
-  memset(out, 0, sizeof *out);
-  snprintf(out->name, sizeof out->name, "domain %u", d->id);
+  domain_name(out->name, d->id);
   out->domain = d;
   out->stats = &d->stats;
   out->pool_lists[GC_VERIFY_AVAIL] = d->avail;
@@ -23,13 +38,16 @@ static void owner_of_domain(gc_domain *d, gc_verify_owner *out) {
 
 /* INV-ORPHAN-1: orphans were swept before they were orphaned; they have no unswept lists. */
 static void owner_of_orphans(gc_heap *heap, gc_verify_owner *out) {
-  memset(out, 0, sizeof *out);
-  snprintf(out->name, sizeof out->name, "orphans");
+  memcpy(out->name, "orphans", sizeof "orphans");
   out->domain = NULL; /* an orphaned pool has no owner */
   out->stats = &heap->orphans.stats;
   out->pool_lists[GC_VERIFY_AVAIL] = heap->orphans.avail;
   out->pool_lists[GC_VERIFY_FULL] = heap->orphans.full;
+  out->pool_lists[GC_VERIFY_UNSWEPT_AVAIL] = NULL;
+  out->pool_lists[GC_VERIFY_UNSWEPT_FULL] = NULL;
   out->large_lists[GC_VERIFY_SWEPT_LARGE] = &heap->orphans.large;
+  out->large_lists[GC_VERIFY_UNSWEPT_LARGE] = NULL;
+  out->sweeping = 0;
 }
 
 static const char *const pool_list_names[GC_VERIFY_POOL_LISTS] = {"avail", "full", "unswept_avail",
@@ -53,20 +71,27 @@ int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out) {
   return 1;
 }
 
+/* Not instrumented at all: called for every list of every owner at every hook point, its reads
+ * with an address check, an alignment and an overflow check and a coverage counter each cost
+ * more than the rest of building the index. Nothing is lost: `heads` is an array of the owner's
+ * structure (gc_verify_owner_next), which gc_verify_owner_next has just read, instrumented, for
+ * the owner's other fields; so a freed or wild owner is reported there, before this runs. */
+GC_VERIFY_NOT_INSTRUMENTED uint32_t gc_verify_pool_classes(gc_pool *const *heads) {
+  uint32_t bits = 0;
+  for (unsigned c = 0; c < GC_NUM_SIZECLASSES; c++) bits |= (uint32_t)(heads[c] != NULL) << c;
+  return bits;
+}
+
 /* ---- Building ------------------------------------------------------------------------------ */
 
 int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
-  free(ix->sorted_larges);
-  ix->sorted_larges = NULL;
-  ix->sorted_count = 0;
+  ix->sorted_count = 0; /* its buffer is kept */
   ix->sorted_built = 0;
   ix->heap = heap;
   ix->complete = 1;
   ix->last_pool = 0;
-  gc_heap_stats s;
-  gc_heap_sum_stats(heap, &s);
-  if (!gc_addrmap_reset(&ix->pools, s.pool_words / GC_POOL_WSIZE + 16) ||
-      !gc_addrmap_reset(&ix->larges, s.large_blocks + 16)) {
+  /* The maps keep their buckets (they grow while adding when a heap outgrows them). */
+  if (!gc_addrmap_reset(&ix->pools, 0) || !gc_addrmap_reset(&ix->larges, 0)) {
     ix->complete = 0;
   }
   size_t cursor = 0;
@@ -74,7 +99,8 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
   while (gc_verify_owner_next(heap, &cursor, &o)) {
     for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
       if (o.pool_lists[l] == NULL) continue;
-      for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+      for (uint32_t bits = gc_verify_pool_classes(o.pool_lists[l]); bits != 0; bits &= bits - 1) {
+        gc_sizeclass c = (gc_sizeclass)__builtin_ctz(bits);
         /* A pool seen twice means a cycle or a pool on two lists (the swept pass reports it);
          * stopping there keeps the walk finite. */
         for (gc_pool *p = o.pool_lists[l][c]; p != NULL; p = p->next) {
@@ -116,8 +142,13 @@ static int by_address(const void *a, const void *b) {
  * here, so the sort is paid only when something is already wrong. */
 static void build_sorted_larges(gc_heapindex *ix) {
   ix->sorted_built = 1;
-  ix->sorted_larges = malloc((ix->larges.count + 1) * sizeof *ix->sorted_larges);
-  if (ix->sorted_larges == NULL) return;
+  ix->sorted_count = 0;
+  if (ix->sorted_capacity < ix->larges.count + 1) {
+    gc_large **more = realloc(ix->sorted_larges, (ix->larges.count + 1) * sizeof *more);
+    if (more == NULL) return; /* the diagnosis says "outside" rather than "inside a large block" */
+    ix->sorted_larges = more;
+    ix->sorted_capacity = ix->larges.count + 1;
+  }
   for (size_t i = 0; i <= ix->larges.mask; i++) {
     const gc_addrmap_entry *e = &ix->larges.buckets[i];
     if (!gc_addrmap_live(&ix->larges, e)) continue;
@@ -141,9 +172,9 @@ static gc_large *large_containing(gc_heapindex *ix, uintptr_t addr) {
   return addr < end ? a : NULL;
 }
 
-gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
-  gc_loc loc;
-  memset(&loc, 0, sizeof loc);
+gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v) {
+  gc_loc loc = {.kind = GC_LOC_OUTSIDE, .pool = NULL, .size_class = 0, .slot = 0, .large = NULL,
+                .large_val = 0};
   gc_header *hp = gc_hp_val(v);
   unsigned c;
   gc_pool *p = gc_heapindex_pool(ix, (uintptr_t)hp, &c);
@@ -166,7 +197,16 @@ gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
     loc.large = (gc_large *)(uintptr_t)a;
     return loc;
   }
-  /* Slow path: only bad pointers get here. */
+  loc.kind = GC_LOC_OUTSIDE;
+  return loc;
+}
+
+gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
+  gc_loc loc = gc_heapindex_locate_start(ix, v);
+  if (loc.kind != GC_LOC_OUTSIDE) return loc;
+  /* Slow path: only bad pointers (and blocks already freed) get here. */
+  unsigned c;
+  gc_pool *p;
   if ((p = gc_heapindex_pool(ix, v, &c)) != NULL) { /* v at a pool's very start */
     loc.kind = GC_LOC_POOL_INTERIOR;
     loc.pool = p;
@@ -186,7 +226,7 @@ gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
 
 int gc_heapindex_read_header(gc_heapindex *ix, gc_value v, gc_header *hd) {
   if (!gc_is_block(v)) return 0;
-  gc_loc loc = gc_heapindex_locate(ix, v);
+  gc_loc loc = gc_heapindex_locate_start(ix, v);
   if (loc.kind != GC_LOC_SLOT && loc.kind != GC_LOC_LARGE) return 0;
   *hd = gc_hd_val(v);
   return 1;

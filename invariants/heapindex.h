@@ -22,6 +22,20 @@
 #include "gc/pool.h"
 #include "invariants/addrmap.h"
 
+/* Leaves a small scanning loop out of libFuzzer's coverage instrumentation (clang's
+ * -fsanitize-coverage; other compilers do not instrument): its counters would only count the
+ * words or classes skipped, and their increments, a chain of dependent memory updates, cost more
+ * than the loop. Sanitizers still check it. Put on a noinline function: inlined, a function is
+ * instrumented as its caller's code. */
+#if defined(__clang__)
+#define GC_VERIFY_NO_COVERAGE __attribute__((no_sanitize("coverage"), noinline))
+#define GC_VERIFY_NOT_INSTRUMENTED \
+  __attribute__((no_sanitize("coverage", "address", "undefined"), noinline))
+#else
+#define GC_VERIFY_NO_COVERAGE __attribute__((noinline))
+#define GC_VERIFY_NOT_INSTRUMENTED __attribute__((noinline))
+#endif
+
 /* ---- Owners -------------------------------------------------------------------------------- */
 
 enum { GC_VERIFY_POOL_LISTS = 4, GC_VERIFY_LARGE_LISTS = 2 };
@@ -44,8 +58,18 @@ enum { GC_VERIFY_AVAIL = 0, GC_VERIFY_FULL = 1, GC_VERIFY_UNSWEPT_AVAIL = 2,
        GC_VERIFY_UNSWEPT_FULL = 3 };
 enum { GC_VERIFY_SWEPT_LARGE = 0, GC_VERIFY_UNSWEPT_LARGE = 1 };
 
-/* Fill *out with the owner after *cursor (start with *cursor = 0); returns 0 when none is left. */
+/* Fill *out with the owner after *cursor (start with *cursor = 0); returns 0 when none is left.
+ * Every field of *out is assigned. */
 int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out);
+
+/* Bit c set for each size class c whose list in `heads` (GC_NUM_SIZECLASSES heads) is not empty.
+ * The owners' lists are read at every hook point and most classes' lists are empty (and whole
+ * lists are: the unswept ones once sweeping is done, the swept ones right after the colours
+ * cycle), so loops over classes visit only the others, in class order:
+ *   for (uint32_t bits = gc_verify_pool_classes(heads); bits != 0; bits &= bits - 1) {
+ *     gc_sizeclass c = (gc_sizeclass)__builtin_ctz(bits); ... } */
+uint32_t gc_verify_pool_classes(gc_pool *const *heads);
+_Static_assert(GC_NUM_SIZECLASSES <= 32, "a class bit mask fits 32 bits");
 
 /* ---- The index ----------------------------------------------------------------------------- */
 
@@ -72,7 +96,7 @@ typedef struct gc_heapindex {
   gc_addrmap larges; /* large block val -> gc_large * */
   /* Large blocks by address, for the interior-pointer diagnosis; built on first need. */
   gc_large **sorted_larges;
-  size_t sorted_count;
+  size_t sorted_count, sorted_capacity; /* the buffer is kept from one build to the next */
   int sorted_built;
   int complete; /* 0 when memory ran out while building: lookups may miss blocks */
   /* One-entry cache of the last pool looked up: a walk visits runs of blocks in one pool. */
@@ -90,6 +114,11 @@ void gc_heapindex_free(gc_heapindex *ix);
 /* Where the block pointer `v` (a val, even and non-zero) points. Never dereferences `v` itself;
  * reads only pool headers and the headers of indexed large blocks. */
 gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v);
+/* The same for the questions "is v a slot start or a large block, and which": SLOT,
+ * POOL_INTERIOR and LARGE as gc_heapindex_locate says them; anything else is OUTSIDE here,
+ * without the search that tells a pointer into a large block from one outside the heap (it sorts
+ * the large blocks: only reports need it). */
+gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v);
 
 /* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class. */
 static inline gc_pool *gc_heapindex_pool(gc_heapindex *ix, uintptr_t addr, unsigned *size_class) {

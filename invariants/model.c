@@ -38,8 +38,18 @@ void gc_model_add_pending(gc_model *m, gc_verify_kind kind, gc_value block, cons
 
 /* ---- Creation ------------------------------------------------------------------------------ */
 
+/* Zero an object's record, keeping its field buffer. */
+static void clear_obj(gc_mobj *o) {
+  uintptr_t *fields = o->fields;
+  size_t cap = o->fields_cap;
+  memset(o, 0, sizeof *o);
+  o->fields = fields;
+  o->fields_cap = cap;
+}
+
 static void scan_own_roots(gc_visit_fn visit, void *ctx, void *user) {
   gc_model *m = user;
+  if (m->own_bound == 0) return; /* every root lives in a driver's slot, which the heap scans */
   for (size_t r = 0; r < m->root_count; r++) {
     if (m->roots[r].slot == &m->own_slots[r]) visit(ctx, &m->own_slots[r]);
   }
@@ -48,53 +58,118 @@ static void scan_own_roots(gc_visit_fn visit, void *ctx, void *user) {
 gc_model *gc_model_create(gc_heap *heap, size_t root_count) {
   gc_model *m = calloc(1, sizeof *m);
   if (m == NULL) return NULL;
-  m->heap = heap;
   m->root_count = root_count;
   m->roots = calloc(root_count ? root_count : 1, sizeof *m->roots);
   m->own_slots = calloc(root_count ? root_count : 1, sizeof *m->own_slots);
-  if (m->roots == NULL || m->own_slots == NULL || !gc_addrmap_init(&m->by_val, 256) ||
-      gc_root_scanner_add(heap, scan_own_roots, m) != GC_OK) {
+  m->root_want = calloc(root_count ? root_count : 1, sizeof *m->root_want);
+  m->root_runs = calloc(root_count + 1, sizeof *m->root_runs);
+  if (m->roots == NULL || m->own_slots == NULL || m->root_want == NULL || m->root_runs == NULL ||
+      !gc_addrmap_init(&m->by_val, 256) || !gc_model_attach(m, heap)) {
     gc_addrmap_free(&m->by_val);
     free(m->roots);
     free(m->own_slots);
+    free(m->root_want);
+    free(m->root_runs);
     free(m);
     return NULL;
   }
-  for (size_t r = 0; r < root_count; r++) m->roots[r] = (gc_mroot){GC_MODEL_NONE, &m->own_slots[r]};
   return m;
 }
 
-void gc_model_destroy(gc_model *m) {
-  if (m == NULL) return;
+static int attach(gc_model *m, gc_heap *heap, int keep_bindings);
+
+int gc_model_attach(gc_model *m, gc_heap *heap) { return attach(m, heap, 0); }
+int gc_model_reattach(gc_model *m, gc_heap *heap) { return attach(m, heap, 1); }
+
+static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
+  if (m->attached) return 0;
+  /* As gc_model_create leaves it: no object, every root empty and in the model's own slot. */
+  m->heap = heap;
+  m->obj_count = 0; /* ids start from 0 again; the slots above keep their field buffers */
+  m->free_count = 0;
+  m->doomed_count = 0;
+  m->doomed_cycle = 0;
+  m->pend_count = 0;
+  m->pend_dropped = 0;
+  m->pinned_count = 0;
+  m->fin_count = 0;
+  m->finalized_notes = 0;
+  m->reach_valid = 0;
+  m->reach_count = 0;
+  gc_model_touch(m);
+  if (!gc_addrmap_reset(&m->by_val, 256)) return 0;
+  if (keep_bindings) {
+    for (size_t r = 0; r < m->root_count; r++) {
+      *m->roots[r].slot = 0;
+      m->root_want[r] = 0;
+      m->roots[r].obj = GC_MODEL_NONE;
+    }
+  } else {
+    for (size_t r = 0; r < m->root_count; r++) {
+      m->own_slots[r] = 0;
+      m->root_want[r] = 0;
+      m->roots[r] = (gc_mroot){GC_MODEL_NONE, &m->own_slots[r]};
+    }
+    m->own_bound = m->root_count;
+    m->root_runs_valid = 0;
+  }
+  m->roots_exact = 1;
+  m->images_exact = 1;
+  if (gc_root_scanner_add(heap, scan_own_roots, m) != GC_OK) return 0;
+  m->attached = 1;
+  return 1;
+}
+
+void gc_model_detach(gc_model *m) {
+  if (m == NULL || !m->attached) return;
+  m->attached = 0;
   gc_root_scanner_remove(m->heap, scan_own_roots, m);
   /* Finalizers set through the model name it as their user data: take them back. (A queued one
    * cannot be recalled: no collection may run between this call and gc_heap_destroy.) */
-  for (size_t id = 0; id < m->obj_count; id++) {
-    gc_mobj *o = &m->objs[id];
-    if (o->state != GC_MOBJ_FREE && o->fin == GC_MFIN_SET) gc_finalizer_clear(m->heap, o->val);
+  if (m->fin_count > 0) {
+    for (size_t id = 0; id < m->obj_count; id++) {
+      gc_mobj *o = &m->objs[id];
+      if (o->state != GC_MOBJ_FREE && o->fin == GC_MFIN_SET) gc_finalizer_clear(m->heap, o->val);
+    }
   }
   /* The heap outlives the model and will finalize these blocks: clear their model word so the
    * finalizer finds no model. Only blocks the index confirms are still ours are written. */
-  gc_heapindex ix;
-  memset(&ix, 0, sizeof ix);
-  gc_heapindex_build(&ix, m->heap);
+  int indexed = 0;
   for (size_t id = 0; id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];
     if (o->state == GC_MOBJ_FREE || o->reused || o->tag != GC_TAG_CUSTOM) continue;
+    if (!indexed) {
+      gc_heapindex_build(&m->index, m->heap);
+      indexed = 1;
+    }
     gc_header hd;
-    if (!gc_heapindex_read_header(&ix, o->val, &hd) || hd == 0 ||
+    if (!gc_heapindex_read_header(&m->index, o->val, &hd) || hd == 0 ||
         gc_hd_tag(hd) != GC_TAG_CUSTOM || gc_hd_wsize(hd) < 2) {
       continue;
     }
     if (GC_FIELD(o->val, 1) == (gc_value)(uintptr_t)m) GC_FIELD(o->val, 1) = 0;
   }
-  gc_heapindex_free(&ix);
-  for (size_t id = 0; id < m->obj_count; id++) free(m->objs[id].fields);
+  /* Forget the objects: no id is in use any more (new_id clears a record when it hands it out
+   * again; the field buffers stay, for the ids of the next attach). */
+  m->obj_count = 0;
+  m->free_count = 0;
+  m->doomed_count = 0;
+  m->pend_count = 0;
+  m->pend_dropped = 0;
+  m->heap = NULL;
+}
+
+void gc_model_destroy(gc_model *m) {
+  if (m == NULL) return;
+  gc_model_detach(m);
+  for (size_t id = 0; id < m->obj_high; id++) free(m->objs[id].fields);
   free(m->objs);
   free(m->free_ids);
   gc_addrmap_free(&m->by_val);
   free(m->roots);
   free(m->own_slots);
+  free(m->root_want);
+  free(m->root_runs);
   free(m->doomed);
   free(m->stack);
   gc_heapindex_free(&m->index);
@@ -104,21 +179,39 @@ void gc_model_destroy(gc_model *m) {
 /* ---- Allocation ---------------------------------------------------------------------------- */
 
 static gc_model_id new_id(gc_model *m) {
-  if (m->free_count > 0) return m->free_ids[--m->free_count];
+  if (m->free_count > 0) {
+    gc_model_id id = m->free_ids[--m->free_count];
+    clear_obj(&m->objs[id]);
+    return id;
+  }
   if (m->obj_count >= GC_MODEL_NONE - 1) return GC_MODEL_NONE;
   if (!gc_model_grow_array((void **)&m->objs, &m->obj_capacity, m->obj_count + 1, sizeof *m->objs)) {
     return GC_MODEL_NONE;
   }
-  memset(&m->objs[m->obj_count], 0, sizeof *m->objs);
+  gc_mobj *o = &m->objs[m->obj_count];
+  if (m->obj_count < m->obj_high) {
+    clear_obj(o); /* a slot of an earlier attach: its buffer is ours */
+  } else {
+    memset(o, 0, sizeof *o);
+    m->obj_high = m->obj_count + 1;
+  }
   return (gc_model_id)m->obj_count++;
 }
 
 void gc_model_release_id(gc_model *m, gc_model_id id) {
   gc_mobj *o = &m->objs[id];
+  /* A released object is never one the last walk reached (only doomed objects are released, and
+   * new ones whose recording failed), so the cached walk stays exact; if it ever were, the
+   * cache is dropped. */
+  if (m->reach_valid && o->state != GC_MOBJ_FREE && o->epoch == m->epoch) gc_model_touch(m);
+  if (o->state != GC_MOBJ_FREE) {
+    if (o->pinned) m->pinned_count--;
+    if (o->fin != GC_MFIN_NONE) m->fin_count--;
+    if (o->rooted) m->roots_exact = 0; /* never, unless the model's own assumptions broke */
+  }
   uint64_t owner;
   if (gc_addrmap_get(&m->by_val, o->val, &owner) && owner == id) gc_addrmap_remove(&m->by_val, o->val);
-  free(o->fields);
-  memset(o, 0, sizeof *o);
+  clear_obj(o);
   o->state = GC_MOBJ_FREE;
   if (gc_model_grow_array((void **)&m->free_ids, &m->free_capacity, m->free_count + 1,
                  sizeof *m->free_ids)) {
@@ -131,15 +224,24 @@ static gc_model_id record(gc_model *m, gc_value v, size_t wsize, unsigned tag) {
   gc_model_id id = new_id(m);
   if (id == GC_MODEL_NONE) return GC_MODEL_NONE;
   gc_mobj *o = &m->objs[id];
-  o->fields = calloc(wsize, sizeof *o->fields); /* scanned: NULL; raw: zero, as gc_alloc does */
+  /* Scanned: NULL; raw: zero, as gc_alloc does. A scanned object's image follows its fields. */
+  size_t words = gc_tag_is_scanned(tag) ? 2 * wsize : wsize;
+  if (o->fields_cap >= words) {
+    memset(o->fields, 0, words * sizeof *o->fields);
+  } else {
+    free(o->fields);
+    o->fields = calloc(words, sizeof *o->fields);
+    o->fields_cap = o->fields != NULL ? words : 0;
+  }
   if (o->fields == NULL) {
-    o->state = GC_MOBJ_FREE;
     gc_model_release_id(m, id);
     return GC_MODEL_NONE;
   }
+  gc_model_touch(m); /* a new object; and its id may be one a stale field still names */
   o->val = v;
   o->wsize = wsize;
   o->tag = tag;
+  o->image = gc_tag_is_scanned(tag) ? o->fields + wsize : NULL;
   o->state = GC_MOBJ_LIVE;
   uint64_t prev;
   if (gc_addrmap_get(&m->by_val, v, &prev)) {
@@ -155,8 +257,6 @@ static gc_model_id record(gc_model *m, gc_value v, size_t wsize, unsigned tag) {
     }
   }
   if (!gc_addrmap_put(&m->by_val, v, id)) {
-    free(o->fields);
-    o->fields = NULL;
     gc_model_release_id(m, id);
     return GC_MODEL_NONE;
   }
@@ -205,6 +305,8 @@ int gc_model_store_ptr(gc_model *m, gc_model_id obj, size_t field, gc_model_id t
   if (o == NULL || t == NULL) return 0;
   GC_FIELD(o->val, field) = t->val;
   o->fields[field] = gc_model_enc_ptr(target);
+  o->image[field] = t->val;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -213,6 +315,8 @@ int gc_model_store_null(gc_model *m, gc_model_id obj, size_t field) {
   if (o == NULL) return 0;
   GC_FIELD(o->val, field) = 0;
   o->fields[field] = 0;
+  o->image[field] = 0;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -221,6 +325,8 @@ int gc_model_store_imm(gc_model *m, gc_model_id obj, size_t field, intptr_t n) {
   if (o == NULL) return 0;
   GC_FIELD(o->val, field) = gc_val_int(n);
   o->fields[field] = gc_val_int(n);
+  o->image[field] = gc_val_int(n);
+  gc_model_touch(m);
   return 1;
 }
 
@@ -228,7 +334,7 @@ int gc_model_store_raw(gc_model *m, gc_model_id obj, size_t field, uintptr_t wor
   gc_mobj *o = field_target(m, obj, field, 0);
   if (o == NULL || (o->tag == GC_TAG_CUSTOM && field < 2)) return 0;
   GC_FIELD(o->val, field) = word;
-  o->fields[field] = word;
+  o->fields[field] = word; /* an unscanned object: reachability does not read its fields */
   return 1;
 }
 
@@ -251,6 +357,13 @@ int gc_model_root_set(gc_model *m, size_t root, gc_model_id obj) {
     v = o->val;
   }
   *m->roots[root].slot = v;
+  m->root_want[root] = v;
+  gc_model_id old = m->roots[root].obj;
+  if (old != obj) {
+    gc_model_touch(m);
+    if (old != GC_MODEL_NONE && old < m->obj_count && m->objs[old].rooted > 0) m->objs[old].rooted--;
+    if (obj != GC_MODEL_NONE) m->objs[obj].rooted++;
+  }
   m->roots[root].obj = obj;
   return 1;
 }
@@ -264,15 +377,23 @@ int gc_model_root_bind(gc_model *m, size_t root, gc_value *slot) {
   gc_value *to = slot != NULL ? slot : &m->own_slots[root];
   gc_value *from = m->roots[root].slot;
   *to = *from;
-  if (from == &m->own_slots[root] && to != from) *from = 0; /* no longer scanned */
+  if (from == &m->own_slots[root] && to != from) {
+    *from = 0; /* no longer scanned */
+    m->own_bound--;
+  } else if (from != &m->own_slots[root] && to == &m->own_slots[root]) {
+    m->own_bound++;
+  }
   m->roots[root].slot = to;
+  m->root_runs_valid = 0;
   return 1;
 }
 
 int gc_model_pin(gc_model *m, gc_model_id obj) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || gc_pin(m->heap, o->val) != GC_OK) return 0;
+  if (!o->pinned) m->pinned_count++;
   o->pinned = 1;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -280,6 +401,8 @@ int gc_model_unpin(gc_model *m, gc_model_id obj) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || !o->pinned || gc_unpin(m->heap, o->val) != GC_OK) return 0;
   o->pinned = 0;
+  m->pinned_count--;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -297,6 +420,7 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
   gc_mobj *o = &m->objs[id];
   if (o->fin == GC_MFIN_QUEUED) {
     o->fin = GC_MFIN_RAN;
+    gc_model_touch(m);
     return;
   }
   gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
@@ -310,7 +434,9 @@ int gc_model_finalizer_set(gc_model *m, gc_model_id obj) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || o->fin == GC_MFIN_QUEUED) return 0; /* INV-FIN-1: one record per block */
   if (gc_finalizer_set(m->heap, o->val, model_go_finalizer, m) != GC_OK) return 0;
+  if (o->fin == GC_MFIN_NONE) m->fin_count++;
   o->fin = GC_MFIN_SET;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -318,6 +444,8 @@ int gc_model_finalizer_clear(gc_model *m, gc_model_id obj) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || o->fin != GC_MFIN_SET || gc_finalizer_clear(m->heap, o->val) != GC_OK) return 0;
   o->fin = GC_MFIN_NONE;
+  m->fin_count--;
+  gc_model_touch(m);
   return 1;
 }
 
@@ -364,9 +492,20 @@ int gc_model_reach_visit(gc_model *m, size_t *sp, gc_model_id id, gc_model_id pa
   o->parent = parent;
   o->holder = holder;
   o->via = via;
-  if (!gc_model_grow_array((void **)&m->stack, &m->stack_capacity, *sp + 1, sizeof *m->stack)) return 0;
+  if (!gc_model_grow_array((void **)&m->stack, &m->stack_capacity, *sp + 1, sizeof *m->stack)) {
+    m->reach_incomplete = 1; /* this walk is not to be reused */
+    m->images_exact = 0;     /* a reachable object may be doomed, and its referrers' images go stale */
+    return 0;
+  }
   m->stack[(*sp)++] = id;
   return 1;
+}
+
+/* The first index >= f of a pointer in the encoded fields[0..n), or n. (Not instrumented for
+ * coverage: its counters were most of the cost of a walk.) */
+GC_VERIFY_NO_COVERAGE static size_t next_ptr_field(const uintptr_t *fields, size_t f, size_t n) {
+  while (f < n && !gc_model_is_ptr(fields[f])) f++;
+  return f;
 }
 
 /* Everything reachable from what is on the stack. */
@@ -377,10 +516,9 @@ size_t gc_model_reach_drain(gc_model *m, size_t sp) {
     count++;
     gc_mobj *o = &m->objs[id];
     if (!gc_tag_is_scanned(o->tag)) continue;
-    for (size_t f = 0; f < o->wsize; f++) {
-      if (gc_model_is_ptr(o->fields[f])) {
-        gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), id, GC_MODEL_NONE, (uint32_t)f);
-      }
+    for (size_t f = next_ptr_field(o->fields, 0, o->wsize); f < o->wsize;
+         f = next_ptr_field(o->fields, f + 1, o->wsize)) {
+      gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), id, GC_MODEL_NONE, (uint32_t)f);
     }
   }
   return count;
@@ -396,11 +534,13 @@ size_t gc_model_reach_all(gc_model *m) {
     m->epoch = 1;
   }
   size_t sp = 0;
+  m->reach_incomplete = 0;
   for (size_t r = 0; r < m->root_count; r++) {
     gc_model_id obj = m->roots[r].obj;
     if (obj != GC_MODEL_NONE) gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
   }
-  for (size_t id = 0; id < m->obj_count; id++) {
+  /* Pinned objects and finalizer roots, when there are any (the counts say so exactly). */
+  for (size_t id = 0; (m->pinned_count > 0 || m->fin_count > 0) && id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE) continue;
     if (o->pinned) gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_PINNED);
@@ -415,10 +555,18 @@ size_t gc_model_reach_all(gc_model *m) {
       }
     }
   }
-  return gc_model_reach_drain(m, sp);
+  m->reach_count = gc_model_reach_drain(m, sp);
+  m->reach_gen = m->gen;
+  m->reach_valid = !m->reach_incomplete;
+  return m->reach_count;
 }
 
-size_t gc_model_reachable_count(gc_model *m) { return gc_model_reach_all(m); }
+size_t gc_model_reach_current(gc_model *m) {
+  if (m->reach_valid && m->reach_gen == m->gen) return m->reach_count;
+  return gc_model_reach_all(m);
+}
+
+size_t gc_model_reachable_count(gc_model *m) { return gc_model_reach_current(m); }
 
 /* ---- Finalize notes ------------------------------------------------------------------------ */
 
@@ -431,4 +579,5 @@ void gc_model_note_finalized(gc_model *m, gc_value block) {
     return;
   }
   m->objs[id].finalized++;
+  m->finalized_notes++;
 }

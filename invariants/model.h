@@ -51,8 +51,12 @@
  *   - teardown order: gc_model_destroy (it disarms its finalizers still in the heap), then the
  *     verifier, then gc_heap_destroy.
  *
- * Cost per check: O(model objects + their fields) plus building the heap index; the model keeps
- * per object its header fields and one word per field.
+ * Cost per check: O(model objects + the fields of the reachable ones), plus building the heap
+ * index (the verifier builds one per hook point for all passes). The reachable set is walked again
+ * only when something it depends on changed since the last walk (the checks of one point, and of
+ * points with no mutation between them, share a walk), and each reachable object's block is
+ * compared with the model in one go. The model keeps per object its header fields, one word per
+ * field, and for scanned objects one more word per field (the expected block contents).
  */
 #ifndef INVARIANTS_MODEL_H
 #define INVARIANTS_MODEL_H
@@ -78,6 +82,19 @@ gc_model *gc_model_create(gc_heap *heap, size_t root_count);
 /* Unregister the scanner, disarm the finalizers of the model's custom blocks still in the heap,
  * and free the model. Call before gc_heap_destroy. */
 void gc_model_destroy(gc_model *m);
+
+/* Reusing a model's memory for the next heap (a fuzz driver keeps one model across inputs, so a
+ * program does not pay for the model's arrays and maps). gc_model_detach does to the heap what
+ * gc_model_destroy does (root scanner, finalizers, custom blocks' model words; call it where
+ * gc_model_destroy would be called, before gc_heap_destroy) and forgets every object, root and
+ * pending report, keeping only memory. gc_model_attach makes a detached model exactly what
+ * gc_model_create(heap, its root count) returns: no object, ids from 0, every root empty in the
+ * model's own slot. Returns 0 when out of memory (the model stays detached: destroy it). */
+void gc_model_detach(gc_model *m);
+int gc_model_attach(gc_model *m, gc_heap *heap);
+/* gc_model_attach, except that every root stays bound where gc_model_root_bind put it (its slot
+ * is set to NULL, the root is empty): for a driver whose root slots outlive its heaps. */
+int gc_model_reattach(gc_model *m, gc_heap *heap);
 
 /* ---- Allocation ---------------------------------------------------------------------------- */
 

@@ -89,6 +89,18 @@ static void flush_pending(mcheck *ck) {
   m->pend_dropped = 0;
 }
 
+/* a[0..n) == b[0..n): one block's fields against what the model says they hold, for every
+ * object a check compares (twice a cycle). memcmp, but a plain loop for a few words (under a
+ * sanitizer, memcmp's interceptor costs more than comparing those). memcmp is called only where
+ * the two are equal unless the heap is broken: libFuzzer records every memcmp that differs. */
+static inline int words_equal(const uintptr_t *a, const uintptr_t *b, size_t n) {
+  if (n > 8) return memcmp(a, b, n * sizeof *a) == 0;
+  for (size_t i = 0; i < n; i++) {
+    if (a[i] != b[i]) return 0;
+  }
+  return 1;
+}
+
 /* What field f of o must hold in the heap. */
 static gc_value expected_field(const gc_model *m, const gc_mobj *o, size_t f) {
   uintptr_t w = o->fields[f];
@@ -104,7 +116,7 @@ static void check_alive(mcheck *ck, gc_model_id id) {
   if (o->lost) return;
   const char *dead = NULL;
   gc_header hd = 0;
-  gc_loc loc = gc_heapindex_locate(ck->ix, o->val);
+  gc_loc loc = gc_heapindex_locate_start(ck->ix, o->val);
   if (o->reused) {
     dead = "a later allocation got its address, so the collector freed it";
   } else if (loc.kind != GC_LOC_SLOT && loc.kind != GC_LOC_LARGE) {
@@ -126,6 +138,13 @@ static void check_alive(mcheck *ck, gc_model_id id) {
               (unsigned)id, gc_hd_wsize(hd), gc_hd_tag(hd), o->wsize, o->tag);
     return;
   }
+  /* What the fields must hold, as words: an unscanned object's model words as they are, a
+   * scanned object's image (model_graph.h: equal to the decoded fields while images_exact). One
+   * comparison of the whole block; the field by field search below, which decodes each field,
+   * names the first difference, and decides alone when the image cannot be trusted. */
+  const uintptr_t *words = gc_tag_is_scanned(o->tag) ? (m->images_exact ? o->image : NULL)
+                                                     : o->fields;
+  if (words != NULL && words_equal(words, gc_fields(o->val), o->wsize)) return;
   for (size_t f = 0; f < o->wsize; f++) {
     gc_value want = expected_field(m, o, f), got = GC_FIELD(o->val, f);
     if (want == got) continue;
@@ -136,15 +155,10 @@ static void check_alive(mcheck *ck, gc_model_id id) {
   }
 }
 
-static void check_reachable_and_roots(mcheck *ck) {
+/* Roots [from, to) one by one. */
+static void check_roots_range(mcheck *ck, size_t from, size_t to) {
   gc_model *m = ck->m;
-  gc_model_reach_all(m);
-  for (size_t id = 0; id < m->obj_count; id++) {
-    if (m->objs[id].state != GC_MOBJ_FREE && m->objs[id].epoch == m->epoch) {
-      check_alive(ck, (gc_model_id)id);
-    }
-  }
-  for (size_t r = 0; r < m->root_count; r++) {
+  for (size_t r = from; r < to; r++) {
     gc_model_id obj = m->roots[r].obj;
     gc_value want = obj != GC_MODEL_NONE ? m->objs[obj].val : 0, got = *m->roots[r].slot;
     if (want == got) continue;
@@ -157,32 +171,90 @@ static void check_reachable_and_roots(mcheck *ck) {
   }
 }
 
+/* Runs of roots whose slots are consecutive words (model_graph.h). */
+static void compute_root_runs(gc_model *m) {
+  size_t n = 0;
+  for (size_t r = 0; r < m->root_count; r++) {
+    if (r == 0 || m->roots[r].slot != m->roots[r - 1].slot + 1) m->root_runs[n++] = r;
+  }
+  m->root_runs[n] = m->root_count;
+  m->root_run_count = n;
+  m->root_runs_valid = 1;
+}
+
+/* Every root slot holds what the model put there: a run at a time against root_want, and one by
+ * one (decoding each root's object) in a run that differs, or when root_want cannot be trusted. */
+static void check_roots(mcheck *ck) {
+  gc_model *m = ck->m;
+  if (!m->roots_exact) {
+    check_roots_range(ck, 0, m->root_count);
+    return;
+  }
+  if (!m->root_runs_valid) compute_root_runs(m);
+  for (size_t k = 0; k < m->root_run_count; k++) {
+    size_t from = m->root_runs[k], to = m->root_runs[k + 1];
+    if (memcmp(m->roots[from].slot, &m->root_want[from], (to - from) * sizeof *m->root_want) != 0) {
+      check_roots_range(ck, from, to);
+    }
+  }
+}
+
+/* Every object reachable in the model alive with its contents, every root slot holding its
+ * object. Returns gc_model_block_count as it is afterwards (counted in the same loop). */
+static size_t check_reachable_and_roots(mcheck *ck) {
+  gc_model *m = ck->m;
+  gc_model_reach_current(m);
+  size_t blocks = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    const gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_FREE) continue;
+    if (o->epoch == m->epoch) check_alive(ck, (gc_model_id)id); /* may set o->lost */
+    blocks += (o->state == GC_MOBJ_LIVE && !o->lost) || (o->state == GC_MOBJ_DOOMED && !o->reused);
+  }
+  check_roots(ck);
+  return blocks;
+}
+
 /* MARK_DONE: an unreachable object with a finalizer set is queued and survives (as the collector
  * does, INV-FIN-1); whatever else the roots cannot reach must be gone when this cycle's sweep
  * ends. */
 static void doom_unreachable(mcheck *ck) {
   gc_model *m = ck->m;
-  for (size_t id = 0; id < m->obj_count; id++) {
-    gc_mobj *o = &m->objs[id];
-    if (o->state == GC_MOBJ_FREE) continue;
-    if (o->fin == GC_MFIN_RAN) o->fin = GC_MFIN_NONE;
-    if (o->fin == GC_MFIN_QUEUED) {
-      violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
-                "the finalizer of model object #%u, queued by cycle %llu, has not run by the next "
-                "cycle's mark", (unsigned)id, (unsigned long long)o->fin_cycle + 1);
-      o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
+  if (m->fin_count > 0) { /* no object has a finalizer state otherwise */
+    for (size_t id = 0; id < m->obj_count; id++) {
+      gc_mobj *o = &m->objs[id];
+      if (o->state == GC_MOBJ_FREE) continue;
+      if (o->fin == GC_MFIN_RAN) {
+        o->fin = GC_MFIN_NONE;
+        m->fin_count--;
+        gc_model_touch(m);
+      }
+      if (o->fin == GC_MFIN_QUEUED) {
+        violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
+                  "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
+                  "next cycle's mark", (unsigned)id, (unsigned long long)o->fin_cycle + 1);
+        o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
+        gc_model_touch(m);
+      }
     }
   }
-  gc_model_reach_all(m);
-  size_t sp = 0;
-  for (size_t id = 0; id < m->obj_count; id++) {
-    gc_mobj *o = &m->objs[id];
-    if (o->state != GC_MOBJ_LIVE || o->fin != GC_MFIN_SET || o->epoch == m->epoch) continue;
-    o->fin = GC_MFIN_QUEUED;
-    o->fin_cycle = m->heap->cycles;
-    gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_QUEUED);
+  gc_model_reach_current(m);
+  if (m->fin_count > 0) {
+    size_t sp = 0;
+    for (size_t id = 0; id < m->obj_count; id++) {
+      gc_mobj *o = &m->objs[id];
+      if (o->state != GC_MOBJ_LIVE || o->fin != GC_MFIN_SET || o->epoch == m->epoch) continue;
+      o->fin = GC_MFIN_QUEUED;
+      o->fin_cycle = m->heap->cycles;
+      gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_QUEUED);
+    }
+    if (sp > 0) {
+      gc_model_reach_drain(m, sp);
+      /* The marks now include what the queued finalizers keep alive, reached in another order
+       * than a new walk would: the next check walks again. */
+      gc_model_touch(m);
+    }
   }
-  gc_model_reach_drain(m, sp);
   m->doomed_count = 0;
   m->doomed_cycle = m->heap->cycles;
   for (size_t id = 0; id < m->obj_count; id++) {
@@ -190,7 +262,8 @@ static void doom_unreachable(mcheck *ck) {
     if (o->state != GC_MOBJ_LIVE || o->epoch == m->epoch) continue;
     if (!gc_model_grow_array((void **)&m->doomed, &m->doomed_capacity, m->doomed_count + 1,
                     sizeof *m->doomed)) {
-      break; /* out of memory: the rest are checked next cycle */
+      m->images_exact = 0; /* a live unreachable object may keep pointing at a doomed one */
+      break;               /* out of memory: the rest are checked next cycle */
     }
     o->state = GC_MOBJ_DOOMED;
     m->doomed[m->doomed_count++] = (gc_model_id)id;
@@ -201,7 +274,7 @@ static void doom_unreachable(mcheck *ck) {
  * only addresses the heap index vouches for are read. */
 static int block_exists(mcheck *ck, const gc_mobj *o) {
   if (o->reused) return 0;
-  gc_loc loc = gc_heapindex_locate(ck->ix, o->val);
+  gc_loc loc = gc_heapindex_locate_start(ck->ix, o->val);
   if (loc.kind == GC_LOC_LARGE) return 1;
   return loc.kind == GC_LOC_SLOT && gc_hd_val(o->val) != 0;
 }
@@ -219,6 +292,7 @@ static void settle_doomed(mcheck *ck) {
                 "and its block is still in the heap after that cycle's sweep", (unsigned)id,
                 (unsigned long long)m->doomed_cycle + 1);
       o->state = GC_MOBJ_LIVE; /* still unreachable: doomed again next cycle */
+      m->images_exact = 0;     /* and it may point at doomed objects being released now */
       continue;
     }
     if (o->tag == GC_TAG_CUSTOM && o->finalized != 1) {
@@ -231,8 +305,13 @@ static void settle_doomed(mcheck *ck) {
   m->doomed_count = 0;
 }
 
+/* Only a finalize note makes `finalized` non-zero, and this check clears it on every live object
+ * it does not skip as lost (freed ids start at zero): with no note since the last check there is
+ * nothing to find. */
 static void check_finalized_live(mcheck *ck) {
   gc_model *m = ck->m;
+  if (m->finalized_notes == 0) return;
+  m->finalized_notes = 0;
   for (size_t id = 0; id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE || o->finalized == 0 || o->lost) continue;
@@ -243,12 +322,11 @@ static void check_finalized_live(mcheck *ck) {
   }
 }
 
-static void check_live_count(mcheck *ck) {
+static void check_live_count(mcheck *ck, size_t model_blocks) {
   gc_model *m = ck->m;
   gc_heap_stats s;
   gc_heap_sum_stats(m->heap, &s);
   size_t heap_blocks = s.pool_live_blocks + s.large_blocks;
-  size_t model_blocks = gc_model_block_count(m);
   if (heap_blocks == model_blocks) return;
   gc_verify_report *r = violation(ck, GC_VK_MODEL_LIVE_COUNT, GC_MODEL_NONE,
                                   "the heap has %zu live blocks (pool %zu + large %zu); the "
@@ -258,12 +336,17 @@ static void check_live_count(mcheck *ck) {
 }
 
 size_t gc_model_check(gc_model *m, gc_hook_point point, gc_verify_reports *out) {
+  gc_heapindex_build(&m->index, m->heap);
+  return gc_model_check_with_index(m, point, out, &m->index);
+}
+
+size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_reports *out,
+                                 gc_heapindex *ix) {
   mcheck ck;
   memset(&ck, 0, sizeof ck);
   ck.m = m;
-  ck.run = (gc_verify_run){m->heap, gc_verify_point_name(point), out, NULL};
-  ck.ix = &m->index;
-  gc_heapindex_build(ck.ix, m->heap);
+  ck.run = (gc_verify_run){m->heap, gc_verify_point_name(point), out, NULL, 0, 0};
+  ck.ix = ix;
   flush_pending(&ck);
   switch (point) {
     case GC_HOOK_MARK_DONE:
@@ -275,12 +358,13 @@ size_t gc_model_check(gc_model *m, gc_hook_point point, gc_verify_reports *out) 
     case GC_HOOK_CYCLED:
       check_reachable_and_roots(&ck);
       break;
-    case GC_HOOK_SWEPT:
+    case GC_HOOK_SWEPT: {
       settle_doomed(&ck);
       check_finalized_live(&ck);
-      check_reachable_and_roots(&ck);
-      check_live_count(&ck);
+      size_t model_blocks = check_reachable_and_roots(&ck);
+      check_live_count(&ck, model_blocks);
       break;
+    }
   }
   return ck.found;
 }

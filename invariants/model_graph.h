@@ -48,7 +48,16 @@ typedef struct gc_mobj {
   gc_model_id parent; /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
   gc_model_id holder; /* parent NONE: the finalizable object whose field held it, or NONE */
   uint32_t via;       /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
+  uint32_t rooted;    /* model roots holding it */
   uintptr_t *fields;  /* wsize words, encoded (top of this file) */
+  /* Scanned objects: wsize words, what the block's fields must hold as of the stores that made
+   * them (a pointer field: its target's val then), so a check compares the block in one go.
+   * It equals what the encoded fields decode to now (expected_field in model_check.c) for every
+   * object a check compares, unless m->images_exact was cleared: see there. NULL: unscanned. */
+  uintptr_t *image;
+  size_t fields_cap;  /* words allocated at `fields` (fields and image); kept when the id is
+                       * released, so an id taken again reuses them (ids are recycled
+                       * last-released first) */
 } gc_mobj;
 
 typedef struct gc_mroot {
@@ -69,22 +78,60 @@ struct gc_model {
   gc_heap *heap;
   gc_mobj *objs;
   size_t obj_count, obj_capacity; /* ids in use are < obj_count */
+  size_t obj_high; /* objs[0..obj_high) have valid field buffers (fields, fields_cap) */
   gc_model_id *free_ids;
   size_t free_count, free_capacity;
   gc_addrmap by_val; /* block val -> id */
   gc_mroot *roots;
   gc_value *own_slots;
   size_t root_count;
+  /* What each root slot must hold: the val of roots[r].obj (0 for none), written by
+   * gc_model_root_set, valid while roots_exact (a rooted object is never released, which is what
+   * keeps it so; should one be, roots_exact is cleared and the checks decode every root). */
+  gc_value *root_want;
+  int roots_exact;
+  /* Roots whose slots are consecutive words, as runs: run k is roots [root_runs[k],
+   * root_runs[k + 1]); a check compares a run's slots with root_want in one go. Recomputed after
+   * a root is bound elsewhere. */
+  size_t *root_runs;
+  size_t root_run_count;
+  int root_runs_valid;
+  /* 1 while every scanned object a check can reach has an image equal to its decoded fields.
+   * That holds because an object a walk reaches only points to objects the same walk reaches,
+   * which are never released, so no target of a pointer field changes its val. Only a cycle
+   * that broke the model's own assumptions clears it (for the model's life): a doomed block
+   * that was not freed (model.not-freed) and is live again, a walk or a doomed list cut short
+   * by out of memory. Then checks decode every field as they always could. */
+  int images_exact;
   gc_model_id *doomed; /* objects doomed at the last MARK_DONE */
   size_t doomed_count, doomed_capacity;
   uint64_t doomed_cycle;
   uint32_t epoch;
   gc_model_id *stack;
   size_t stack_capacity;
-  gc_heapindex index; /* rebuilt by every check; kept for its memory */
+  gc_heapindex index; /* for checks called directly (the verifier lends its own); kept for its
+                       * memory */
   gc_mpending pend[GC_MPENDING_MAX];
   size_t pend_count, pend_dropped;
+  /* What makes a check cost what the live graph costs, not a fixed price per hook point: */
+  size_t own_bound;     /* roots still in the model's own slots: its root scanner visits these */
+  size_t pinned_count;  /* objects with `pinned` set */
+  size_t fin_count;     /* objects with a Go-style finalizer state other than NONE */
+  size_t finalized_notes; /* finalize notes since the last check of finalized live blocks */
+  /* The reachability cache. `gen` counts every change to what reachability depends on (roots,
+   * pointer fields, objects coming or going, pins, finalizer states); the epoch marks are the
+   * reachable set of the graph at generation reach_gen. gc_model_reach_current recomputes only
+   * when the two differ, so the checks of one hook point, and of points with no mutation between
+   * them, share one walk. */
+  uint64_t gen, reach_gen;
+  size_t reach_count; /* what the walk of reach_gen returned */
+  int reach_valid;
+  int reach_incomplete; /* the stack could not grow during the walk: do not reuse it */
+  int attached; /* registered with m->heap (gc_model_attach) */
 };
+
+/* Something reachability depends on changed. */
+static inline void gc_model_touch(gc_model *m) { m->gen++; }
 
 
 /* ---- Encoding and small helpers ------------------------------------------------------------ */
@@ -113,10 +160,18 @@ void gc_model_release_id(gc_model *m, gc_model_id id);
 
 /* Reachability, with a new epoch per walk (gc_mobj.epoch == m->epoch: reached). */
 size_t gc_model_reach_all(gc_model *m);
+/* The same, reusing the last walk when nothing it depends on changed since (m->gen). The result
+ * (set, paths and count) is the one gc_model_reach_all would compute now. */
+size_t gc_model_reach_current(gc_model *m);
 /* Mark `id` reached (by parent's field `via`, or from a root) and push it on m->stack at *sp. */
 int gc_model_reach_visit(gc_model *m, size_t *sp, gc_model_id id, gc_model_id parent,
                          gc_model_id holder, uint32_t via);
 /* Everything reachable from the objects on the stack; returns how many were popped. */
 size_t gc_model_reach_drain(gc_model *m, size_t sp);
+
+/* gc_model_check with an index the caller built for this heap at this point (the verifier
+ * shares one index between the passes of a point). */
+size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_reports *out,
+                                 gc_heapindex *ix);
 
 #endif /* INVARIANTS_MODEL_GRAPH_H */

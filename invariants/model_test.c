@@ -153,6 +153,32 @@ static void raw_word_changed(void) {
   fixture_free(&f);
 }
 
+/* A pointer field of a large scanned block (compared as a whole against its image first) changed
+ * behind the model's back to another live block: the field is named. */
+static void large_block_pointer_changed(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  GC_FIELD(gc_model_value(f.m, f.l), 150) = gc_model_value(f.m, f.a);
+  collect_expect(&f, GC_VK_MODEL_CONTENTS);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) {
+    CHECK(r->items[0].block == gc_model_value(f.m, f.l));
+    CHECK(strstr(r->items[0].what, "field 150") != NULL);
+  }
+  GC_FIELD(gc_model_value(f.m, f.l), 150) = 0;
+  gc_verify_clear(f.v);
+  /* And the pointer the model stored, overwritten by a collector that "moved" it. */
+  GC_FIELD(gc_model_value(f.m, f.l), 7) = gc_model_value(f.m, f.a);
+  collect_expect(&f, GC_VK_MODEL_CONTENTS);
+  r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].what, "field 7") != NULL);
+  GC_FIELD(gc_model_value(f.m, f.l), 7) = gc_model_value(f.m, f.b);
+  gc_verify_clear(f.v);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  fixture_free(&f);
+}
+
 /* An unreachable block kept alive by a root the model does not know. */
 static void hidden_root_keeps_block_alive(void) {
   fixture f;
@@ -250,6 +276,92 @@ static void root_slot_changed(void) {
   CHECK(gc_model_root_bind(f.m, 0, NULL));
   gc_root_unregister(f.h, &slot);
   fixture_free(&f);
+}
+
+/* Roots bound to consecutive words are compared a run at a time: one changed in the middle of a
+ * run is still named. */
+static void root_in_a_run_changed(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  static gc_value slots[3];
+  gc_frame frame;
+  gc_frame_push(f.d, &frame, slots, 3);
+  for (size_t i = 0; i < 3; i++) CHECK(gc_model_root_bind(f.m, 4 + i, &slots[i]));
+  CHECK(gc_model_root_set(f.m, 4, f.a));
+  CHECK(gc_model_root_set(f.m, 5, f.b));
+  CHECK(gc_model_root_set(f.m, 6, f.l));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  slots[1] = gc_model_value(f.m, f.r); /* another live block: nothing dies */
+  collect_expect(&f, GC_VK_MODEL_ROOT);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].what, "model root 5") != NULL);
+  slots[1] = gc_model_value(f.m, f.b);
+  for (size_t i = 0; i < 3; i++) CHECK(gc_model_root_bind(f.m, 4 + i, NULL));
+  gc_frame_pop(f.d, &frame);
+  fixture_free(&f);
+}
+
+/* A model detached from one heap and attached to the next (what the fuzz target does between
+ * inputs) is a fresh model: ids from 0, no root, and it checks the new heap as strictly. With
+ * gc_model_reattach its roots stay bound. */
+static void model_reused_for_another_heap(void) {
+  gc_heap *h1 = breaking_heap("verify=model");
+  gc_verifier *v1 = gc_verify_install(h1, GC_VERIFY_COLLECT);
+  gc_model *m = gc_model_create(h1, 4);
+  gc_verify_set_model(v1, m);
+  static gc_value slot[1];
+  gc_root_register(h1, &slot[0]);
+  CHECK(gc_model_root_bind(m, 1, &slot[0]));
+  gc_model_id first = gc_model_alloc(m, gc_main_domain(h1), 4, GC_TAG_SCAN);
+  CHECK_EQ_U(first, 0);
+  CHECK(gc_model_root_set(m, 1, first));
+  for (int i = 0; i < 50; i++) gc_model_alloc(m, gc_main_domain(h1), 1 + i % 7, GC_TAG_SCAN);
+  gc_collect(gc_main_domain(h1), GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(v1));
+  gc_model_detach(m);
+  gc_root_unregister(h1, &slot[0]);
+  gc_verify_uninstall(v1);
+  gc_heap_destroy(h1);
+
+  for (int round = 0; round < 2; round++) {
+    gc_heap *h2 = breaking_heap("verify=model");
+    gc_domain *d2 = gc_main_domain(h2);
+    gc_verifier *v2 = gc_verify_install(h2, GC_VERIFY_COLLECT);
+    gc_root_register(h2, &slot[0]);
+    CHECK(round == 0 ? gc_model_attach(m, h2) : gc_model_reattach(m, h2));
+    gc_verify_set_model(v2, m);
+    CHECK_EQ_U(gc_model_block_count(m), 0);
+    CHECK(gc_model_root_get(m, 1) == GC_MODEL_NONE);
+    if (round == 0) CHECK(gc_model_root_bind(m, 1, &slot[0])); /* attach unbound it */
+    CHECK(slot[0] == 0); /* an empty root (reattach cleared the slot, bind copied NULL) */
+    gc_model_id x = gc_model_alloc(m, d2, 3, GC_TAG_SCAN);
+    CHECK_EQ_U(x, 0);
+    CHECK(gc_model_root_set(m, 1, x));
+    CHECK(slot[0] == gc_model_value(m, x)); /* bound to the driver's slot */
+    gc_model_id y = gc_model_alloc(m, d2, 2, GC_TAG_RAW);
+    CHECK(gc_model_store_ptr(m, x, 0, y));
+    gc_model_id z = gc_model_alloc(m, d2, 2, GC_TAG_SCAN);
+    CHECK(gc_model_store_ptr(m, x, 0, z)); /* y unreachable */
+    CHECK(gc_model_store_ptr(m, z, 0, x)); /* x <-> z */
+    gc_collect(d2, GC_COLLECT_FULL);
+    CHECK_NO_REPORT(gc_verify_reports_of(v2));
+    CHECK_EQ_U(gc_model_block_count(m), 2); /* y freed */
+    GC_FIELD(gc_model_value(m, z), 1) = gc_val_int(1);
+    gc_collect(d2, GC_COLLECT_FULL);
+    CHECK_ONLY_KIND(gc_verify_reports_of(v2), GC_VK_MODEL_CONTENTS);
+    GC_FIELD(gc_model_value(m, z), 1) = 0;
+    gc_verify_clear(v2);
+    slot[0] = gc_model_value(m, z); /* x stays alive through z */
+    gc_collect(d2, GC_COLLECT_FULL);
+    CHECK_ONLY_KIND(gc_verify_reports_of(v2), GC_VK_MODEL_ROOT);
+    slot[0] = gc_model_value(m, x);
+    gc_model_detach(m);
+    gc_root_unregister(h2, &slot[0]);
+    gc_verify_uninstall(v2);
+    gc_heap_destroy(h2);
+  }
+  gc_model_destroy(m);
 }
 
 /* ---- Go-style finalizers ------------------------------------------------------------------- */
@@ -365,6 +477,9 @@ int main(void) {
   RUN(reachable_block_freed);
   RUN(live_count_differs);
   RUN(root_slot_changed);
+  RUN(large_block_pointer_changed);
+  RUN(root_in_a_run_changed);
+  RUN(model_reused_for_another_heap);
   RUN(finalizer_queued_then_freed);
   RUN(go_finalizer_run_twice);
   RUN(go_finalizer_never_run);

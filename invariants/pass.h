@@ -16,7 +16,8 @@ typedef struct gc_verify_scratch {
   gc_addrmap seen;    /* walk: block val -> referrer (walk.c); swept: pools and large blocks met */
   gc_value *stack;    /* explicit walk stack */
   size_t stack_capacity;
-  gc_heapindex index; /* rebuilt by each pass that needs it */
+  gc_heapindex index; /* the heap index: built once per hook point (verify.c) and shared by the
+                       * passes that run there, or by each pass called directly */
 } gc_verify_scratch;
 
 void gc_verify_scratch_free(gc_verify_scratch *s);
@@ -27,6 +28,11 @@ typedef struct gc_verify_run {
   const char *point;          /* "mark-done", "cycled", "swept", "direct" */
   gc_verify_reports *out;     /* NULL: only count */
   gc_verify_scratch *scratch; /* NULL: the pass uses its own and frees it */
+  /* 1: scratch->index was built for this heap at this point, after the last change to the heap
+   * (the verifier builds it once for every pass of a point: no pass changes the heap); its build
+   * returned index_complete. 0: the pass builds the index itself. */
+  int index_built;
+  int index_complete;
 } gc_verify_run;
 
 size_t gc_verify_reach_run(const gc_verify_run *run);

@@ -36,6 +36,6 @@ size_t gc_verify_reach_run(const gc_verify_run *run) {
 }
 
 size_t gc_verify_reach(gc_heap *heap, gc_verify_reports *out) {
-  gc_verify_run run = {heap, "direct", out, NULL};
+  gc_verify_run run = {.heap = heap, .point = "direct", .out = out};
   return gc_verify_reach_run(&run);
 }

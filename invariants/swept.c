@@ -325,7 +325,10 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
   for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
     if (o->pool_lists[l] == NULL) continue;
     int unswept = l == GC_VERIFY_UNSWEPT_AVAIL || l == GC_VERIFY_UNSWEPT_FULL;
-    for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    /* Only the classes whose list is not empty: an empty one has nothing to check (no pool, no
+     * unswept pool left). */
+    for (uint32_t bits = gc_verify_pool_classes(o->pool_lists[l]); bits != 0; bits &= bits - 1) {
+      gc_sizeclass c = (gc_sizeclass)__builtin_ctz(bits);
       gc_pool *head = o->pool_lists[l][c];
       if (unswept && head != NULL && !o->sweeping) {
         about_pool(violation(sc, GC_VK_SWEPT_UNSWEPT_LEFT,
@@ -458,14 +461,11 @@ size_t gc_verify_swept_run(const gc_verify_run *run) {
   memset(&sc, 0, sizeof sc);
   sc.run = run;
   sc.heap = run->heap;
-  gc_heap_stats stats;
-  gc_heap_sum_stats(run->heap, &stats);
   gc_verify_scratch own;
-  memset(&own, 0, sizeof own);
+  if (run->scratch == NULL) memset(&own, 0, sizeof own);
   gc_verify_scratch *scratch = run->scratch != NULL ? run->scratch : &own;
   sc.seen = &scratch->seen;
-  gc_addrmap_reset(sc.seen, stats.pool_words / GC_POOL_WSIZE + stats.large_blocks +
-                                run->heap->free_pool_count + 16);
+  gc_addrmap_reset(sc.seen, 0); /* it keeps its buckets, and grows if need be */
   size_t cursor = 0;
   gc_verify_owner o;
   while (gc_verify_owner_next(run->heap, &cursor, &o)) check_owner(&sc, &o);
@@ -477,6 +477,6 @@ size_t gc_verify_swept_run(const gc_verify_run *run) {
 }
 
 size_t gc_verify_swept(gc_heap *heap, gc_verify_reports *out) {
-  gc_verify_run run = {heap, "direct", out, NULL};
+  gc_verify_run run = {.heap = heap, .point = "direct", .out = out};
   return gc_verify_swept_run(&run);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gc/heap.h"
+#include "invariants/model_graph.h"
 #include "invariants/pass.h"
 
 struct gc_verifier {
@@ -16,7 +17,8 @@ struct gc_verifier {
   gc_model *model;
   char *dot_path;
   gc_verify_reports reports;
-  gc_verify_scratch scratch; /* the walk's map and stack, kept across cycles */
+  gc_verify_scratch *scratch; /* the walk's map and stack, the index: kept across cycles */
+  gc_verify_scratch own_scratch; /* scratch when no one lends the verifier theirs */
   uint64_t runs[4];          /* by pass bit index */
 };
 
@@ -39,8 +41,17 @@ static void abort_with_reports(gc_verifier *v) {
 }
 
 size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
-  gc_verify_run run = {v->heap, gc_verify_point_name(point), &v->reports, &v->scratch};
+  gc_verify_run run = {v->heap, gc_verify_point_name(point), &v->reports, v->scratch, 0, 0};
   size_t found = 0;
+  /* One heap index for every pass of this point: they only read the heap, so the index built
+   * before the first is the index each would build for itself. (A chained hook that breaks the
+   * heap on purpose ran before this.) */
+  int model = (mask & GC_VERIFY_MODEL) && v->model != NULL;
+  if (model || (point == GC_HOOK_MARK_DONE && (mask & GC_VERIFY_CHECKMARK)) ||
+      (point == GC_HOOK_CYCLED && (mask & GC_VERIFY_REACH))) {
+    run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
+    run.index_built = 1;
+  }
   switch (point) {
     case GC_HOOK_MARK_DONE:
       if (mask & GC_VERIFY_CHECKMARK) {
@@ -61,9 +72,9 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
       }
       break;
   }
-  if ((mask & GC_VERIFY_MODEL) && v->model != NULL) {
+  if (model) {
     v->runs[bit_index(GC_VERIFY_MODEL)]++;
-    found += gc_model_check(v->model, point, &v->reports);
+    found += gc_model_check_with_index(v->model, point, &v->reports, &v->scratch->index);
   }
   if (found > 0 && v->mode == GC_VERIFY_ABORT) abort_with_reports(v);
   return found;
@@ -82,6 +93,7 @@ gc_verifier *gc_verify_install(gc_heap *heap, gc_verify_mode mode) {
   v->mode = mode;
   v->prev_hook = heap->hook;
   v->prev_user = heap->hook_user;
+  v->scratch = &v->own_scratch;
   gc_verify_reports_init(&v->reports);
   const char *dot = getenv("GCFUZZ_VERIFY_DOT");
   if (dot != NULL && dot[0] != '\0') gc_verify_set_dot_path(v, dot);
@@ -95,12 +107,25 @@ void gc_verify_uninstall(gc_verifier *v) {
     gc_set_hook(v->heap, v->prev_hook, v->prev_user);
   }
   gc_verify_reports_free(&v->reports);
-  gc_verify_scratch_free(&v->scratch);
+  gc_verify_scratch_free(&v->own_scratch);
   free(v->dot_path);
   free(v);
 }
 
 void gc_verify_set_model(gc_verifier *v, gc_model *m) { v->model = m; }
+
+gc_verify_scratch *gc_verify_scratch_create(void) { return calloc(1, sizeof(gc_verify_scratch)); }
+
+void gc_verify_scratch_destroy(gc_verify_scratch *s) {
+  if (s == NULL) return;
+  gc_verify_scratch_free(s);
+  free(s);
+}
+
+void gc_verify_use_scratch(gc_verifier *v, gc_verify_scratch *s) {
+  gc_verify_scratch_free(&v->own_scratch);
+  v->scratch = s != NULL ? s : &v->own_scratch;
+}
 
 void gc_verify_set_dot_path(gc_verifier *v, const char *path) {
   free(v->dot_path);

@@ -61,6 +61,17 @@ gc_verifier *gc_verify_install(gc_heap *heap, gc_verify_mode mode);
  * gc_heap_destroy. */
 void gc_verify_uninstall(gc_verifier *v);
 
+/* The passes' working memory (the walk's address map and stack, the heap index): a verifier keeps
+ * its own from one cycle to the next and frees it at uninstall. A program that makes a heap per
+ * input (a fuzz target) can lend every verifier the same scratch instead, so no input pays for
+ * allocating and faulting it in again: gc_verify_use_scratch right after install (NULL: back to
+ * the verifier's own). The scratch holds memory only, nothing of one heap is read by the next:
+ * every pass resets it before use. One verifier at a time may use a scratch. */
+typedef struct gc_verify_scratch gc_verify_scratch;
+gc_verify_scratch *gc_verify_scratch_create(void); /* NULL when out of memory */
+void gc_verify_scratch_destroy(gc_verify_scratch *s);
+void gc_verify_use_scratch(gc_verifier *v, gc_verify_scratch *s);
+
 /* The model the GC_VERIFY_MODEL pass checks (NULL: none; the pass is then skipped). */
 void gc_verify_set_model(gc_verifier *v, gc_model *m);
 /* ABORT mode: also write the first report's neighbourhood to this Graphviz file (NULL: don't). */

@@ -37,7 +37,8 @@ typedef struct walk {
   size_t root_ordinal;
   size_t found;
   int out_of_memory;
-  pending fifo[PREFETCH_DEPTH]; /* v == 0: empty */
+  pending fifo[PREFETCH_DEPTH]; /* in flight: the fifo_count slots before fifo_head (the rest are
+                                 * not read, nor cleared before a walk) */
   unsigned fifo_head, fifo_count;
 } walk;
 
@@ -188,29 +189,41 @@ static inline void consider(walk *w, gc_value v, uint64_t referrer) {
   gc_addrmap_prefetch(&w->s->seen, v);
   __builtin_prefetch(gc_hp_val(v));
   __builtin_prefetch((const char *)gc_hp_val(v) + 64);
+  /* The fifo_count entries in flight are the slots just before the head; the slot at the head
+   * is the oldest of them when all are in flight, else free. */
   unsigned i = w->fifo_head;
-  pending oldest = w->fifo[i];
-  w->fifo[i] = (pending){v, referrer};
   w->fifo_head = (i + 1) % PREFETCH_DEPTH;
-  if (oldest.v != 0) {
+  if (w->fifo_count == PREFETCH_DEPTH) {
+    pending oldest = w->fifo[i];
+    w->fifo[i] = (pending){v, referrer};
     examine(w, oldest.v, oldest.referrer);
   } else {
+    w->fifo[i] = (pending){v, referrer};
     w->fifo_count++;
   }
 }
 
-/* Examine everything in flight; returns 1 if there was anything. */
+/* Examine everything in flight, oldest first; returns 1 if there was anything. The entries in
+ * flight are always the fifo_count slots just before fifo_head (consider fills the slot at the
+ * head, which is free unless all are in flight), so only those are visited: a walk of a small
+ * heap flushes after almost every root, and must not pay for the whole ring each time. */
 static int flush(walk *w) {
-  if (w->fifo_count == 0) return 0;
+  unsigned n = w->fifo_count;
+  if (n == 0) return 0;
   w->fifo_count = 0;
-  for (unsigned k = 0; k < PREFETCH_DEPTH; k++) {
-    unsigned i = (w->fifo_head + k) % PREFETCH_DEPTH;
+  unsigned i = (w->fifo_head + PREFETCH_DEPTH - n) % PREFETCH_DEPTH;
+  for (unsigned k = 0; k < n; k++, i = (i + 1) % PREFETCH_DEPTH) {
     pending p = w->fifo[i];
-    if (p.v == 0) continue;
-    w->fifo[i].v = 0;
-    examine(w, p.v, p.referrer);
+    examine(w, p.v, p.referrer); /* never calls consider: the ring does not move meanwhile */
   }
   return 1;
+}
+
+/* The first index >= i of a block pointer in fields[0..n), or n. (Not instrumented for coverage:
+ * its counters were most of the cost of scanning a block.) */
+GC_VERIFY_NO_COVERAGE static size_t next_block_field(const gc_value *fields, size_t i, size_t n) {
+  while (i < n && !gc_is_block(fields[i])) i++;
+  return i;
 }
 
 /* Until the stack and the FIFO are both empty. */
@@ -220,9 +233,9 @@ static void drain(walk *w) {
       gc_value v = w->s->stack[--w->sp]; /* push may move the stack: index it afresh */
       size_t wsize = gc_hd_wsize(gc_hd_val(v));
       const gc_value *fields = gc_fields(v);
-      for (size_t i = 0; i < wsize; i++) {
-        gc_value f = fields[i];
-        if (gc_is_block(f)) consider(w, f, (uint64_t)v);
+      for (size_t i = next_block_field(fields, 0, wsize); i < wsize;
+           i = next_block_field(fields, i + 1, wsize)) {
+        consider(w, fields[i], (uint64_t)v);
       }
     }
   } while (flush(w) && !w->out_of_memory);
@@ -247,17 +260,22 @@ static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where
 
 size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
   gc_verify_scratch own;
-  memset(&own, 0, sizeof own);
-  walk w;
-  memset(&w, 0, sizeof w);
+  if (run->scratch == NULL) memset(&own, 0, sizeof own);
+  walk w; /* every field but the ring, which is read only where written (consider, flush) */
   w.run = run;
   w.rules = rules;
   w.s = run->scratch != NULL ? run->scratch : &own;
   w.ix = &w.s->index;
-  gc_heap_stats stats;
-  gc_heap_sum_stats(run->heap, &stats);
-  if (!gc_heapindex_build(w.ix, run->heap) ||
-      !gc_addrmap_reset(&w.s->seen, stats.pool_live_blocks + stats.large_blocks + 64)) {
+  w.sp = 0;
+  w.root_ordinal = 0;
+  w.found = 0;
+  w.out_of_memory = 0;
+  w.fifo_head = 0;
+  w.fifo_count = 0;
+  int index_ok = run->index_built && w.s == run->scratch ? run->index_complete
+                                                         : gc_heapindex_build(w.ix, run->heap);
+  if (!index_ok ||
+      !gc_addrmap_reset(&w.s->seen, 0)) { /* it keeps its buckets, and grows if need be */
     w.out_of_memory = 1;
   }
   if (!w.out_of_memory) {
