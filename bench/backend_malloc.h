@@ -55,40 +55,9 @@ static inline void bk_free(bk_ref b) { free(b); }
 
 /* ---- Threads (backend.h) ---- */
 
-typedef struct bk_thread {
-  void (*fn)(void *);
-  void *arg;
-#if BENCH_THREADS > 1
-  pthread_t tid;
-#endif
-} bk_thread;
-
-#if BENCH_THREADS > 1
-static void *bk_thread_main(void *arg) {
-  bk_thread *t = arg;
-  t->fn(t->arg);
-  return NULL;
-}
-#endif
-
-static inline void bk_thread_start(bk_thread *t, void (*fn)(void *), void *arg) {
-  t->fn = fn;
-  t->arg = arg;
-#if BENCH_THREADS > 1
-  if (pthread_create(&t->tid, NULL, bk_thread_main, t) != 0)
-    bench_die(BK_NAME, "pthread_create failed");
-#else
-  bench_die(BK_NAME, "this program is built for one thread (BENCH_THREADS=1)");
-#endif
-}
-
-static inline void bk_thread_join(bk_thread *t) {
-#if BENCH_THREADS > 1
-  pthread_join(t->tid, NULL);
-#else
-  (void)t;
-#endif
-}
+#define BK_PTHREAD_CREATE pthread_create
+#define BK_PTHREAD_JOIN pthread_join
+#include "bench/backend_threads.h"
 
 #define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
 #define BK_FRAME_END(name) ((void)(name))
