@@ -32,10 +32,13 @@ enum {
   ROOT_COUNT = ROOT_GLOBALS + FUZZ_GLOBALS,
 };
 
-/* A local root frame pushed by `push`: a snapshot of the slots when it was pushed. */
+/* A local root frame pushed by `push`: a snapshot of the slots when it was pushed, on the domain
+ * the program was on. */
 typedef struct driver_frame {
   gc_frame frame;
   gc_value values[FUZZ_SLOTS];
+  int domain;   /* the domain it is pushed on, or -1 when the record is free */
+  uint64_t seq; /* push order: a domain's innermost frame has its highest seq */
 } driver_frame;
 
 typedef struct driver {
@@ -43,6 +46,12 @@ typedef struct driver {
   FILE *out;
   fuzz_result *res;
   gc_heap *heap;
+  /* Domains (see "Domains in one thread" in ops.h). INV-DRV-2: the domain the program is on,
+   * domains[on], is running unless blocked[on]; every other spawned domain is in a blocking
+   * section. dom is domains[on] when it runs, NULL while `block` holds it. */
+  gc_domain *domains[FUZZ_DOMAINS];
+  unsigned char blocked[FUZZ_DOMAINS];
+  int on;
   gc_domain *dom;
   gc_verifier *verifier;
   gc_model *model;
@@ -55,9 +64,13 @@ typedef struct driver {
   gc_value slots[FUZZ_SLOTS];
   gc_frame slot_frame; /* always the outermost frame */
   driver_frame frames[FUZZ_FRAMES];
-  int frame_count;
+  int frame_count; /* records in use */
+  uint64_t frame_seq;
   gc_value globals[FUZZ_GLOBALS];
   unsigned char registered[FUZZ_GLOBALS];
+  /* Conservative ranges, registered through the model for the whole program; written only by
+   * gc_model_range_store. */
+  uintptr_t ranges[FUZZ_RANGES][FUZZ_RANGE_WORDS];
 
   /* What the driver expects of allocation. */
   unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */
@@ -316,22 +329,138 @@ static void op_load(driver *d, int dst, fuzz_arg src) {
 
 static void op_push(driver *d) {
   if (d->frame_count == FUZZ_FRAMES) return;
-  int k = d->frame_count++;
+  int k = 0;
+  while (d->frames[k].domain >= 0) k++;
+  d->frame_count++;
   driver_frame *f = &d->frames[k];
+  f->domain = d->on;
+  f->seq = ++d->frame_seq;
   size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
   gc_frame_push(d->dom, &f->frame, f->values, FUZZ_SLOTS);
   for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, i));
 }
 
-static void op_pop(driver *d) {
-  if (d->frame_count == 0) return;
-  /* Popping a frame that is not the innermost must be refused and change nothing. */
-  gc_frame *outer = d->frame_count >= 2 ? &d->frames[0].frame : &d->slot_frame;
-  expect_error(d, gc_frame_pop(d->dom, outer), GC_ERR_FRAME_ORDER, "gc_frame_pop(outer frame)");
-  int k = --d->frame_count;
-  expect_error(d, gc_frame_pop(d->dom, &d->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+/* The record of domain dom's innermost frame, or -1. */
+static int innermost_frame(const driver *d, int dom) {
+  int k = -1;
+  for (int i = 0; i < FUZZ_FRAMES; i++) {
+    if (d->frames[i].domain == dom && (k < 0 || d->frames[i].seq > d->frames[k].seq)) k = i;
+  }
+  return k;
+}
+
+/* The frame record is free again and its snapshot no model root (the frame is popped, or dropped
+ * with its domain). */
+static void release_frame(driver *d, int k) {
+  d->frames[k].domain = -1;
+  d->frame_count--;
   size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
   for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_clear(d->model, base + (size_t)i);
+}
+
+static void op_pop(driver *d) {
+  int k = innermost_frame(d, d->on);
+  if (k < 0) return;
+  /* Popping a frame that is not the domain's innermost must be refused and change nothing: the
+   * slots' frame is d0's outermost, and no frame of any other domain. */
+  expect_error(d, gc_frame_pop(d->dom, &d->slot_frame), GC_ERR_FRAME_ORDER,
+               "gc_frame_pop(a frame that is not the innermost)");
+  expect_error(d, gc_frame_pop(d->dom, &d->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+  release_frame(d, k);
+}
+
+/* ---- Domains ------------------------------------------------------------------------------- */
+
+/* Move the program to domain `to` (spawned): the domain it leaves waits in a blocking section
+ * (unless it is in one already), `to` runs (unless `block` left it in one). INV-DRV-2. */
+static void switch_to(driver *d, int to) {
+  if (to == d->on) return;
+  if (!d->blocked[d->on]) gc_enter_blocking(d->domains[d->on]);
+  d->on = to;
+  if (!d->blocked[to]) gc_leave_blocking(d->domains[to]);
+  d->dom = d->blocked[to] ? NULL : d->domains[to];
+}
+
+static void op_spawn(driver *d, int n) {
+  if (n == 0 || d->domains[n] != NULL) return;
+  gc_domain *child = gc_domain_spawn(d->dom);
+  d->res->pass_runs[PASS_DRIVER]++;
+  if (child == NULL) {
+    /* Only out of memory may refuse a domain, and then with nomem. */
+    expect_error(d, gc_last_error(d->heap), GC_ERR_NOMEM, "gc_domain_spawn");
+    return;
+  }
+  d->domains[n] = child;
+  d->blocked[n] = 0;
+}
+
+static void op_terminate(driver *d, int n) {
+  if (n == 0) {
+    expect_error(d, gc_domain_terminate(d->domains[0]), GC_ERR_MAIN_DOMAIN,
+                 "gc_domain_terminate(the main domain)");
+    return;
+  }
+  if (d->domains[n] == NULL) return;
+  /* A domain terminates itself, running (it is in a blocking section unless the program is on
+   * it); the program then goes on where it was, or on d0 if dN was where it was. */
+  int back = d->on == n ? 0 : d->on;
+  if (d->on != n) {
+    gc_enter_blocking(d->dom);
+    gc_leave_blocking(d->domains[n]);
+  }
+  for (int k; (k = innermost_frame(d, n)) >= 0;) release_frame(d, k);
+  expect_error(d, gc_domain_terminate(d->domains[n]), GC_OK, "gc_domain_terminate");
+  d->domains[n] = NULL;
+  d->blocked[n] = 0;
+  d->on = back;
+  if (!d->blocked[back]) gc_leave_blocking(d->domains[back]);
+  d->dom = d->blocked[back] ? NULL : d->domains[back];
+}
+
+static void op_block(driver *d) {
+  if (d->blocked[d->on]) return;
+  gc_enter_blocking(d->domains[d->on]);
+  d->blocked[d->on] = 1;
+  d->dom = NULL;
+}
+
+static void op_unblock(driver *d) {
+  if (!d->blocked[d->on]) return;
+  gc_leave_blocking(d->domains[d->on]);
+  d->blocked[d->on] = 0;
+  d->dom = d->domains[d->on];
+}
+
+/* ---- Finalizers and conservative ranges ---------------------------------------------------- */
+
+static void op_fin(driver *d, int s, int revive) {
+  gc_model_id obj = slot_obj(d, s);
+  if (obj == GC_MODEL_NONE) return;
+  size_t root = revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : ROOT_SLOTS + (size_t)revive;
+  /* The model refuses only an object whose finalizer is queued (INV-FIN-1); the collector
+   * must accept everything else. */
+  gc_model_finalizer_set_reviving(d->model, obj, root);
+  gc_clear_error(d->heap);
+}
+
+static void op_unfin(driver *d, int s) {
+  gc_model_id obj = slot_obj(d, s);
+  if (obj == GC_MODEL_NONE) return;
+  if (gc_model_finalizer_clear(d->model, obj)) return;
+  /* No finalizer set, as far as the model knows: the collector must refuse it too. */
+  expect_error(d, gc_finalizer_clear(d->heap, gc_model_value(d->model, obj)),
+               GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
+}
+
+static void op_range(driver *d, fuzz_arg word, int s, fuzz_arg offset) {
+  gc_model_id obj = slot_obj(d, s);
+  uintptr_t w = 0;
+  if (obj != GC_MODEL_NONE) {
+    uintptr_t base = gc_model_value(d->model, obj);
+    if (offset.a == FUZZ_FROM_END) base += gc_model_wsize(d->model, obj) * sizeof(gc_value);
+    w = base + (uintptr_t)(intptr_t)offset.b;
+  }
+  gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
 }
 
 static void op_root(driver *d, int g, int src) {
@@ -484,6 +613,8 @@ static void op_misuse(driver *d, fuzz_misuse m) {
 
 static void run_op(driver *d, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
+  /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
+  if (d->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
   switch (op->code) {
     case FUZZ_OP_ALLOC:
     case FUZZ_OP_ALLOC_LARGE:
@@ -505,6 +636,19 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_PIN: op_pin(d, a[0].a); break;
     case FUZZ_OP_UNPIN: op_unpin(d, a[0].a); break;
     case FUZZ_OP_MISUSE: op_misuse(d, (fuzz_misuse)a[0].a); break;
+    case FUZZ_OP_SPAWN: op_spawn(d, a[0].a); break;
+    case FUZZ_OP_TERMINATE: op_terminate(d, a[0].a); break;
+    case FUZZ_OP_ON:
+      if (d->domains[a[0].a] != NULL) switch_to(d, a[0].a);
+      break;
+    case FUZZ_OP_FIN: op_fin(d, a[0].a, a[1].a); break;
+    case FUZZ_OP_UNFIN: op_unfin(d, a[0].a); break;
+    case FUZZ_OP_RANGE: op_range(d, a[0], a[1].a, a[2]); break;
+    case FUZZ_OP_RANGE_INT:
+      gc_model_range_store(d->model, (size_t)a[0].a, (size_t)a[0].b, (uintptr_t)a[1].a);
+      break;
+    case FUZZ_OP_BLOCK: op_block(d); break;
+    case FUZZ_OP_UNBLOCK: op_unblock(d); break;
     case FUZZ_OP_COUNT: break;
   }
 }
@@ -610,7 +754,12 @@ static void teardown(driver *d) {
   /* The model first (it disarms its finalizers), then the roots the program left, the hook and
    * the verifier, then the heap. */
   close_model(d);
-  while (d->frame_count > 0) gc_frame_pop(d->dom, &d->frames[--d->frame_count].frame);
+  /* The frames of d0 (the program ends on it, running); other domains' frames go with their
+   * domains when the heap is destroyed. */
+  for (int k; d->dom != NULL && (k = innermost_frame(d, 0)) >= 0;) {
+    gc_frame_pop(d->dom, &d->frames[k].frame);
+    d->frames[k].domain = -1;
+  }
   if (d->dom != NULL) gc_frame_pop(d->dom, &d->slot_frame);
   for (int g = 0; g < FUZZ_GLOBALS; g++) {
     if (d->registered[g]) gc_root_unregister(d->heap, &d->globals[g]);
@@ -642,7 +791,8 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
     if (opt->scratch == NULL) free(d);
     return -1;
   }
-  d->dom = gc_main_domain(d->heap);
+  d->dom = d->domains[0] = gc_main_domain(d->heap);
+  for (int k = 0; k < FUZZ_FRAMES; k++) d->frames[k].domain = -1;
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
   d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);
@@ -655,6 +805,12 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   gc_verify_set_model(d->verifier, d->model);
   gc_set_hook(d->heap, driver_hook, d);
   gc_frame_push(d->dom, &d->slot_frame, d->slots, FUZZ_SLOTS);
+  for (int r = 0; r < FUZZ_RANGES; r++) {
+    if (!gc_model_range_add(d->model, d->ranges[r], FUZZ_RANGE_WORDS)) {
+      teardown(d);
+      return -1;
+    }
+  }
 
   fuzz_decoder dec;
   fuzz_op op;
@@ -670,6 +826,9 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
     if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, d->slots, &op);
   }
   d->op = NULL;
+  /* The program ends on d0, running; the other domains stay in their blocking sections. */
+  switch_to(d, 0);
+  op_unblock(d);
 
   /* The final checks: a full collection runs every pass once more (the model's live count is
    * exact when its sweep ends). */

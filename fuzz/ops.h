@@ -19,10 +19,16 @@
  * Adding an op: append one X(...) line to FUZZ_OPS (never insert, so existing codes keep their
  * meaning for as long as possible), give it a case in the driver (fuzz/driver.c) and a seed in
  * corpus/graph/ (corpus_test fails until one uses it). Byte inputs are re-decoded when the op
- * count changes; the text corpus is the stable form. Reserved for later issues, in this order:
- *   domains       spawn dN / terminate dN / on dN (run the next op on domain N)
- *   finalizers    finalize sN (Go-style finalizer on the block in sN)
- *   conservative  range_write rN.I sM / range_write_int rN.I V (a word in a conservative range)
+ * count changes; the text corpus is the stable form.
+ *
+ * Domains in one thread. The graph target runs every domain on the fuzzer's one thread: the
+ * program runs on one domain at a time (`on dN` switches), and every other domain waits in a
+ * blocking section, as a thread parked in a system call would, so a collection started by the
+ * running domain stops the others without waiting for them and scans their frames. `block` puts
+ * the running domain itself in a blocking section: until `unblock` (or `on` another domain) the
+ * program has no running domain, and every op but `on` and `unblock` is skipped, since a thread
+ * in a blocking section must not touch the heap. The schedule target (issue 6) runs the same ops
+ * with each domain on its own thread.
  */
 #ifndef FUZZ_OPS_H
 #define FUZZ_OPS_H
@@ -39,6 +45,15 @@ enum {
   FUZZ_LARGE_MIN = 128,
   FUZZ_LARGE_SPAN = 1024, /* large blocks: 128..1151 fields */
   FUZZ_FAIL_MAX = 64,     /* fail N: the N-th allocation from now fails; 0: off */
+  FUZZ_DOMAINS = 4,       /* d0 (the heap's main domain) .. d3 */
+  FUZZ_RANGES = 4,        /* conservative ranges r0..r3, registered for the whole program */
+  FUZZ_RANGE_WORDS = 8,   /* words 0..7 of each */
+  /* OFFSET operand byte v: v < FUZZ_OFFSET_END_BYTE is the byte offset v - 8 from the block's
+   * first field (so -8 is its header); from there on, end + (v - FUZZ_OFFSET_END_ZERO), from one
+   * past its last field. */
+  FUZZ_OFFSET_START_MIN = -8,
+  FUZZ_OFFSET_END_BYTE = 200,
+  FUZZ_OFFSET_END_ZERO = 228,
 };
 
 /* ---- Operand kinds ------------------------------------------------------------------------ */
@@ -58,7 +73,12 @@ enum {
   X(FAIL, 1, "an allocation count 1..64, or off")                                              \
   X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                 \
   X(MISUSE, 1, "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "          \
-                "unpin-int, scanner-remove, register-null, bad-param, unknown-param")
+                "unpin-int, scanner-remove, register-null, bad-param, unknown-param")          \
+  X(DOMAIN, 1, "a domain d0..d3")                                                               \
+  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                                \
+  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                        \
+  X(OFFSET, 1, "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "      \
+                "header), or end, end+N, end-N from one past its last field (-28..+27)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
@@ -137,7 +157,34 @@ typedef enum fuzz_misuse {
   X(UNPIN, "unpin", SLOT, NONE, NONE,                                                            \
     "gc_unpin the block in sD (a block that is not pinned must be refused with not-block)")      \
   X(MISUSE, "misuse", MISUSE, NONE, NONE,                                                        \
-    "a call the API must refuse with its documented error, changing nothing")
+    "a call the API must refuse with its documented error, changing nothing")                    \
+  X(SPAWN, "spawn", DOMAIN, NONE, NONE,                                                          \
+    "gc_domain_spawn dN from the running domain (born in a blocking section: `on dN` runs it); " \
+    "no-op for d0 and for a domain already spawned")                                             \
+  X(TERMINATE, "terminate", DOMAIN, NONE, NONE,                                                  \
+    "gc_domain_terminate dN (run by dN): its pools, large blocks and statistics become orphans, " \
+    "the frames pushed on it are dropped; if dN was running, the program goes on on d0. "        \
+    "terminate d0 must be refused with main-domain")                                             \
+  X(ON, "on", DOMAIN, NONE, NONE,                                                                \
+    "run the next ops on dN: the running domain enters a blocking section, dN leaves its own "   \
+    "(unless dN is in one by `block`); no-op for a domain not spawned")                          \
+  X(FIN, "fin", SLOT, OPTSLOT, NONE,                                                             \
+    "gc_finalizer_set on the block in sS; when it runs, the finalizer stores the block into "   \
+    "sK (a resurrection), or nothing for -. No-op while its finalizer is queued")                \
+  X(UNFIN, "unfin", SLOT, NONE, NONE,                                                            \
+    "gc_finalizer_clear on the block in sS (a block without a finalizer set must be refused "   \
+    "with no-finalizer)")                                                                        \
+  X(RANGE, "range", RWORD, SLOT, OFFSET,                                                         \
+    "word I of conservative range N = the address of the block in sS plus the offset: an "      \
+    "interior pointer, its header, one past its end, the next slot, wastage (empty sS: 0). "     \
+    "The word stays when the block dies, and may later point into a newer one")                 \
+  X(RANGE_INT, "range_int", RWORD, INT, NONE,                                                    \
+    "word I of conservative range N = the integer V, which points nowhere (0 clears it)")       \
+  X(BLOCK, "block", NONE, NONE, NONE,                                                            \
+    "gc_enter_blocking on the running domain: until unblock or on, no domain runs and every "   \
+    "op but on and unblock is skipped")                                                          \
+  X(UNBLOCK, "unblock", NONE, NONE, NONE,                                                        \
+    "gc_leave_blocking on the domain the program is on, if `block` put it in a blocking section")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -165,13 +212,17 @@ extern const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT];
 
 /* ---- Decoded ops --------------------------------------------------------------------------- */
 
-/* One operand, canonical (already reduced): SLOT/GLOBAL/KIND/COLLECT/INT/SMALL/LARGE/FAIL use a
- * (sizes in fields, FAIL 0 = off); FIELD is a = slot, b = field; PARAM is a = fuzz_param,
+/* One operand, canonical (already reduced): SLOT/GLOBAL/KIND/COLLECT/INT/SMALL/LARGE/FAIL/DOMAIN
+ * use a (sizes in fields, FAIL 0 = off); FIELD is a = slot, b = field; PARAM is a = fuzz_param,
  * b = index into that parameter's value table; LIMIT is a = index into the limit table; MISUSE
- * is a = fuzz_misuse. */
+ * is a = fuzz_misuse; OPTSLOT is a = slot or FUZZ_NO_SLOT; RWORD is a = range, b = word; OFFSET
+ * is a = FUZZ_FROM_START or FUZZ_FROM_END, b = the signed byte offset. */
 typedef struct fuzz_arg {
   int a, b;
 } fuzz_arg;
+
+enum { FUZZ_NO_SLOT = FUZZ_SLOTS };                /* OPTSLOT: none */
+enum { FUZZ_FROM_START = 0, FUZZ_FROM_END = 1 };   /* OFFSET: a */
 
 typedef struct fuzz_op {
   fuzz_opcode code;

@@ -97,6 +97,21 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
     case FUZZ_OPND_FAIL: arg.a = b[0] % (FUZZ_FAIL_MAX + 1); break;
     case FUZZ_OPND_LIMIT: arg.a = (int)(b[0] % fuzz_limit_count()); break;
     case FUZZ_OPND_MISUSE: arg.a = b[0] % FUZZ_MISUSE_COUNT; break;
+    case FUZZ_OPND_DOMAIN: arg.a = b[0] % FUZZ_DOMAINS; break;
+    case FUZZ_OPND_OPTSLOT: arg.a = b[0] % (FUZZ_SLOTS + 1); break; /* FUZZ_NO_SLOT last */
+    case FUZZ_OPND_RWORD:
+      arg.a = (b[0] / FUZZ_RANGE_WORDS) % FUZZ_RANGES;
+      arg.b = b[0] % FUZZ_RANGE_WORDS;
+      break;
+    case FUZZ_OPND_OFFSET:
+      if (b[0] < FUZZ_OFFSET_END_BYTE) {
+        arg.a = FUZZ_FROM_START;
+        arg.b = b[0] + FUZZ_OFFSET_START_MIN;
+      } else {
+        arg.a = FUZZ_FROM_END;
+        arg.b = b[0] - FUZZ_OFFSET_END_ZERO;
+      }
+      break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;
@@ -145,6 +160,13 @@ static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out)
       out[1] = (uint8_t)(v >> 8);
       return 2;
     }
+    case FUZZ_OPND_RWORD:
+      out[0] = (uint8_t)(arg.a * FUZZ_RANGE_WORDS + arg.b);
+      return 1;
+    case FUZZ_OPND_OFFSET:
+      out[0] = (uint8_t)(arg.a == FUZZ_FROM_START ? arg.b - FUZZ_OFFSET_START_MIN
+                                                  : arg.b + FUZZ_OFFSET_END_ZERO);
+      return 1;
     case FUZZ_OPND_NONE:
     case FUZZ_OPND_KIND_COUNT:
       return 0;

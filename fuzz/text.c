@@ -54,6 +54,17 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
       break;
     case FUZZ_OPND_LIMIT: format_limit((size_t)arg.a, tmp, sizeof tmp); break;
     case FUZZ_OPND_MISUSE: snprintf(tmp, sizeof tmp, "%s", fuzz_misuse_names[arg.a]); break;
+    case FUZZ_OPND_DOMAIN: snprintf(tmp, sizeof tmp, "d%d", arg.a); break;
+    case FUZZ_OPND_OPTSLOT:
+      if (arg.a == FUZZ_NO_SLOT) snprintf(tmp, sizeof tmp, "-");
+      else snprintf(tmp, sizeof tmp, "s%d", arg.a);
+      break;
+    case FUZZ_OPND_RWORD: snprintf(tmp, sizeof tmp, "r%d.%d", arg.a, arg.b); break;
+    case FUZZ_OPND_OFFSET:
+      if (arg.a == FUZZ_FROM_START) snprintf(tmp, sizeof tmp, "%+d", arg.b);
+      else if (arg.b == 0) snprintf(tmp, sizeof tmp, "end");
+      else snprintf(tmp, sizeof tmp, "end%+d", arg.b);
+      break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -209,6 +220,44 @@ static int parse_limit(const char *tok, size_t len, int *out) {
   return 0;
 }
 
+/* "sN.F" (prefix 's' or 'r') with N < limit_a, F < limit_b, into a and b. */
+static int parse_dotted(const char *tok, size_t len, char prefix, int limit_a, int limit_b,
+                        fuzz_arg *arg) {
+  const char *dot = memchr(tok, '.', len);
+  if (dot == NULL) return 0;
+  size_t head_len = (size_t)(dot - tok);
+  long v = parse_decimal(dot + 1, len - head_len - 1);
+  if (v < 0 || v >= limit_b || !parse_indexed(tok, head_len, prefix, limit_a, &arg->a)) return 0;
+  arg->b = (int)v;
+  return 1;
+}
+
+/* "+N" or "-N" (the sign is required; zero is "+0"). */
+static int parse_signed(const char *tok, size_t len, long *out) {
+  if (len < 2 || (tok[0] != '+' && tok[0] != '-')) return 0;
+  long v = parse_decimal(tok + 1, len - 1);
+  if (v < 0 || (tok[0] == '-' && v == 0)) return 0;
+  *out = tok[0] == '-' ? -v : v;
+  return 1;
+}
+
+/* OFFSET: "+N"/"-N" from the block's first field, "end", "end+N"/"end-N" from one past its end;
+ * only the values an operand byte can encode. */
+static int parse_offset(const char *tok, size_t len, fuzz_arg *arg) {
+  long v;
+  if (len >= 3 && memcmp(tok, "end", 3) == 0) {
+    if (len == 3) v = 0;
+    else if (!parse_signed(tok + 3, len - 3, &v) || v == 0) return 0;
+    arg->a = FUZZ_FROM_END;
+    arg->b = (int)v;
+    return v >= FUZZ_OFFSET_END_BYTE - FUZZ_OFFSET_END_ZERO && v <= 255 - FUZZ_OFFSET_END_ZERO;
+  }
+  if (!parse_signed(tok, len, &v)) return 0;
+  arg->a = FUZZ_FROM_START;
+  arg->b = (int)v;
+  return v >= FUZZ_OFFSET_START_MIN && v < FUZZ_OFFSET_END_BYTE + FUZZ_OFFSET_START_MIN;
+}
+
 static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mnemonic,
                          fuzz_arg *arg) {
   const char *tok;
@@ -223,15 +272,7 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_NONE:
     case FUZZ_OPND_KIND_COUNT: break;
     case FUZZ_OPND_SLOT: ok = parse_indexed(tok, len, 's', FUZZ_SLOTS, &arg->a); break;
-    case FUZZ_OPND_FIELD: {
-      const char *dot = memchr(tok, '.', len);
-      if (dot == NULL) break;
-      size_t slot_len = (size_t)(dot - tok);
-      v = parse_decimal(dot + 1, len - slot_len - 1);
-      ok = parse_indexed(tok, slot_len, 's', FUZZ_SLOTS, &arg->a) && v >= 0 && v < FUZZ_FIELDS;
-      arg->b = (int)v;
-      break;
-    }
+    case FUZZ_OPND_FIELD: ok = parse_dotted(tok, len, 's', FUZZ_SLOTS, FUZZ_FIELDS, arg); break;
     case FUZZ_OPND_GLOBAL: ok = parse_indexed(tok, len, 'g', FUZZ_GLOBALS, &arg->a); break;
     case FUZZ_OPND_KIND: ok = parse_word(tok, len, fuzz_kind_names, FUZZ_KIND_COUNT, &arg->a); break;
     case FUZZ_OPND_SMALL:
@@ -267,6 +308,19 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_MISUSE:
       ok = parse_word(tok, len, fuzz_misuse_names, FUZZ_MISUSE_COUNT, &arg->a);
       break;
+    case FUZZ_OPND_DOMAIN: ok = parse_indexed(tok, len, 'd', FUZZ_DOMAINS, &arg->a); break;
+    case FUZZ_OPND_OPTSLOT:
+      if (token_is(tok, len, "-")) {
+        arg->a = FUZZ_NO_SLOT;
+        ok = 1;
+      } else {
+        ok = parse_indexed(tok, len, 's', FUZZ_SLOTS, &arg->a);
+      }
+      break;
+    case FUZZ_OPND_RWORD:
+      ok = parse_dotted(tok, len, 'r', FUZZ_RANGES, FUZZ_RANGE_WORDS, arg);
+      break;
+    case FUZZ_OPND_OFFSET: ok = parse_offset(tok, len, arg); break;
   }
   if (!ok) {
     return fail_at(lc, col, "%s: expected %s, got " TOKEN_FMT, mnemonic,

@@ -111,6 +111,21 @@ static void every_op_has_its_text(void) {
   assemble_one("misuse unknown-param", "misuse unknown-param");
   assemble_one("param batch 16", "param batch 16");
   assemble_one("param keep 0", "param keep 0");
+  assemble_one("spawn d3", "spawn d3");
+  assemble_one("terminate d0", "terminate d0");
+  assemble_one("on d1", "on d1");
+  assemble_one("block", "block");
+  assemble_one("unblock", "unblock");
+  assemble_one("fin s2 s9", "fin s2 s9");
+  assemble_one("fin s2 -", "fin s2 -");
+  assemble_one("unfin s15", "unfin s15");
+  assemble_one("range r3.7 s1 +191", "range r3.7 s1 +191");
+  assemble_one("range r0.0 s1 -8", "range r0.0 s1 -8");
+  assemble_one("range r0.0 s1 +0", "range r0.0 s1 +0");
+  assemble_one("range r1.2 s1 end", "range r1.2 s1 end");
+  assemble_one("range r1.2 s1 end-28", "range r1.2 s1 end-28");
+  assemble_one("range r1.2 s1 end+27", "range r1.2 s1 end+27");
+  assemble_one("range_int r2.5 0", "range_int r2.5 0");
 }
 
 static void refused(const char *text, size_t line, size_t column, const char *needle) {
@@ -150,6 +165,20 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("drop s1 s2", 1, 9, "unexpected 's2'");
   refused("pop\n\tpush x # y", 2, 7, "unexpected 'x'");
   refused("drop s1\xff", 1, 8, "unexpected byte 0xff");
+  refused("spawn d4", 1, 7, "a domain d0..d3");
+  refused("on s1", 1, 4, "a domain");
+  refused("fin s1", 1, 7, "missing operand: a slot s0..s15, or -");
+  refused("fin s1 none", 1, 8, "or - for none");
+  refused("range r4.0 s1 +0", 1, 7, "conservative range word");
+  refused("range r0.8 s1 +0", 1, 7, "conservative range word");
+  refused("range r0.0 s1 +192", 1, 15, "byte offset");
+  refused("range r0.0 s1 -9", 1, 15, "byte offset");
+  refused("range r0.0 s1 -0", 1, 15, "byte offset"); /* not canonical: +0 */
+  refused("range r0.0 s1 8", 1, 15, "byte offset");  /* the sign is required */
+  refused("range r0.0 s1 end+0", 1, 15, "byte offset"); /* not canonical: end */
+  refused("range r0.0 s1 end-29", 1, 15, "byte offset");
+  refused("range r0.0 s1 end+28", 1, 15, "byte offset");
+  refused("range_int r0.0 256", 1, 16, "an integer");
 }
 
 static void short_inputs_decode(void) {

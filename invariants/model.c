@@ -149,6 +149,8 @@ void gc_model_detach(gc_model *m) {
     }
     if (GC_FIELD(o->val, 1) == (gc_value)(uintptr_t)m) GC_FIELD(o->val, 1) = 0;
   }
+  for (size_t r = 0; r < m->range_count; r++) gc_conservative_remove(m->heap, m->ranges[r].words);
+  m->range_count = 0;
   /* Forget the objects: no id is in use any more (new_id clears a record when it hands it out
    * again; the field buffers stay, for the ids of the next attach). */
   m->obj_count = 0;
@@ -172,6 +174,7 @@ void gc_model_destroy(gc_model *m) {
   free(m->root_runs);
   free(m->doomed);
   free(m->stack);
+  free(m->spans);
   gc_heapindex_free(&m->index);
   free(m);
 }
@@ -421,6 +424,7 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
   if (o->fin == GC_MFIN_QUEUED) {
     o->fin = GC_MFIN_RAN;
     gc_model_touch(m);
+    if (o->revive_root != GC_MNO_ROOT) gc_model_root_set(m, o->revive_root, (gc_model_id)id);
     return;
   }
   gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
@@ -430,14 +434,80 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
                                   : "the object has no finalizer");
 }
 
-int gc_model_finalizer_set(gc_model *m, gc_model_id obj) {
+int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || o->fin == GC_MFIN_QUEUED) return 0; /* INV-FIN-1: one record per block */
+  if (root != GC_MODEL_NO_ROOT && root >= m->root_count) return 0;
   if (gc_finalizer_set(m->heap, o->val, model_go_finalizer, m) != GC_OK) return 0;
   if (o->fin == GC_MFIN_NONE) m->fin_count++;
   o->fin = GC_MFIN_SET;
+  o->revive_root = root == GC_MODEL_NO_ROOT ? GC_MNO_ROOT : (uint32_t)root;
   gc_model_touch(m);
   return 1;
+}
+
+int gc_model_finalizer_set(gc_model *m, gc_model_id obj) {
+  return gc_model_finalizer_set_reviving(m, obj, GC_MODEL_NO_ROOT);
+}
+
+/* ---- Conservative roots -------------------------------------------------------------------- */
+
+int gc_model_range_add(gc_model *m, uintptr_t *words, size_t count) {
+  if (m->range_count == GC_MRANGES_MAX) return 0;
+  if (gc_conservative_add(m->heap, words, count * sizeof *words) != GC_OK) return 0;
+  m->ranges[m->range_count++] = (gc_mrange){words, count};
+  gc_model_touch(m);
+  return 1;
+}
+
+void gc_model_range_store(gc_model *m, size_t range, size_t index, uintptr_t word) {
+  if (range >= m->range_count || index >= m->ranges[range].count) return;
+  m->ranges[range].words[index] = word;
+  gc_model_touch(m);
+}
+
+static int span_order(const void *a, const void *b) {
+  uintptr_t x = ((const gc_mspan *)a)->lo, y = ((const gc_mspan *)b)->lo;
+  return (x > y) - (x < y);
+}
+
+/* Visit the object each non-zero range word falls in. The spans are every live object's block
+ * (header to last field), sorted; the model's own addresses, so a collector that resolves a
+ * word wrongly (a free slot, wastage, one past the end, the wrong neighbour) disagrees with it. */
+static void visit_conservative(gc_model *m, size_t *sp) {
+  int any = 0;
+  for (size_t r = 0; r < m->range_count && !any; r++) {
+    for (size_t k = 0; k < m->ranges[r].count; k++) any |= m->ranges[r].words[k] != 0;
+  }
+  if (!any) return;
+  if (!gc_model_grow_array((void **)&m->spans, &m->span_capacity, m->obj_count ? m->obj_count : 1,
+                           sizeof *m->spans)) {
+    m->reach_incomplete = 1;
+    return;
+  }
+  size_t n = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    const gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE || o->lost) continue;
+    m->spans[n++] = (gc_mspan){o->val - GC_WORD_BSIZE, o->val + o->wsize * GC_WORD_BSIZE,
+                               (gc_model_id)id};
+  }
+  qsort(m->spans, n, sizeof *m->spans, span_order);
+  for (size_t r = 0; r < m->range_count; r++) {
+    for (size_t k = 0; k < m->ranges[r].count; k++) {
+      uintptr_t w = m->ranges[r].words[k];
+      size_t lo = 0, hi = n; /* the last span starting at or before w */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->spans[mid].lo <= w) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo > 0 && w < m->spans[lo - 1].hi) {
+        gc_model_reach_visit(m, sp, m->spans[lo - 1].id, GC_MODEL_NONE, GC_MODEL_NONE,
+                             GC_MVIA_CONSERVATIVE);
+      }
+    }
+  }
 }
 
 int gc_model_finalizer_clear(gc_model *m, gc_model_id obj) {
@@ -526,7 +596,7 @@ size_t gc_model_reach_drain(gc_model *m, size_t sp) {
 
 /* Mark every object reachable from the model's roots with a new epoch, recording how each was
  * reached (for report paths); returns how many. The roots are the collector's: root slots,
- * pinned objects, objects whose finalizer is queued, and the fields of objects whose finalizer is
+ * conservative range words, pinned objects, objects whose finalizer is queued, and the fields of objects whose finalizer is
  * set (INV-FIN-1) but not those objects themselves. */
 size_t gc_model_reach_all(gc_model *m) {
   if (++m->epoch == 0) { /* wrapped: old marks could look current */
@@ -539,6 +609,7 @@ size_t gc_model_reach_all(gc_model *m) {
     gc_model_id obj = m->roots[r].obj;
     if (obj != GC_MODEL_NONE) gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
   }
+  visit_conservative(m, &sp);
   /* Pinned objects and finalizer roots, when there are any (the counts say so exactly). */
   for (size_t id = 0; (m->pinned_count > 0 || m->fin_count > 0) && id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];

@@ -44,8 +44,9 @@
  *   - custom blocks come from gc_model_alloc_custom: the model's own finalize function finds the
  *     model through data word 1 (field 1), so no global is needed. Drivers with their own
  *     finalizers call gc_model_note_finalized.
- *   - conservative roots are not modelled: a block kept alive only by a conservative word would
- *     be model.not-freed, so a driver that uses them holds those blocks in model roots too;
+ *   - conservative ranges are registered through the model (gc_model_range_add) and written
+ *     through it (gc_model_range_store); the model resolves their words itself, from its own
+ *     objects' addresses, not through the collector's block index;
  *   - one thread at a time uses the model (as the controlled scheduler runs domains); its
  *     finalizers run on whichever domain runs the queue, which is then that thread;
  *   - teardown order: gc_model_destroy (it disarms its finalizers still in the heap), then the
@@ -143,7 +144,23 @@ int gc_model_unpin(gc_model *m, gc_model_id obj);
  * otherwise), after which the object is ordinary and a later cycle frees it. Set refuses an object
  * whose finalizer is queued; clear refuses one without a set finalizer. */
 int gc_model_finalizer_set(gc_model *m, gc_model_id obj);
+/* The same, with a finalizer that resurrects: when it runs it stores the object into model root
+ * `root` (as gc_model_root_set), so the object is reachable again; GC_MODEL_NO_ROOT: it does
+ * not (gc_model_finalizer_set). */
+#define GC_MODEL_NO_ROOT ((size_t)-1)
+int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root);
 int gc_model_finalizer_clear(gc_model *m, gc_model_id obj);
+
+/* ---- Conservative roots -------------------------------------------------------------------- */
+
+/* gc_conservative_add(words, count words), recorded: from now on every word of the range that
+ * falls inside a live object's block (its header included, interior and last byte too, not one
+ * past its end) keeps the object alive, as the collector must. The driver writes the words only
+ * through gc_model_range_store. Returns 0 when the collector refused it or the model holds
+ * GC_MRANGES_MAX ranges (the range is then not registered). Detaching the model removes them. */
+int gc_model_range_add(gc_model *m, uintptr_t *words, size_t count);
+/* Word `index` of range `range` (in gc_model_range_add order) = word. */
+void gc_model_range_store(gc_model *m, size_t range, size_t index, uintptr_t word);
 
 /* ---- Queries ------------------------------------------------------------------------------- */
 

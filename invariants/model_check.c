@@ -48,6 +48,9 @@ static void report_model_path(mcheck *ck, gc_verify_report *r, gc_model_id id) {
              (unsigned)via, (unsigned)m->objs[at].holder);
   } else if (via == GC_MVIA_PINNED) {
     snprintf(origin, sizeof origin, "pinned model object #%u", (unsigned)at);
+  } else if (via == GC_MVIA_CONSERVATIVE) {
+    snprintf(origin, sizeof origin, "a conservative range word into model object #%u",
+             (unsigned)at);
   } else if (via == GC_MVIA_QUEUED) {
     snprintf(origin, sizeof origin, "model object #%u, its finalizer queued", (unsigned)at);
   } else {

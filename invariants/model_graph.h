@@ -32,6 +32,22 @@ enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN };
 /* How a walk reached an object that has no referrer (gc_mobj.via). */
 #define GC_MVIA_PINNED UINT32_MAX       /* a pinned object */
 #define GC_MVIA_QUEUED (UINT32_MAX - 1) /* an object whose finalizer is queued */
+#define GC_MVIA_CONSERVATIVE (UINT32_MAX - 2) /* a word of a conservative range points into it */
+
+/* A conservative range (gc_model_range_add): the driver's words, resolved by the model itself. */
+typedef struct gc_mrange {
+  uintptr_t *words;
+  size_t count;
+} gc_mrange;
+
+/* One object's block, header included, as an address interval [lo, hi): what a conservative
+ * word must fall in to keep the object alive. */
+typedef struct gc_mspan {
+  uintptr_t lo, hi;
+  gc_model_id id;
+} gc_mspan;
+
+enum { GC_MRANGES_MAX = 16 };
 
 typedef struct gc_mobj {
   gc_value val;       /* the block; 0 for a free id */
@@ -44,6 +60,7 @@ typedef struct gc_mobj {
   uint8_t fin;        /* enum gc_mobj_fin */
   uint32_t finalized; /* times a custom block's finalize function ran on the block */
   uint64_t fin_cycle; /* GC_MFIN_QUEUED: the cycle whose mark queued it */
+  uint32_t revive_root; /* the root its Go-style finalizer stores it into, or GC_MNO_ROOT */
   uint32_t epoch;     /* the last reachability walk that reached it */
   gc_model_id parent; /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
   gc_model_id holder; /* parent NONE: the finalizable object whose field held it, or NONE */
@@ -73,6 +90,7 @@ typedef struct gc_mpending {
 } gc_mpending;
 
 enum { GC_MPENDING_MAX = 16 };
+#define GC_MNO_ROOT UINT32_MAX
 
 struct gc_model {
   gc_heap *heap;
@@ -128,6 +146,12 @@ struct gc_model {
   int reach_valid;
   int reach_incomplete; /* the stack could not grow during the walk: do not reuse it */
   int attached; /* registered with m->heap (gc_model_attach) */
+  /* Conservative ranges, and the span index a walk resolves their words through (rebuilt by
+   * every walk that finds a non-zero word: objects come and go between walks). */
+  gc_mrange ranges[GC_MRANGES_MAX];
+  size_t range_count;
+  gc_mspan *spans;
+  size_t span_capacity;
 };
 
 /* Something reachability depends on changed. */

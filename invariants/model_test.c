@@ -466,6 +466,104 @@ static void finalizer_record_lost(void) {
   fixture_free(&ff.f);
 }
 
+/* ---- Conservative ranges and resurrecting finalizers ---------------------------------------- */
+
+/* Words into a header, an interior byte, a last byte and a large block keep their blocks alive;
+ * one past the end of a block (into its slot's wastage) and a small integer keep nothing. */
+static uintptr_t cwords[6];
+
+static void conservative_words_keep_what_they_fall_in(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  CHECK(gc_model_range_add(m, cwords, 6));
+  gc_model_id w = gc_model_alloc(m, f.d, 16, GC_TAG_SCAN); /* 17 words in an 18-word slot */
+  gc_model_id x = gc_model_alloc(m, f.d, 3, GC_TAG_RAW);
+  gc_model_id y = gc_model_alloc(m, f.d, 4, GC_TAG_SCAN);
+  CHECK(gc_model_store_ptr(m, y, 3, x));
+  gc_model_range_store(m, 0, 0, gc_model_value(m, f.r) - sizeof(gc_value)); /* header */
+  gc_model_range_store(m, 0, 1, gc_model_value(m, y) + 3);                   /* interior */
+  gc_model_range_store(m, 0, 2, gc_model_value(m, f.c) + 3 * sizeof(gc_value) - 1); /* last byte */
+  gc_model_range_store(m, 0, 3, gc_model_value(m, f.l) + 800);
+  gc_model_range_store(m, 0, 4, gc_model_value(m, w) + 16 * sizeof(gc_value)); /* one past */
+  gc_model_range_store(m, 0, 5, 255);
+  gc_model_root_clear(m, 0);
+  gc_model_root_clear(m, 1);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  /* R, C and L through their words, B through L's field 7, Y and X through Y's word; A (whose
+   * root was cleared) and W are freed. */
+  CHECK_EQ_U(gc_model_reachable_count(m), 6);
+  CHECK(gc_model_is_live(m, f.l) && gc_model_is_live(m, x) && !gc_model_is_live(m, w) &&
+        !gc_model_is_live(m, f.a));
+  for (size_t i = 0; i < 6; i++) gc_model_range_store(m, 0, i, 0);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK_EQ_U(gc_model_reachable_count(m), 0);
+  fixture_free(&f);
+}
+
+/* The collector stops seeing a range the model resolves: the block only it held is freed while
+ * the model still reaches it. */
+static void conservative_range_lost_by_the_collector(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  CHECK(gc_model_range_add(f.m, cwords, 1));
+  gc_model_range_store(f.m, 0, 0, gc_model_value(f.m, f.b) + 8);
+  CHECK(gc_model_store_null(f.m, f.a, 0));
+  CHECK(gc_model_store_null(f.m, f.l, 7));
+  gc_conservative_remove(f.h, cwords); /* behind the model's back */
+  collect_expect(&f, GC_VK_MODEL_DEAD);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) {
+    CHECK(r->items[0].block == gc_model_value(f.m, f.b));
+    CHECK(strstr(r->items[0].origin, "conservative range word") != NULL);
+  }
+  gc_conservative_add(f.h, cwords, sizeof cwords[0]); /* so detaching finds it */
+  fixture_free(&f);
+}
+
+/* A conservative word the model does not know (the range registered with the heap only) keeps a
+ * block the model says is garbage. */
+static void conservative_word_unknown_to_the_model(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  static uintptr_t hidden[1];
+  hidden[0] = gc_model_value(f.m, f.b) + 8;
+  gc_conservative_add(f.h, hidden, sizeof hidden);
+  CHECK(gc_model_store_null(f.m, f.a, 0));
+  CHECK(gc_model_store_null(f.m, f.l, 7));
+  collect_expect(&f, GC_VK_MODEL_NOT_FREED);
+  gc_conservative_remove(f.h, hidden);
+  fixture_free(&f);
+}
+
+/* A Go-style finalizer that stores its block back into a root: the block is queued, survives,
+ * the finalizer runs once and roots it again, it stays alive with its referents, and once the
+ * root lets go a later cycle frees it. */
+static void reviving_finalizer(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  CHECK(gc_model_finalizer_set_reviving(m, f.b, 3));
+  CHECK(!gc_model_finalizer_set_reviving(m, f.a, 99)); /* no such root: refused */
+  CHECK(gc_model_store_null(m, f.a, 0));
+  CHECK(gc_model_store_null(m, f.l, 7));
+  gc_collect(f.d, GC_COLLECT_FULL); /* B queued, its finalizer puts B in root 3 */
+  gc_run_finalizers(f.d);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_model_root_get(m, 3) == f.b);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_model_is_live(m, f.b) && gc_model_is_live(m, f.r));
+  gc_model_root_clear(m, 3);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(!gc_model_is_live(m, f.b) && !gc_model_is_live(m, f.r));
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(misuse_changes_nothing);
@@ -484,5 +582,9 @@ int main(void) {
   RUN(go_finalizer_run_twice);
   RUN(go_finalizer_never_run);
   RUN(finalizer_record_lost);
+  RUN(conservative_words_keep_what_they_fall_in);
+  RUN(conservative_range_lost_by_the_collector);
+  RUN(conservative_word_unknown_to_the_model);
+  RUN(reviving_finalizer);
   CHECK_MAIN_END();
 }
