@@ -1,8 +1,9 @@
 /* The corpus: every seed and regression input assembles, round-trips and runs clean with every
- * pass; together the seeds use every op.
+ * pass; together the seeds of a target use every op of its op set.
  *
- * Usage: corpus_test --seeds FILE... [--regressions FILE...]
- * (Bazel passes every .txt of corpus/graph and corpus/regressions.) Each input runs in-process
+ * Usage: corpus_test [--target NAME] --seeds FILE... [--regressions FILE...] [--target ...]
+ * (Bazel passes every .txt of corpus/<target>/ and corpus/regressions/.) Files after --target
+ * NAME are assembled and run as that target's (default graph). Each input runs in-process
  * through the driver with every verification pass after every cycle, so under --config=asan and
  * --config=msan this replays the whole corpus under the sanitizers as well.
  */
@@ -65,15 +66,16 @@ static void fail(const char *path, const char *what) {
   failures++;
 }
 
-/* Assemble, round-trip, run. Marks the ops used in `used`. */
-static void check_input(const char *path, int used[FUZZ_OP_COUNT]) {
+/* Assemble, round-trip, run as a program of the target with op set `set`. Marks the ops used in
+ * `used`. */
+static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_OP_COUNT]) {
   fuzz_buf text = {0}, bytes = {0};
   if (!read_file(path, &text)) {
     fail(path, "cannot read");
     return;
   }
   fuzz_text_error err;
-  if (!fuzz_assemble((const char *)text.data, text.size, &bytes, &err)) {
+  if (!fuzz_assemble(set, (const char *)text.data, text.size, &bytes, &err)) {
     fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);
     fail(path, "does not assemble");
     fuzz_buf_free(&text);
@@ -84,7 +86,7 @@ static void check_input(const char *path, int used[FUZZ_OP_COUNT]) {
   char *printed = NULL;
   size_t printed_len = 0;
   FILE *f = open_memstream(&printed, &printed_len);
-  fuzz_print_program(f, bytes.data, bytes.size, 0);
+  fuzz_print_program(f, set, bytes.data, bytes.size, 0);
   fclose(f);
   char *want = normalize((const char *)text.data, text.size);
   if (strcmp(want, printed) != 0) {
@@ -96,19 +98,20 @@ static void check_input(const char *path, int used[FUZZ_OP_COUNT]) {
 
   fuzz_decoder dec;
   fuzz_op op;
-  fuzz_decoder_init(&dec, bytes.data, bytes.size);
+  fuzz_decoder_init(&dec, set, bytes.data, bytes.size);
   while (fuzz_program_next(&dec, &op)) used[op.code] = 1;
 
-  fuzz_options opt = {.out = stderr};
+  fuzz_options opt = {.ops = set, .out = stderr};
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   if (rc != 0) {
-    fprintf(stderr, "  (replay it: bazel run //fuzz:replay -- $PWD/%s)\n", path);
+    fprintf(stderr, "  (replay it: bazel run //fuzz:replay -- --target %s $PWD/%s)\n", set->name,
+            path);
     fail(path, rc < 0 ? "the heap could not be created" : "a verification pass reported a violation");
   } else {
     printf("ok   %-48s %4zu ops %3llu cycles\n", path, res.ops, (unsigned long long)res.cycles);
   }
-  fuzz_options with_scratch = {.out = stderr, .scratch = scratch};
+  fuzz_options with_scratch = {.ops = set, .out = stderr, .scratch = scratch};
   fuzz_result again;
   int rc_again = fuzz_run(bytes.data, bytes.size, &with_scratch, &again);
   if (rc_again != rc || again.ops != res.ops || again.cycles != res.cycles ||
@@ -120,37 +123,67 @@ static void check_input(const char *path, int used[FUZZ_OP_COUNT]) {
   fuzz_buf_free(&bytes);
 }
 
+/* What a target's seeds must add up to. */
+typedef struct target_seeds {
+  const fuzz_opset *set;
+  size_t seeds;
+  int used[FUZZ_OP_COUNT];
+} target_seeds;
+
+static void check_target(const target_seeds *t) {
+  size_t want = t->set == &fuzz_opset_graph ? 25 : 8;
+  if (t->seeds < want) {
+    fprintf(stderr, "FAIL: %zu %s seeds, at least %zu wanted\n", t->seeds, t->set->name, want);
+    failures++;
+  }
+  for (size_t i = 0; i < t->set->count; i++) {
+    fuzz_opcode op = t->set->ops != NULL ? t->set->ops[i] : (fuzz_opcode)i;
+    if (!t->used[op]) {
+      fprintf(stderr, "FAIL: no seed uses op `%s`: add one to corpus/%s/\n",
+              fuzz_op_table[op].mnemonic, t->set->name);
+      failures++;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* interleave with the reports on stderr */
-  int seed_used[FUZZ_OP_COUNT] = {0}, regression_used[FUZZ_OP_COUNT] = {0};
+  static target_seeds targets[8];
+  size_t target_count = 0;
+  target_seeds *t = NULL;
+  int regression_used[FUZZ_OP_COUNT] = {0};
   int mode = 0; /* 1 seeds, 2 regressions */
   scratch = fuzz_scratch_create();
   if (scratch == NULL) return 2;
-  size_t seeds = 0;
+  const fuzz_opset *set = &fuzz_opset_graph;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--seeds") == 0) {
+    if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
+      set = fuzz_opset_find(argv[++i]);
+      if (set == NULL) {
+        fprintf(stderr, "corpus_test: no target %s (%s)\n", argv[i], fuzz_opset_names);
+        return 2;
+      }
+      mode = 0;
+    } else if (strcmp(argv[i], "--seeds") == 0) {
+      if (target_count == sizeof targets / sizeof targets[0]) return 2;
+      t = &targets[target_count++];
+      t->set = set;
       mode = 1;
     } else if (strcmp(argv[i], "--regressions") == 0) {
       mode = 2;
     } else if (mode == 0) {
-      fprintf(stderr, "usage: corpus_test --seeds FILE... [--regressions FILE...]\n");
+      fprintf(stderr, "usage: corpus_test [--target NAME] --seeds FILE... [--regressions FILE...]\n");
       return 2;
     } else {
-      check_input(argv[i], mode == 1 ? seed_used : regression_used);
-      seeds += mode == 1;
+      check_input(set, argv[i], mode == 1 ? t->used : regression_used);
+      if (mode == 1) t->seeds++;
     }
   }
-  if (seeds < 25) {
-    fprintf(stderr, "FAIL: %zu seeds, at least 25 wanted\n", seeds);
+  if (target_count == 0) {
+    fprintf(stderr, "FAIL: no seeds given\n");
     failures++;
   }
-  for (int op = 0; op < FUZZ_OP_COUNT; op++) {
-    if (!seed_used[op]) {
-      fprintf(stderr, "FAIL: no seed uses op `%s`: add one to corpus/graph/\n",
-              fuzz_op_table[op].mnemonic);
-      failures++;
-    }
-  }
+  for (size_t k = 0; k < target_count; k++) check_target(&targets[k]);
   fuzz_scratch_destroy(scratch);
   printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The dictionary follows the op table: every entry's bytes are exactly the ops in the comment
-# line above it, assembled. Usage: dict_test.sh REPLAY DICT
+# line above it, assembled for the dictionary's target. Usage: dict_test.sh REPLAY DICT TARGET
 set -euo pipefail
 replay="$1"
 dict="$2"
+target="${3:-graph}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -18,7 +19,7 @@ while IFS= read -r line; do
       want="${line#*=\"}"
       want="${want%\"}"
       printf '%s\n' "$prev" | tr ';' '\n' >"$tmp/entry.txt"
-      if ! "$replay" --assemble "$tmp/entry.bin" "$tmp/entry.txt" 2>"$tmp/err"; then
+      if ! "$replay" --target "$target" --assemble "$tmp/entry.bin" "$tmp/entry.txt" 2>"$tmp/err"; then
         echo "FAIL $name: '$prev' does not assemble: $(cat "$tmp/err")"
         failures=$((failures + 1))
         continue

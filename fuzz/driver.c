@@ -9,6 +9,7 @@
 #include "fuzz/program.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
+#include "gc/pool_layout.h"
 #include "invariants/model.h"
 #include "invariants/verify.h"
 
@@ -463,6 +464,18 @@ static void op_range(driver *d, fuzz_arg word, int s, fuzz_arg offset) {
   gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
 }
 
+/* A word into the pool-aligned unit holding the block: the pool's header, its first slots. The
+ * driver knows the layout only to aim words; what they must keep alive the model decides. */
+static void op_range_pool(driver *d, fuzz_arg word, int s, int k) {
+  gc_model_id obj = slot_obj(d, s);
+  uintptr_t w = 0;
+  if (obj != GC_MODEL_NONE) {
+    uintptr_t unit = gc_model_value(d->model, obj) & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+    w = unit + (uintptr_t)k * sizeof(gc_value);
+  }
+  gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
+}
+
 static void op_root(driver *d, int g, int src) {
   size_t root = ROOT_GLOBALS + (size_t)g;
   if (d->registered[g]) {
@@ -647,6 +660,10 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_RANGE_INT:
       gc_model_range_store(d->model, (size_t)a[0].a, (size_t)a[0].b, (uintptr_t)a[1].a);
       break;
+    case FUZZ_OP_RANGE_WORD:
+      gc_model_range_store(d->model, (size_t)a[0].a, (size_t)a[0].b, (uintptr_t)a[1].word);
+      break;
+    case FUZZ_OP_RANGE_POOL: op_range_pool(d, a[0], a[1].a, a[2].a); break;
     case FUZZ_OP_BLOCK: op_block(d); break;
     case FUZZ_OP_UNBLOCK: op_unblock(d); break;
     case FUZZ_OP_COUNT: break;
@@ -814,7 +831,7 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
 
   fuzz_decoder dec;
   fuzz_op op;
-  fuzz_decoder_init(&dec, data, size);
+  fuzz_decoder_init(&dec, opt->ops, data, size);
   while (fuzz_program_next(&dec, &op)) {
     d->op = &op;
     if (opt->trace != NULL) {
@@ -841,4 +858,17 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   for (int p = 0; p < 4; p++) res->pass_runs[p] = (size_t)gc_verify_runs(d->verifier, bits[p]);
   teardown(d);
   return res->violations ? 1 : 0;
+}
+
+/* ---- Fuzz targets -------------------------------------------------------------------------- */
+
+int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size) {
+  static gc_pool_cache *pool_cache;
+  static fuzz_scratch *scratch;
+  if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
+  if (scratch == NULL) scratch = fuzz_scratch_create();
+  fuzz_options opt = {.ops = set, .abort_on_violation = 1, .pool_cache = pool_cache, .scratch = scratch};
+  fuzz_result res;
+  fuzz_run(data, size, &opt, &res);
+  return 0;
 }

@@ -35,6 +35,7 @@ fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
 void fuzz_scratch_destroy(fuzz_scratch *s);
 
 typedef struct fuzz_options {
+  const fuzz_opset *ops;  /* the target's op set, how the bytes are read; NULL: graph */
   int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
   FILE *out;              /* violations and the summary go here; NULL: stderr */
   FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
@@ -69,5 +70,13 @@ extern const char *const fuzz_pass_names[FUZZ_PASS_COUNT];
  * printed to opt->out), -1 when the heap could not be created. With abort_on_violation the first
  * violation aborts the process instead. */
 int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_result *res);
+
+/* What a libFuzzer target does with one input (LLVMFuzzerTestOneInput): run it as a program of
+ * the target whose op set is `set`, every pass on, the first violation printed with its op and
+ * then abort() (libFuzzer saves the input as a crash). Pools stay mapped from one input's heap to
+ * the next, and the passes' and the model's memory is kept likewise (fuzz_options.pool_cache,
+ * .scratch): mapping, faulting and unmapping per input would cost more than most programs. Both
+ * live as long as the process. Always returns 0. */
+int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size);
 
 #endif /* FUZZ_DRIVER_H */

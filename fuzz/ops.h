@@ -78,7 +78,8 @@ enum {
   X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                                \
   X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                        \
   X(OFFSET, 1, "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "      \
-                "header), or end, end+N, end-N from one past its last field (-28..+27)")
+                "header), or end, end+N, end-N from one past its last field (-28..+27)")      \
+  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
@@ -184,7 +185,14 @@ typedef enum fuzz_misuse {
     "gc_enter_blocking on the running domain: until unblock or on, no domain runs and every "   \
     "op but on and unblock is skipped")                                                          \
   X(UNBLOCK, "unblock", NONE, NONE, NONE,                                                        \
-    "gc_leave_blocking on the domain the program is on, if `block` put it in a blocking section")
+    "gc_leave_blocking on the domain the program is on, if `block` put it in a blocking section") \
+  X(RANGE_WORD, "range_word", RWORD, WORD, NONE,                                                 \
+    "word I of conservative range N = the word X, anything at all (the roots target's random "  \
+    "words)")                                                                                    \
+  X(RANGE_POOL, "range_pool", RWORD, SLOT, INT,                                                  \
+    "word I of range N = the start of the 32 KiB-aligned unit holding sS's block plus K words: " \
+    "a pool's header (K < 6), its first slots, free or not; for a large block, wherever that "   \
+    "lands (empty sS: 0)")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -194,6 +202,26 @@ typedef enum fuzz_opcode {
 } fuzz_opcode;
 
 enum { FUZZ_MAX_OPERANDS = 3 };
+
+/* ---- Op sets: the ops a target's bytes name ------------------------------------------------- */
+
+/* Each fuzz target reads the opcode byte modulo the size of its own op set, so a target that
+ * tests one thing (the roots target: conservative ranges) spends its bytes on the ops that
+ * matter there. The text form is the same for every target; only the opcode bytes differ, so
+ * a byte input belongs to a target (the replay tool's --target) and a text input to none. */
+typedef struct fuzz_opset {
+  const char *name;         /* the target: "graph", "roots" */
+  const fuzz_opcode *ops;   /* the opcode of each byte value modulo count; NULL: every op */
+  size_t count;
+} fuzz_opset;
+
+extern const fuzz_opset fuzz_opset_graph; /* every op, in table order */
+extern const fuzz_opset fuzz_opset_roots;
+/* The op set of a target by name, or NULL; the names, comma-separated, for error messages. */
+const fuzz_opset *fuzz_opset_find(const char *name);
+extern const char fuzz_opset_names[];
+/* The byte that names `code` in `set`, or -1 if the set does not have it. */
+int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code);
 
 typedef struct fuzz_op_info {
   const char *mnemonic;
@@ -219,6 +247,7 @@ extern const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT];
  * is a = FUZZ_FROM_START or FUZZ_FROM_END, b = the signed byte offset. */
 typedef struct fuzz_arg {
   int a, b;
+  uint64_t word; /* WORD */
 } fuzz_arg;
 
 enum { FUZZ_NO_SLOT = FUZZ_SLOTS };                /* OPTSLOT: none */

@@ -69,12 +69,45 @@ size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
 
 /* ---- Decoding ------------------------------------------------------------------------------ */
 
+/* ---- Op sets ------------------------------------------------------------------------------- */
+
+const fuzz_opset fuzz_opset_graph = {"graph", NULL, FUZZ_OP_COUNT};
+
+/* Conservative roots: blocks to point at, words to point with, collections in between. */
+static const fuzz_opcode roots_ops[] = {
+    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,      FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,  FUZZ_OP_COPY,        FUZZ_OP_PUSH,       FUZZ_OP_POP,       FUZZ_OP_COLLECT,
+    FUZZ_OP_PARAM, FUZZ_OP_PIN,         FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
+    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,
+};
+const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
+
+static const fuzz_opset *const all_opsets[] = {&fuzz_opset_graph, &fuzz_opset_roots};
+const char fuzz_opset_names[] = "graph, roots";
+
+const fuzz_opset *fuzz_opset_find(const char *name) {
+  for (size_t i = 0; i < sizeof all_opsets / sizeof all_opsets[0]; i++) {
+    if (strcmp(all_opsets[i]->name, name) == 0) return all_opsets[i];
+  }
+  return NULL;
+}
+
+int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code) {
+  if (set->ops == NULL) return (int)code;
+  for (size_t i = 0; i < set->count; i++) {
+    if (set->ops[i] == code) return (int)i;
+  }
+  return -1;
+}
+
+/* ---- Decoding ------------------------------------------------------------------------------ */
+
 static uint8_t byte_at(const fuzz_decoder *dec, size_t pos) {
   return pos < dec->size ? dec->data[pos] : 0;
 }
 
 static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
-  fuzz_arg arg = {0, 0};
+  fuzz_arg arg = {0, 0, 0};
   switch (kind) {
     case FUZZ_OPND_NONE: break;
     case FUZZ_OPND_SLOT: arg.a = b[0] % FUZZ_SLOTS; break;
@@ -112,6 +145,9 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
         arg.b = b[0] - FUZZ_OFFSET_END_ZERO;
       }
       break;
+    case FUZZ_OPND_WORD:
+      for (int i = FUZZ_OPERAND_MAX_BYTES - 1; i >= 0; i--) arg.word = arg.word << 8 | b[i];
+      break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;
@@ -121,11 +157,13 @@ int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
   if (dec->pos >= dec->size) return 0;
   op->offset = dec->pos;
   op->index = dec->index++;
-  op->code = (fuzz_opcode)(dec->data[dec->pos++] % FUZZ_OP_COUNT);
+  size_t byte = dec->data[dec->pos++] % dec->set->count;
+  op->code = dec->set->ops != NULL ? dec->set->ops[byte] : (fuzz_opcode)byte;
   const fuzz_op_info *info = &fuzz_op_table[op->code];
   for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
     fuzz_operand_kind kind = info->operands[i];
-    uint8_t b[2] = {byte_at(dec, dec->pos), byte_at(dec, dec->pos + 1)};
+    uint8_t b[FUZZ_OPERAND_MAX_BYTES] = {0};
+    for (unsigned k = 0; k < fuzz_operand_table[kind].bytes; k++) b[k] = byte_at(dec, dec->pos + k);
     op->args[i] = decode_operand(kind, b);
     dec->pos += fuzz_operand_table[kind].bytes;
   }
@@ -133,10 +171,10 @@ int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
   return 1;
 }
 
-size_t fuzz_program_count(const uint8_t *data, size_t size) {
+size_t fuzz_program_count(const fuzz_opset *set, const uint8_t *data, size_t size) {
   fuzz_decoder dec;
   fuzz_op op;
-  fuzz_decoder_init(&dec, data, size);
+  fuzz_decoder_init(&dec, set, data, size);
   while (fuzz_program_next(&dec, &op)) {
   }
   return dec.index;
@@ -167,6 +205,9 @@ static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out)
       out[0] = (uint8_t)(arg.a == FUZZ_FROM_START ? arg.b - FUZZ_OFFSET_START_MIN
                                                   : arg.b + FUZZ_OFFSET_END_ZERO);
       return 1;
+    case FUZZ_OPND_WORD:
+      for (int i = 0; i < FUZZ_OPERAND_MAX_BYTES; i++) out[i] = (uint8_t)(arg.word >> (8 * i));
+      return FUZZ_OPERAND_MAX_BYTES;
     case FUZZ_OPND_NONE:
     case FUZZ_OPND_KIND_COUNT:
       return 0;
@@ -176,9 +217,11 @@ static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out)
   }
 }
 
-size_t fuzz_op_encode(const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]) {
+size_t fuzz_op_encode(const fuzz_opset *set, const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]) {
+  int byte = fuzz_opset_byte(set != NULL ? set : &fuzz_opset_graph, op->code);
+  if (byte < 0) return 0;
   size_t n = 0;
-  out[n++] = (uint8_t)op->code;
+  out[n++] = (uint8_t)byte;
   for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
     n += encode_operand(fuzz_op_table[op->code].operands[i], op->args[i], out + n);
   }

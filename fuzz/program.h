@@ -14,13 +14,17 @@
 
 /* A cursor over an input; decode with fuzz_program_next until it returns 0. */
 typedef struct fuzz_decoder {
+  const fuzz_opset *set;
   const uint8_t *data;
   size_t size;
   size_t pos;
   size_t index; /* ops decoded so far */
 } fuzz_decoder;
 
-static inline void fuzz_decoder_init(fuzz_decoder *dec, const uint8_t *data, size_t size) {
+/* set NULL: the graph target's (every op). */
+static inline void fuzz_decoder_init(fuzz_decoder *dec, const fuzz_opset *set, const uint8_t *data,
+                                     size_t size) {
+  dec->set = set != NULL ? set : &fuzz_opset_graph;
   dec->data = data;
   dec->size = size;
   dec->pos = 0;
@@ -31,13 +35,14 @@ static inline void fuzz_decoder_init(fuzz_decoder *dec, const uint8_t *data, siz
 int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op);
 
 /* The number of ops in the input. */
-size_t fuzz_program_count(const uint8_t *data, size_t size);
+size_t fuzz_program_count(const fuzz_opset *set, const uint8_t *data, size_t size);
 
-/* Largest encoded op: the opcode byte and every operand's bytes. */
-enum { FUZZ_OP_MAX_BYTES = 1 + 2 * FUZZ_MAX_OPERANDS };
+/* Largest encoded op: the opcode byte and every operand's bytes (a WORD is 8). */
+enum { FUZZ_OPERAND_MAX_BYTES = 8, FUZZ_OP_MAX_BYTES = 1 + FUZZ_OPERAND_MAX_BYTES * FUZZ_MAX_OPERANDS };
 
-/* The canonical bytes of op (its args must already be in range) into out; returns the length. */
-size_t fuzz_op_encode(const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]);
+/* The canonical bytes of op in `set` (its args must already be in range) into out; returns the
+ * length, or 0 if the set does not have the op. */
+size_t fuzz_op_encode(const fuzz_opset *set, const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]);
 
 /* A growable byte buffer, for the assembler and the tools. */
 typedef struct fuzz_buf {

@@ -13,12 +13,14 @@ static void usage(FILE *out) {
   fprintf(out,
           "Usage: replay [options] FILE...\n"
           "\n"
-          "Replays fuzz inputs of the `graph` target: prints each as a program (one op a line),\n"
-          "runs it against a fresh heap with every verification pass after every cycle and at\n"
-          "the end, and prints what each pass found. A FILE is either raw bytes (a libFuzzer\n"
-          "crash or corpus file) or the text form (corpus/*.txt); the format is detected.\n"
+          "Replays fuzz inputs: prints each as a program (one op a line), runs it against a\n"
+          "fresh heap with every verification pass after every cycle and at the end, and prints\n"
+          "what each pass found. A FILE is either raw bytes (a libFuzzer crash or corpus file)\n"
+          "or the text form (corpus/*.txt); the format is detected. Byte inputs belong to a\n"
+          "target (each reads opcode bytes through its own op set): say which with --target.\n"
           "\n"
           "Options:\n"
+          "  --target NAME     the fuzz target the input is for: graph (default), roots\n"
           "  --text, --bytes   force the input format instead of detecting it\n"
           "  --quiet           do not print the program, only violations and the summary\n"
           "  --trace           print each op as it runs, and each cycle's hook points\n"
@@ -39,6 +41,7 @@ typedef struct replay_args {
   const char *assemble_out;
   const char *verify;
   const char *params;
+  const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
 } replay_args;
 
 static int read_file(const char *path, fuzz_buf *out) {
@@ -69,7 +72,7 @@ static int load_program(const char *path, const replay_args *args, fuzz_buf *byt
     return 1;
   }
   fuzz_text_error err;
-  int ok = fuzz_assemble((const char *)raw.data, raw.size, bytes, &err);
+  int ok = fuzz_assemble(args->ops, (const char *)raw.data, raw.size, bytes, &err);
   if (!ok) {
     fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);
     fuzz_buf_free(bytes);
@@ -103,14 +106,15 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
     return ok ? FUZZ_REPLAY_CLEAN : FUZZ_REPLAY_BAD_INPUT;
   }
   if (args->print_only) {
-    fuzz_print_program(stdout, bytes.data, bytes.size, 0);
+    fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 0);
     fuzz_buf_free(&bytes);
     return FUZZ_REPLAY_CLEAN;
   }
 
-  size_t count = fuzz_program_count(bytes.data, bytes.size);
-  printf("== %s (%s, %zu bytes, %zu ops)\n", path, is_text ? "text" : "bytes", bytes.size, count);
-  if (!args->quiet && !args->trace) fuzz_print_program(stdout, bytes.data, bytes.size, 1);
+  size_t count = fuzz_program_count(args->ops, bytes.data, bytes.size);
+  printf("== %s (%s, %zu bytes, %zu ops, target %s)\n", path, is_text ? "text" : "bytes",
+         bytes.size, count, args->ops->name);
+  if (!args->quiet && !args->trace) fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 1);
   printf("== run\n");
   fflush(stdout);
 
@@ -120,6 +124,7 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   opt.trace = args->trace ? stdout : NULL;
   opt.verify = parse_verify(args->verify);
   opt.params = args->params;
+  opt.ops = args->ops;
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   fuzz_buf_free(&bytes);
@@ -147,7 +152,7 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
 }
 
 int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
-  replay_args args = {0};
+  replay_args args = {.ops = &fuzz_opset_graph};
   int first_file = argc;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -164,6 +169,12 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
       args.trace = 1;
     } else if (strcmp(a, "--print") == 0) {
       args.print_only = 1;
+    } else if (strcmp(a, "--target") == 0 && i + 1 < argc) {
+      args.ops = fuzz_opset_find(argv[++i]);
+      if (args.ops == NULL) {
+        fprintf(stderr, "replay: --target %s: no such target (%s)\n", argv[i], fuzz_opset_names);
+        return FUZZ_REPLAY_BAD_INPUT;
+      }
     } else if ((strcmp(a, "--assemble") == 0 || strcmp(a, "--verify") == 0 ||
                 strcmp(a, "--params") == 0) && i + 1 < argc) {
       const char **dst = a[2] == 'a' ? &args.assemble_out : a[2] == 'v' ? &args.verify : &args.params;

@@ -174,7 +174,30 @@ static void bytes_and_text_replay_alike(void) {
                "alloc s0 scan 2\nalloc s1 scan 1\nstore s0.0 s1\ndrop s1\ncollect major\n"
                "collect full\n") == 0);
   const char *run[] = {"replay", bytes_path};
-  expect(run_replay(2, run, NULL, out, sizeof out), 0, "(bytes, 18 bytes, 6 ops)");
+  expect(run_replay(2, run, NULL, out, sizeof out), 0, "(bytes, 18 bytes, 6 ops, target graph)");
+}
+
+/* A byte input belongs to a target: the roots target's bytes name other ops. Text is the same
+ * for both; an op the target does not have is refused. */
+static void targets_read_bytes_their_own_way(void) {
+  const char *text = write_file("roots.txt", "alloc s0 scan 2\nrange_pool r0.0 s0 6\n", 37);
+  char bytes_path[300];
+  snprintf(bytes_path, sizeof bytes_path, "%s/roots.bin", dir);
+  const char *assemble[] = {"replay", "--target", "roots", "--assemble", bytes_path, text};
+  expect(run_replay(6, assemble, NULL, out, sizeof out), 0, NULL);
+  const char *as_roots[] = {"replay", "--target", "roots", "--print", bytes_path};
+  expect(run_replay(5, as_roots, NULL, out, sizeof out), 0, NULL);
+  CHECK(strcmp(out, "alloc s0 scan 2\nrange_pool r0.0 s0 6\n") == 0);
+  const char *as_graph[] = {"replay", "--print", bytes_path};
+  expect(run_replay(3, as_graph, NULL, out, sizeof out), 0, NULL);
+  CHECK(strstr(out, "range_pool") == NULL); /* the same bytes, other ops */
+  const char *run[] = {"replay", "--target", "roots", bytes_path};
+  expect(run_replay(4, run, NULL, out, sizeof out), 0, "target roots");
+  const char *spawn = write_file("spawn.txt", "spawn d1\n", 9);
+  const char *refused[] = {"replay", "--target", "roots", spawn};
+  expect(run_replay(4, refused, NULL, out, sizeof out), 2, "not one of the roots target's ops");
+  const char *bogus[] = {"replay", "--target", "bogus", text};
+  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots)");
 }
 
 int main(void) {
@@ -184,6 +207,7 @@ int main(void) {
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
+  RUN(targets_read_bytes_their_own_way);
   RUN(scratch_kept_between_programs_changes_nothing);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

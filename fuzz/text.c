@@ -65,6 +65,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
       else if (arg.b == 0) snprintf(tmp, sizeof tmp, "end");
       else snprintf(tmp, sizeof tmp, "end%+d", arg.b);
       break;
+    case FUZZ_OPND_WORD: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)arg.word); break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -80,11 +81,12 @@ const char *fuzz_op_format(const fuzz_op *op, char *buf, size_t buf_len) {
   return buf;
 }
 
-size_t fuzz_print_program(FILE *out, const uint8_t *data, size_t size, int numbered) {
+size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data, size_t size,
+                          int numbered) {
   fuzz_decoder dec;
   fuzz_op op;
   char line[FUZZ_OP_TEXT_MAX];
-  fuzz_decoder_init(&dec, data, size);
+  fuzz_decoder_init(&dec, set, data, size);
   while (fuzz_program_next(&dec, &op)) {
     fuzz_op_format(&op, line, sizeof line);
     if (numbered) {
@@ -241,6 +243,21 @@ static int parse_signed(const char *tok, size_t len, long *out) {
   return 1;
 }
 
+/* "0x" and 1 to 16 lower-case hex digits, no leading zeros (so the text is canonical). */
+static int parse_hex_word(const char *tok, size_t len, uint64_t *out) {
+  if (len < 3 || len > 18 || tok[0] != '0' || tok[1] != 'x') return 0;
+  if (len > 3 && tok[2] == '0') return 0;
+  uint64_t v = 0;
+  for (size_t i = 2; i < len; i++) {
+    char c = tok[i];
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return 0;
+    v = v << 4 | (uint64_t)digit;
+  }
+  *out = v;
+  return 1;
+}
+
 /* OFFSET: "+N"/"-N" from the block's first field, "end", "end+N"/"end-N" from one past its end;
  * only the values an operand byte can encode. */
 static int parse_offset(const char *tok, size_t len, fuzz_arg *arg) {
@@ -321,6 +338,7 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
       ok = parse_dotted(tok, len, 'r', FUZZ_RANGES, FUZZ_RANGE_WORDS, arg);
       break;
     case FUZZ_OPND_OFFSET: ok = parse_offset(tok, len, arg); break;
+    case FUZZ_OPND_WORD: ok = parse_hex_word(tok, len, &arg->word); break;
   }
   if (!ok) {
     return fail_at(lc, col, "%s: expected %s, got " TOKEN_FMT, mnemonic,
@@ -329,7 +347,7 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
   return 1;
 }
 
-static int assemble_line(line_cursor *lc, fuzz_buf *out) {
+static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) {
   const char *tok;
   size_t len, col;
   if (!next_token(lc, &tok, &len, &col)) return 1; /* blank or comment */
@@ -338,6 +356,10 @@ static int assemble_line(line_cursor *lc, fuzz_buf *out) {
     if (token_is(tok, len, fuzz_op_table[i].mnemonic)) code = i;
   }
   if (code < 0) return fail_at(lc, col, "unknown op " TOKEN_FMT, TOKEN_ARG(tok, len));
+  if (fuzz_opset_byte(set, (fuzz_opcode)code) < 0) {
+    return fail_at(lc, col, "op " TOKEN_FMT " is not one of the %s target's ops", TOKEN_ARG(tok, len),
+                   set->name);
+  }
   fuzz_op op = {.code = (fuzz_opcode)code};
   const fuzz_op_info *info = &fuzz_op_table[code];
   for (int i = 0; i < FUZZ_MAX_OPERANDS && info->operands[i] != FUZZ_OPND_NONE; i++) {
@@ -348,13 +370,15 @@ static int assemble_line(line_cursor *lc, fuzz_buf *out) {
                    TOKEN_ARG(tok, len));
   }
   uint8_t bytes[FUZZ_OP_MAX_BYTES];
-  size_t n = fuzz_op_encode(&op, bytes);
+  size_t n = fuzz_op_encode(set, &op, bytes);
   if (!fuzz_buf_append(out, bytes, n)) return fail_at(lc, 1, "out of memory");
   return 1;
 }
 
-int fuzz_assemble(const char *text, size_t len, fuzz_buf *out, fuzz_text_error *err) {
+int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf *out,
+                  fuzz_text_error *err) {
   memset(err, 0, sizeof *err);
+  if (set == NULL) set = &fuzz_opset_graph;
   size_t line_no = 1;
   size_t pos = 0;
   while (pos < len) {
@@ -370,7 +394,7 @@ int fuzz_assemble(const char *text, size_t len, fuzz_buf *out, fuzz_text_error *
       }
     }
     line_cursor lc = {text + pos, line_len, 0, line_no, err};
-    if (!assemble_line(&lc, out)) return 0;
+    if (!assemble_line(&lc, set, out)) return 0;
     pos += line_len + (nl ? 1 : 0);
     line_no++;
   }

@@ -30,20 +30,24 @@ enum { FUZZ_OP_TEXT_MAX = 64 };
 /* "alloc s3 scan 4" into buf; returns buf. */
 const char *fuzz_op_format(const fuzz_op *op, char *buf, size_t buf_len);
 
-/* Every op of the input, one a line. With `numbered`, each line ends with a comment giving the
- * op's number ("alloc s3 scan 4    # op 12"), so a report can point at lines and the text still
- * assembles. Returns the number of ops printed. */
-size_t fuzz_print_program(FILE *out, const uint8_t *data, size_t size, int numbered);
+/* Every op of the input (bytes of the target whose op set is `set`; NULL: graph), one a line.
+ * With `numbered`, each line ends with a comment giving the op's number ("alloc s3 scan 4
+ * # op 12"), so a report can point at lines and the text still assembles. Returns the number of
+ * ops printed. */
+size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data, size_t size,
+                          int numbered);
 
 typedef struct fuzz_text_error {
   size_t line, column; /* 1-based */
   char message[160];
 } fuzz_text_error;
 
-/* Assemble `text` (len bytes, need not be NUL-terminated) into canonical bytes appended to *out.
- * Returns 1 on success; 0 on the first error, described in *err (out then holds the ops before
- * it). */
-int fuzz_assemble(const char *text, size_t len, fuzz_buf *out, fuzz_text_error *err);
+/* Assemble `text` (len bytes, need not be NUL-terminated) into the canonical bytes of the target
+ * whose op set is `set` (NULL: graph), appended to *out. An op the set does not have is an
+ * error. Returns 1 on success; 0 on the first error, described in *err (out then holds the ops
+ * before it). */
+int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf *out,
+                  fuzz_text_error *err);
 
 /* Whether an input looks like text rather than bytes: only printable ASCII, tabs and newlines,
  * and its first token a mnemonic or a comment. */

@@ -18,7 +18,9 @@ static int ops_equal(const fuzz_op *x, const fuzz_op *y) {
 
 /* Print random bytes as text, assemble the text: the ops must be the same, and the canonical
  * bytes must print to the very same text. */
-static void random_bytes_round_trip(void) {
+/* Every byte string prints, assembles back to bytes that decode to the same ops, and prints the
+ * same again: for each target's op set. */
+static void random_bytes_round_trip_in(const fuzz_opset *set) {
   unsigned seed = 12345;
   for (int iter = 0; iter < 2000; iter++) {
     uint8_t in[300];
@@ -30,18 +32,18 @@ static void random_bytes_round_trip(void) {
     char *text = NULL;
     size_t text_len = 0;
     FILE *f = open_memstream(&text, &text_len);
-    size_t count = fuzz_print_program(f, in, n, iter % 2);
+    size_t count = fuzz_print_program(f, set, in, n, iter % 2);
     fclose(f);
     fuzz_buf bytes = {0};
     fuzz_text_error err;
-    CHECK(fuzz_assemble(text, text_len, &bytes, &err));
+    CHECK(fuzz_assemble(set, text, text_len, &bytes, &err));
     if (err.line) fprintf(stderr, "%zu:%zu: %s\n%s", err.line, err.column, err.message, text);
-    CHECK_EQ_U(fuzz_program_count(bytes.data, bytes.size), count);
+    CHECK_EQ_U(fuzz_program_count(set, bytes.data, bytes.size), count);
 
     fuzz_decoder a, b;
     fuzz_op x, y;
-    fuzz_decoder_init(&a, in, n);
-    fuzz_decoder_init(&b, bytes.data, bytes.size);
+    fuzz_decoder_init(&a, set, in, n);
+    fuzz_decoder_init(&b, set, bytes.data, bytes.size);
     while (fuzz_program_next(&a, &x)) {
       CHECK(fuzz_program_next(&b, &y));
       CHECK(ops_equal(&x, &y));
@@ -51,7 +53,7 @@ static void random_bytes_round_trip(void) {
     char *again = NULL;
     size_t again_len = 0;
     f = open_memstream(&again, &again_len);
-    fuzz_print_program(f, bytes.data, bytes.size, iter % 2);
+    fuzz_print_program(f, set, bytes.data, bytes.size, iter % 2);
     fclose(f);
     CHECK(again_len == text_len && memcmp(again, text, text_len) == 0);
     free(again);
@@ -60,10 +62,38 @@ static void random_bytes_round_trip(void) {
   }
 }
 
+static void random_bytes_round_trip(void) {
+  random_bytes_round_trip_in(&fuzz_opset_graph);
+  random_bytes_round_trip_in(&fuzz_opset_roots);
+}
+
+/* The roots target names its ops with its own bytes; its text is the graph target's. */
+static void op_sets(void) {
+  CHECK(fuzz_opset_find("graph") == &fuzz_opset_graph);
+  CHECK(fuzz_opset_find("roots") == &fuzz_opset_roots);
+  CHECK(fuzz_opset_find("bogus") == NULL);
+  const char *text = "alloc s1 scan 3\nrange_pool r0.1 s1 2\ncollect full\n";
+  fuzz_buf g = {0}, r = {0};
+  fuzz_text_error err;
+  CHECK(fuzz_assemble(&fuzz_opset_graph, text, strlen(text), &g, &err));
+  CHECK(fuzz_assemble(&fuzz_opset_roots, text, strlen(text), &r, &err));
+  CHECK_EQ_U(g.size, r.size);
+  CHECK(g.size > 0 && r.size > 0 && r.data[0] == g.data[0]);  /* alloc is first in both */
+  CHECK(memcmp(g.data, r.data, g.size) != 0);                  /* range_pool's byte differs */
+  CHECK_EQ_U(fuzz_program_count(&fuzz_opset_roots, r.data, r.size), 3);
+  fuzz_buf_free(&g);
+  fuzz_buf_free(&r);
+  fuzz_buf b = {0};
+  CHECK(!fuzz_assemble(&fuzz_opset_roots, "spawn d1", 8, &b, &err));
+  CHECK(strstr(err.message, "not one of the roots target's ops") != NULL);
+  CHECK_EQ_U(err.column, 1);
+  fuzz_buf_free(&b);
+}
+
 static void assemble_one(const char *text, const char *want) {
   fuzz_buf bytes = {0};
   fuzz_text_error err;
-  int ok = fuzz_assemble(text, strlen(text), &bytes, &err);
+  int ok = fuzz_assemble(NULL, text, strlen(text), &bytes, &err);
   CHECK(ok);
   if (!ok) {
     fprintf(stderr, "  '%s': %zu:%zu: %s\n", text, err.line, err.column, err.message);
@@ -71,7 +101,7 @@ static void assemble_one(const char *text, const char *want) {
   }
   fuzz_decoder dec;
   fuzz_op op;
-  fuzz_decoder_init(&dec, bytes.data, bytes.size);
+  fuzz_decoder_init(&dec, NULL, bytes.data, bytes.size);
   CHECK(fuzz_program_next(&dec, &op));
   char line[FUZZ_OP_TEXT_MAX];
   fuzz_op_format(&op, line, sizeof line);
@@ -126,12 +156,16 @@ static void every_op_has_its_text(void) {
   assemble_one("range r1.2 s1 end-28", "range r1.2 s1 end-28");
   assemble_one("range r1.2 s1 end+27", "range r1.2 s1 end+27");
   assemble_one("range_int r2.5 0", "range_int r2.5 0");
+  assemble_one("range_word r1.1 0x0", "range_word r1.1 0x0");
+  assemble_one("range_word r1.1 0xffffffffffffffff", "range_word r1.1 0xffffffffffffffff");
+  assemble_one("range_word r1.1 0x7f00deadbeef", "range_word r1.1 0x7f00deadbeef");
+  assemble_one("range_pool r3.0 s2 255", "range_pool r3.0 s2 255");
 }
 
 static void refused(const char *text, size_t line, size_t column, const char *needle) {
   fuzz_buf bytes = {0};
   fuzz_text_error err;
-  CHECK(!fuzz_assemble(text, strlen(text), &bytes, &err));
+  CHECK(!fuzz_assemble(NULL, text, strlen(text), &bytes, &err));
   CHECK_EQ_U(err.line, line);
   CHECK_EQ_U(err.column, column);
   if (strstr(err.message, needle) == NULL || err.line != line || err.column != column) {
@@ -179,6 +213,10 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("range r0.0 s1 end-29", 1, 15, "byte offset");
   refused("range r0.0 s1 end+28", 1, 15, "byte offset");
   refused("range_int r0.0 256", 1, 16, "an integer");
+  refused("range_word r0.0 0x00", 1, 17, "64-bit word");  /* leading zero */
+  refused("range_word r0.0 0xABC", 1, 17, "64-bit word"); /* lower case */
+  refused("range_word r0.0 0x10000000000000000", 1, 17, "64-bit word");
+  refused("range_word r0.0 255", 1, 17, "64-bit word");
 }
 
 static void short_inputs_decode(void) {
@@ -186,11 +224,11 @@ static void short_inputs_decode(void) {
   uint8_t in[] = {FUZZ_OP_ALLOC, 3};
   fuzz_decoder dec;
   fuzz_op op;
-  fuzz_decoder_init(&dec, in, sizeof in);
+  fuzz_decoder_init(&dec, NULL, in, sizeof in);
   CHECK(fuzz_program_next(&dec, &op));
   CHECK(op.code == FUZZ_OP_ALLOC && op.args[0].a == 3 && op.args[1].a == 0 && op.args[2].a == 1);
   CHECK(!fuzz_program_next(&dec, &op));
-  CHECK_EQ_U(fuzz_program_count(NULL, 0), 0);
+  CHECK_EQ_U(fuzz_program_count(NULL, NULL, 0), 0);
 }
 
 static void text_detection(void) {
@@ -206,6 +244,7 @@ static void text_detection(void) {
 
 int main(void) {
   RUN(random_bytes_round_trip);
+  RUN(op_sets);
   RUN(every_op_has_its_text);
   RUN(malformed_text_is_refused_with_line_and_column);
   RUN(short_inputs_decode);

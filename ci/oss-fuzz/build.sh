@@ -16,7 +16,7 @@
 #   LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=/tmp/out ci/oss-fuzz/build.sh
 
 # The targets, as in ci/campaign: one word each.
-TARGETS="graph"
+TARGETS="graph roots"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 : "${CC:?set CC}" "${OUT:?set OUT}" "${LIB_FUZZING_ENGINE:?set LIB_FUZZING_ENGINE}"
@@ -68,7 +68,7 @@ for t in $TARGETS; do
   # Seed corpus: the text seeds, assembled into the bytes the target reads.
   mkdir -p "$WORK/seeds-$t"
   for s in "$ROOT"/corpus/"$t"/*.txt; do
-    "$WORK/replay" --assemble "$WORK/seeds-$t/$(basename "$s" .txt)" "$s"
+    "$WORK/replay" --target "$t" --assemble "$WORK/seeds-$t/$(basename "$s" .txt)" "$s"
   done
   rm -f "$OUT/${name}_seed_corpus.zip"
   (cd "$WORK/seeds-$t" && zip -q -r "$OUT/${name}_seed_corpus.zip" .)
