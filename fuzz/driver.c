@@ -25,11 +25,13 @@ const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkma
                                                       "driver"};
 enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
 
-/* Model roots: the slots, then each frame's snapshot, then the global cells. */
+/* Model roots: one bank per mutator (its slots, then each frame's snapshot), then the global
+ * cells. */
 enum {
-  ROOT_SLOTS = 0,
-  ROOT_FRAMES = ROOT_SLOTS + FUZZ_SLOTS,
-  ROOT_GLOBALS = ROOT_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
+  BANK_SLOTS = 0,
+  BANK_FRAMES = BANK_SLOTS + FUZZ_SLOTS,
+  BANK_ROOTS = BANK_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
+  ROOT_GLOBALS = FUZZ_DOMAINS * BANK_ROOTS,
   ROOT_COUNT = ROOT_GLOBALS + FUZZ_GLOBALS,
 };
 
@@ -42,31 +44,46 @@ typedef struct driver_frame {
   uint64_t seq; /* push order: a domain's innermost frame has its highest seq */
 } driver_frame;
 
+/* A mutator: what one thread of the program holds. The graph and roots targets have one, which
+ * moves from domain to domain with `on`; the schedule target has one per domain, on its own
+ * thread (fuzz/schedule.c). */
+typedef struct mutator {
+  /* INV-DRV-1: every block a mutator can reach is in one of its slots, one of its pushed frames'
+   * snapshots, a registered global cell, or a field of one of those; each of those words is a
+   * model root (bound with gc_model_root_bind; its bank starts at root_base), and the words of
+   * frames not pushed and cells not registered are NULL. So the model knows every root, and
+   * every block is a model object (allocated through the model). */
+  gc_value slots[FUZZ_SLOTS];
+  gc_frame slot_frame; /* always the outermost frame of the domain it was pushed on */
+  driver_frame frames[FUZZ_FRAMES];
+  int frame_count; /* records in use */
+  uint64_t frame_seq;
+  size_t root_base;
+  /* The domain the mutator is on (INV-DRV-2), and that domain while it runs (NULL while a
+   * `block` holds it). */
+  int on;
+  gc_domain *dom;
+  const fuzz_op *op; /* the op running, NULL during setup and the final checks */
+} mutator;
+
+/* The calling thread's mutator. */
+static __thread mutator *self;
+static inline mutator *me(void) { return self; }
+
 typedef struct driver {
   const fuzz_options *opt;
   FILE *out;
   fuzz_result *res;
   gc_heap *heap;
-  /* Domains (see "Domains in one thread" in ops.h). INV-DRV-2: the domain the program is on,
-   * domains[on], is running unless blocked[on]; every other spawned domain is in a blocking
-   * section. dom is domains[on] when it runs, NULL while `block` holds it. */
+  /* Domains (see "Domains in one thread" in ops.h). INV-DRV-2: a mutator's domain, domains[on],
+   * runs unless blocked[on]; every other spawned domain (one no mutator is on) is in a blocking
+   * section. */
   gc_domain *domains[FUZZ_DOMAINS];
   unsigned char blocked[FUZZ_DOMAINS];
-  int on;
-  gc_domain *dom;
   gc_verifier *verifier;
   gc_model *model;
 
-  /* Mutator state. INV-DRV-1: every block the driver can reach is in a slot, a pushed frame's
-   * snapshot, a registered global cell, or a field of one of those; each of those words is a
-   * model root (bound with gc_model_root_bind), and the words of frames not pushed and cells not
-   * registered are NULL. So the model knows every root, and every block is a model object
-   * (allocated through the model). */
-  gc_value slots[FUZZ_SLOTS];
-  gc_frame slot_frame; /* always the outermost frame */
-  driver_frame frames[FUZZ_FRAMES];
-  int frame_count; /* records in use */
-  uint64_t frame_seq;
+  mutator muts[FUZZ_DOMAINS]; /* the graph and roots targets use muts[0] only */
   gc_value globals[FUZZ_GLOBALS];
   unsigned char registered[FUZZ_GLOBALS];
   /* Conservative ranges, registered through the model for the whole program; written only by
@@ -77,8 +94,7 @@ typedef struct driver {
   unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */
   size_t limit_bytes;      /* 0: no heap limit */
 
-  /* Attribution of violations. */
-  const fuzz_op *op;      /* the op running, NULL during setup and the final checks */
+  /* Attribution of violations: the running op is the calling thread's mutator's. */
   long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
   fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
 } driver;
@@ -100,11 +116,11 @@ static void print_attribution(driver *d) {
   } else {
     fprintf(d->out, "  cycle started by the driver's final full collection\n");
   }
-  if (d->op != NULL && (long)d->op->index != d->cycle_op) {
+  if (me()->op != NULL && (long)me()->op->index != d->cycle_op) {
     char buf[FUZZ_OP_TEXT_MAX + 48];
-    describe_op(d->op, buf, sizeof buf);
+    describe_op(me()->op, buf, sizeof buf);
     fprintf(d->out, "  found while running %s\n", buf);
-  } else if (d->op == NULL && d->cycle_op >= 0) {
+  } else if (me()->op == NULL && d->cycle_op >= 0) {
     fprintf(d->out, "  found during the driver's final full collection\n");
   }
 }
@@ -128,11 +144,11 @@ static void finish_violation(driver *d) {
 static void driver_violation(driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void driver_violation(driver *d, const char *kind, const char *fmt, ...) {
-  note_violation(d, PASS_DRIVER, kind, d->op != NULL ? (long)d->op->index : -1);
+  note_violation(d, PASS_DRIVER, kind, me()->op != NULL ? (long)me()->op->index : -1);
   fprintf(d->out, "VIOLATION %s (pass driver)\n", kind);
-  if (d->op != NULL) {
+  if (me()->op != NULL) {
     char buf[FUZZ_OP_TEXT_MAX + 48];
-    describe_op(d->op, buf, sizeof buf);
+    describe_op(me()->op, buf, sizeof buf);
     fprintf(d->out, "  at %s\n", buf);
   } else {
     fprintf(d->out, "  in the driver's final checks\n");
@@ -199,9 +215,9 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   (void)heap;
   if (point == GC_HOOK_MARK_DONE) {
     /* Marking runs inside one op: that op started this cycle. */
-    if (d->op != NULL) {
-      d->cycle_op = (long)d->op->index;
-      d->cycle_op_copy = *d->op;
+    if (me()->op != NULL) {
+      d->cycle_op = (long)me()->op->index;
+      d->cycle_op_copy = *me()->op;
     } else {
       d->cycle_op = -1;
     }
@@ -215,9 +231,9 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
 
 /* ---- Ops ----------------------------------------------------------------------------------- */
 
-static gc_model_id slot_obj(driver *d, int s) { return gc_model_root_get(d->model, ROOT_SLOTS + (size_t)s); }
+static gc_model_id slot_obj(driver *d, int s) { return gc_model_root_get(d->model, me()->root_base + BANK_SLOTS + (size_t)s); }
 static void set_slot(driver *d, int s, gc_model_id obj) {
-  gc_model_root_set(d->model, ROOT_SLOTS + (size_t)s, obj);
+  gc_model_root_set(d->model, me()->root_base + BANK_SLOTS + (size_t)s, obj);
 }
 
 /* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
@@ -271,10 +287,10 @@ static void op_alloc(driver *d, int dst, fuzz_block_kind kind, size_t n) {
   if (kind == FUZZ_KIND_CUSTOM) {
     tag = GC_TAG_CUSTOM;
     wsize = n + 1;
-    obj = gc_model_alloc_custom(d->model, d->dom, n);
+    obj = gc_model_alloc_custom(d->model, me()->dom, n);
   } else {
     tag = kind == FUZZ_KIND_SCAN ? GC_TAG_SCAN : GC_TAG_RAW;
-    obj = gc_model_alloc(d->model, d->dom, n, tag);
+    obj = gc_model_alloc(d->model, me()->dom, n, tag);
   }
   d->res->pass_runs[PASS_DRIVER]++;
   if (obj == GC_MODEL_NONE) {
@@ -329,15 +345,15 @@ static void op_load(driver *d, int dst, fuzz_arg src) {
 }
 
 static void op_push(driver *d) {
-  if (d->frame_count == FUZZ_FRAMES) return;
+  if (me()->frame_count == FUZZ_FRAMES) return;
   int k = 0;
-  while (d->frames[k].domain >= 0) k++;
-  d->frame_count++;
-  driver_frame *f = &d->frames[k];
-  f->domain = d->on;
-  f->seq = ++d->frame_seq;
-  size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
-  gc_frame_push(d->dom, &f->frame, f->values, FUZZ_SLOTS);
+  while (me()->frames[k].domain >= 0) k++;
+  me()->frame_count++;
+  driver_frame *f = &me()->frames[k];
+  f->domain = me()->on;
+  f->seq = ++me()->frame_seq;
+  size_t base = me()->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
+  gc_frame_push(me()->dom, &f->frame, f->values, FUZZ_SLOTS);
   for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, i));
 }
 
@@ -345,7 +361,7 @@ static void op_push(driver *d) {
 static int innermost_frame(const driver *d, int dom) {
   int k = -1;
   for (int i = 0; i < FUZZ_FRAMES; i++) {
-    if (d->frames[i].domain == dom && (k < 0 || d->frames[i].seq > d->frames[k].seq)) k = i;
+    if (me()->frames[i].domain == dom && (k < 0 || me()->frames[i].seq > me()->frames[k].seq)) k = i;
   }
   return k;
 }
@@ -353,20 +369,20 @@ static int innermost_frame(const driver *d, int dom) {
 /* The frame record is free again and its snapshot no model root (the frame is popped, or dropped
  * with its domain). */
 static void release_frame(driver *d, int k) {
-  d->frames[k].domain = -1;
-  d->frame_count--;
-  size_t base = ROOT_FRAMES + (size_t)k * FUZZ_SLOTS;
+  me()->frames[k].domain = -1;
+  me()->frame_count--;
+  size_t base = me()->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
   for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_clear(d->model, base + (size_t)i);
 }
 
 static void op_pop(driver *d) {
-  int k = innermost_frame(d, d->on);
+  int k = innermost_frame(d, me()->on);
   if (k < 0) return;
   /* Popping a frame that is not the domain's innermost must be refused and change nothing: the
    * slots' frame is d0's outermost, and no frame of any other domain. */
-  expect_error(d, gc_frame_pop(d->dom, &d->slot_frame), GC_ERR_FRAME_ORDER,
+  expect_error(d, gc_frame_pop(me()->dom, &me()->slot_frame), GC_ERR_FRAME_ORDER,
                "gc_frame_pop(a frame that is not the innermost)");
-  expect_error(d, gc_frame_pop(d->dom, &d->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+  expect_error(d, gc_frame_pop(me()->dom, &me()->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
   release_frame(d, k);
 }
 
@@ -375,16 +391,16 @@ static void op_pop(driver *d) {
 /* Move the program to domain `to` (spawned): the domain it leaves waits in a blocking section
  * (unless it is in one already), `to` runs (unless `block` left it in one). INV-DRV-2. */
 static void switch_to(driver *d, int to) {
-  if (to == d->on) return;
-  if (!d->blocked[d->on]) gc_enter_blocking(d->domains[d->on]);
-  d->on = to;
+  if (to == me()->on) return;
+  if (!d->blocked[me()->on]) gc_enter_blocking(d->domains[me()->on]);
+  me()->on = to;
   if (!d->blocked[to]) gc_leave_blocking(d->domains[to]);
-  d->dom = d->blocked[to] ? NULL : d->domains[to];
+  me()->dom = d->blocked[to] ? NULL : d->domains[to];
 }
 
 static void op_spawn(driver *d, int n) {
   if (n == 0 || d->domains[n] != NULL) return;
-  gc_domain *child = gc_domain_spawn(d->dom);
+  gc_domain *child = gc_domain_spawn(me()->dom);
   d->res->pass_runs[PASS_DRIVER]++;
   if (child == NULL) {
     /* Only out of memory may refuse a domain, and then with nomem. */
@@ -404,32 +420,32 @@ static void op_terminate(driver *d, int n) {
   if (d->domains[n] == NULL) return;
   /* A domain terminates itself, running (it is in a blocking section unless the program is on
    * it); the program then goes on where it was, or on d0 if dN was where it was. */
-  int back = d->on == n ? 0 : d->on;
-  if (d->on != n) {
-    gc_enter_blocking(d->dom);
+  int back = me()->on == n ? 0 : me()->on;
+  if (me()->on != n) {
+    gc_enter_blocking(me()->dom);
     gc_leave_blocking(d->domains[n]);
   }
   for (int k; (k = innermost_frame(d, n)) >= 0;) release_frame(d, k);
   expect_error(d, gc_domain_terminate(d->domains[n]), GC_OK, "gc_domain_terminate");
   d->domains[n] = NULL;
   d->blocked[n] = 0;
-  d->on = back;
+  me()->on = back;
   if (!d->blocked[back]) gc_leave_blocking(d->domains[back]);
-  d->dom = d->blocked[back] ? NULL : d->domains[back];
+  me()->dom = d->blocked[back] ? NULL : d->domains[back];
 }
 
 static void op_block(driver *d) {
-  if (d->blocked[d->on]) return;
-  gc_enter_blocking(d->domains[d->on]);
-  d->blocked[d->on] = 1;
-  d->dom = NULL;
+  if (d->blocked[me()->on]) return;
+  gc_enter_blocking(d->domains[me()->on]);
+  d->blocked[me()->on] = 1;
+  me()->dom = NULL;
 }
 
 static void op_unblock(driver *d) {
-  if (!d->blocked[d->on]) return;
-  gc_leave_blocking(d->domains[d->on]);
-  d->blocked[d->on] = 0;
-  d->dom = d->domains[d->on];
+  if (!d->blocked[me()->on]) return;
+  gc_leave_blocking(d->domains[me()->on]);
+  d->blocked[me()->on] = 0;
+  me()->dom = d->domains[me()->on];
 }
 
 /* ---- Finalizers and conservative ranges ---------------------------------------------------- */
@@ -437,7 +453,7 @@ static void op_unblock(driver *d) {
 static void op_fin(driver *d, int s, int revive) {
   gc_model_id obj = slot_obj(d, s);
   if (obj == GC_MODEL_NONE) return;
-  size_t root = revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : ROOT_SLOTS + (size_t)revive;
+  size_t root = revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : me()->root_base + BANK_SLOTS + (size_t)revive;
   /* The model refuses only an object whose finalizer is queued (INV-FIN-1); the collector
    * must accept everything else. */
   gc_model_finalizer_set_reviving(d->model, obj, root);
@@ -581,17 +597,17 @@ static void op_misuse(driver *d, fuzz_misuse m) {
   gc_heap *h = d->heap;
   switch (m) {
     case FUZZ_MISUSE_ALLOC0:
-      expect_alloc_refused(d, gc_alloc(d->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE, "gc_alloc(0 fields)");
+      expect_alloc_refused(d, gc_alloc(me()->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE, "gc_alloc(0 fields)");
       break;
     case FUZZ_MISUSE_TOO_LARGE:
-      expect_alloc_refused(d, gc_alloc(d->dom, GC_MAX_WSIZE + 1, GC_TAG_RAW), GC_ERR_TOO_LARGE,
+      expect_alloc_refused(d, gc_alloc(me()->dom, GC_MAX_WSIZE + 1, GC_TAG_RAW), GC_ERR_TOO_LARGE,
                            "gc_alloc(GC_MAX_WSIZE + 1 fields)");
       break;
     case FUZZ_MISUSE_BAD_TAG:
-      expect_alloc_refused(d, gc_alloc(d->dom, 1, 251), GC_ERR_BAD_TAG, "gc_alloc(tag 251)");
+      expect_alloc_refused(d, gc_alloc(me()->dom, 1, 251), GC_ERR_BAD_TAG, "gc_alloc(tag 251)");
       break;
     case FUZZ_MISUSE_CUSTOM_TAG:
-      expect_alloc_refused(d, gc_alloc(d->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
+      expect_alloc_refused(d, gc_alloc(me()->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
                            "gc_alloc(the custom tag)");
       break;
     case FUZZ_MISUSE_PIN_NULL: expect_error(d, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)"); break;
@@ -627,7 +643,7 @@ static void op_misuse(driver *d, fuzz_misuse m) {
 static void run_op(driver *d, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
   /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
-  if (d->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
+  if (me()->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
   switch (op->code) {
     case FUZZ_OP_ALLOC:
     case FUZZ_OP_ALLOC_LARGE:
@@ -642,7 +658,7 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_POP: op_pop(d); break;
     case FUZZ_OP_ROOT: op_root(d, a[0].a, a[1].a); break;
     case FUZZ_OP_UNROOT: op_unroot(d, a[0].a); break;
-    case FUZZ_OP_COLLECT: gc_collect(d->dom, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_COLLECT: gc_collect(me()->dom, (gc_collect_kind)a[0].a); break;
     case FUZZ_OP_PARAM: op_param(d, a[0]); break;
     case FUZZ_OP_FAIL: op_fail(d, a[0].a); break;
     case FUZZ_OP_LIMIT: op_limit(d, a[0].a); break;
@@ -758,10 +774,14 @@ static gc_heap *create_heap(const fuzz_options *opt) {
  * empty), so the model's root set and the heap's agree at every point, and the model's own root
  * scanner has nothing to visit. */
 static void bind_roots(driver *d, gc_model *m) {
-  for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(m, ROOT_SLOTS + i, &d->slots[i]);
-  for (size_t k = 0; k < FUZZ_FRAMES; k++) {
-    for (size_t i = 0; i < FUZZ_SLOTS; i++) {
-      gc_model_root_bind(m, ROOT_FRAMES + k * FUZZ_SLOTS + i, &d->frames[k].values[i]);
+  for (size_t b = 0; b < FUZZ_DOMAINS; b++) {
+    mutator *mu = &d->muts[b];
+    size_t base = b * BANK_ROOTS;
+    for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(m, base + BANK_SLOTS + i, &mu->slots[i]);
+    for (size_t k = 0; k < FUZZ_FRAMES; k++) {
+      for (size_t i = 0; i < FUZZ_SLOTS; i++) {
+        gc_model_root_bind(m, base + BANK_FRAMES + k * FUZZ_SLOTS + i, &mu->frames[k].values[i]);
+      }
     }
   }
   for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(m, ROOT_GLOBALS + g, &d->globals[g]);
@@ -773,11 +793,11 @@ static void teardown(driver *d) {
   close_model(d);
   /* The frames of d0 (the program ends on it, running); other domains' frames go with their
    * domains when the heap is destroyed. */
-  for (int k; d->dom != NULL && (k = innermost_frame(d, 0)) >= 0;) {
-    gc_frame_pop(d->dom, &d->frames[k].frame);
-    d->frames[k].domain = -1;
+  for (int k; me()->dom != NULL && (k = innermost_frame(d, 0)) >= 0;) {
+    gc_frame_pop(me()->dom, &me()->frames[k].frame);
+    me()->frames[k].domain = -1;
   }
-  if (d->dom != NULL) gc_frame_pop(d->dom, &d->slot_frame);
+  if (me()->dom != NULL) gc_frame_pop(me()->dom, &me()->slot_frame);
   for (int g = 0; g < FUZZ_GLOBALS; g++) {
     if (d->registered[g]) gc_root_unregister(d->heap, &d->globals[g]);
   }
@@ -808,8 +828,13 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
     if (opt->scratch == NULL) free(d);
     return -1;
   }
-  d->dom = d->domains[0] = gc_main_domain(d->heap);
-  for (int k = 0; k < FUZZ_FRAMES; k++) d->frames[k].domain = -1;
+  for (size_t b = 0; b < FUZZ_DOMAINS; b++) {
+    d->muts[b].root_base = b * BANK_ROOTS;
+    d->muts[b].on = (int)b;
+    for (int k = 0; k < FUZZ_FRAMES; k++) d->muts[b].frames[k].domain = -1;
+  }
+  self = &d->muts[0];
+  me()->dom = d->domains[0] = gc_main_domain(d->heap);
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
   d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);
@@ -821,7 +846,7 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   }
   gc_verify_set_model(d->verifier, d->model);
   gc_set_hook(d->heap, driver_hook, d);
-  gc_frame_push(d->dom, &d->slot_frame, d->slots, FUZZ_SLOTS);
+  gc_frame_push(me()->dom, &me()->slot_frame, me()->slots, FUZZ_SLOTS);
   for (int r = 0; r < FUZZ_RANGES; r++) {
     if (!gc_model_range_add(d->model, d->ranges[r], FUZZ_RANGE_WORDS)) {
       teardown(d);
@@ -833,23 +858,23 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   fuzz_op op;
   fuzz_decoder_init(&dec, opt->ops, data, size);
   while (fuzz_program_next(&dec, &op)) {
-    d->op = &op;
+    me()->op = &op;
     if (opt->trace != NULL) {
       char text[FUZZ_OP_TEXT_MAX];
       fprintf(opt->trace, "%4zu  %s\n", op.index, fuzz_op_format(&op, text, sizeof text));
     }
     run_op(d, &op);
     res->ops++;
-    if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, d->slots, &op);
+    if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, me()->slots, &op);
   }
-  d->op = NULL;
+  me()->op = NULL;
   /* The program ends on d0, running; the other domains stay in their blocking sections. */
   switch_to(d, 0);
   op_unblock(d);
 
   /* The final checks: a full collection runs every pass once more (the model's live count is
    * exact when its sweep ends). */
-  gc_collect(d->dom, GC_COLLECT_FULL);
+  gc_collect(me()->dom, GC_COLLECT_FULL);
   gc_stats stats;
   gc_get_stats(d->heap, &stats);
   res->cycles = stats.cycles;

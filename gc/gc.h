@@ -68,6 +68,9 @@ typedef enum gc_error {
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
 
+/* The last error a call on `heap` recorded on the calling thread, like errno: each mutator thread
+ * sees its own, so one domain's misuse never shows up as, or overwrites, another's. GC_OK when
+ * the calling thread's last recorded error was for another heap, or was cleared. */
 gc_error gc_last_error(const gc_heap *heap);
 const char *gc_last_error_message(const gc_heap *heap); /* "" when GC_OK */
 void gc_clear_error(gc_heap *heap);

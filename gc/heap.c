@@ -37,11 +37,14 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   gc_heap *heap = calloc(1, sizeof *heap);
   if (heap == NULL) return NULL;
   heap->cfg = config;
+  /* Serials tell heaps apart for the thread-local last error even when a new heap reuses a
+   * destroyed one's address. (Not a scheduling point: heaps are made outside the world.) */
+  static uint64_t next_serial;
+  heap->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
   heap->colours = (gc_colours){GC_COLOUR_0, GC_COLOUR_1, GC_COLOUR_2};
   gc_mutex_init(&heap->stw_lock);
   gc_mutex_init(&heap->pool_lock);
   gc_mutex_init(&heap->roots_lock);
-  gc_mutex_init(&heap->err_lock);
   gc_mutex_init(&heap->work.lock);
   heap->created_ns = gc_plat_now_ns();
   heap->trigger_words = gc_cycle_trigger_words(heap);
@@ -89,7 +92,6 @@ void gc_heap_destroy(gc_heap *heap) {
   free(heap->ranges);
   free(heap->scanners);
   gc_mutex_destroy(&heap->work.lock);
-  gc_mutex_destroy(&heap->err_lock);
   gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
   gc_mutex_destroy(&heap->stw_lock);
@@ -121,23 +123,36 @@ gc_error gc_set_params(gc_heap *heap, const char *params) {
 
 /* ---- Errors ---- */
 
+/* The calling thread's last error (gc.h: like errno). Thread-local rather than in the heap: two
+ * domains failing at once must not see each other's error, and recording one takes no lock. */
+static __thread struct {
+  uint64_t heap_serial; /* gc_heap.serial of the heap it is for; 0: none */
+  gc_error err;
+  char msg[256];
+} last_error;
+
 gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...) {
-  gc_mutex_lock(&heap->err_lock);
-  heap->err = err;
+  last_error.heap_serial = heap->serial;
+  last_error.err = err;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(heap->err_msg, sizeof heap->err_msg, fmt, ap);
+  vsnprintf(last_error.msg, sizeof last_error.msg, fmt, ap);
   va_end(ap);
-  gc_mutex_unlock(&heap->err_lock);
   return err;
 }
 
-gc_error gc_last_error(const gc_heap *heap) { return heap->err; }
-const char *gc_last_error_message(const gc_heap *heap) { return heap->err == GC_OK ? "" : heap->err_msg; }
+gc_error gc_last_error(const gc_heap *heap) {
+  return last_error.heap_serial == heap->serial ? last_error.err : GC_OK;
+}
+
+const char *gc_last_error_message(const gc_heap *heap) {
+  return gc_last_error(heap) == GC_OK ? "" : last_error.msg;
+}
 
 void gc_clear_error(gc_heap *heap) {
-  heap->err = GC_OK;
-  heap->err_msg[0] = '\0';
+  if (last_error.heap_serial != heap->serial) return;
+  last_error.err = GC_OK;
+  last_error.msg[0] = '\0';
 }
 
 const char *gc_error_name(gc_error err) {

@@ -261,10 +261,8 @@ struct gc_heap {
   uint64_t last_pause_ns, max_pause_ns;
   uint64_t created_ns;
   uintptr_t fail_countdown; /* atomic: 0 off; n: the n-th allocation from now fails */
+  uint64_t serial;          /* unique per heap in the process (the thread-local last error) */
 
-  gc_mutex err_lock; /* guards err and err_msg */
-  gc_error err;
-  char err_msg[256];
 
   gc_hook_fn hook;
   void *hook_user;
