@@ -17,6 +17,7 @@
 #include "fuzz/text.h"
 
 static int failures;
+static int deterministic; /* schedule inputs that replayed identically */
 
 /* The memory the fuzz target keeps from one input to the next (fuzz_options.scratch): every input
  * also runs with it, after all the inputs before, and must give the same result as alone. */
@@ -101,7 +102,8 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
   fuzz_decoder_init(&dec, set, bytes.data, bytes.size);
   while (fuzz_program_next(&dec, &op)) used[op.code] = 1;
 
-  fuzz_options opt = {.ops = set, .out = stderr};
+  fuzz_threads threads = set == &fuzz_opset_schedule ? FUZZ_SCHEDULED : FUZZ_ONE_THREAD;
+  fuzz_options opt = {.ops = set, .threads = threads, .out = stderr};
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   if (rc != 0) {
@@ -111,13 +113,32 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
   } else {
     printf("ok   %-48s %4zu ops %3llu cycles\n", path, res.ops, (unsigned long long)res.cycles);
   }
-  fuzz_options with_scratch = {.ops = set, .out = stderr, .scratch = scratch};
+  fuzz_options with_scratch = {.ops = set, .threads = threads, .out = stderr, .scratch = scratch};
   fuzz_result again;
   int rc_again = fuzz_run(bytes.data, bytes.size, &with_scratch, &again);
   if (rc_again != rc || again.ops != res.ops || again.cycles != res.cycles ||
       again.violations != res.violations || strcmp(again.first_kind, res.first_kind) != 0 ||
       memcmp(again.pass_runs, res.pass_runs, sizeof res.pass_runs) != 0) {
     fail(path, "runs differently with the scratch memory the fuzz target keeps between inputs");
+  }
+  /* Determinism (the schedule target): the second run took the same interleaving, step for step,
+   * and left the heap with the same statistics. */
+  if (threads == FUZZ_SCHEDULED) {
+    if (again.sched_hash != res.sched_hash || again.sched_steps != res.sched_steps ||
+        again.stats_hash != res.stats_hash) {
+      fprintf(stderr, "  interleaving %016llx (%llu steps) then %016llx (%llu steps); statistics "
+              "%016llx then %016llx\n", (unsigned long long)res.sched_hash,
+              (unsigned long long)res.sched_steps, (unsigned long long)again.sched_hash,
+              (unsigned long long)again.sched_steps, (unsigned long long)res.stats_hash,
+              (unsigned long long)again.stats_hash);
+      fail(path, "not deterministic: a second run of the same input took another interleaving or "
+                 "ended with other statistics");
+    } else {
+      printf("     same interleaving twice: %llu steps, %llu switches, hash %016llx\n",
+             (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
+             (unsigned long long)res.sched_hash);
+      deterministic++;
+    }
   }
   fuzz_buf_free(&text);
   fuzz_buf_free(&bytes);
@@ -184,6 +205,7 @@ int main(int argc, char **argv) {
     failures++;
   }
   for (size_t k = 0; k < target_count; k++) check_target(&targets[k]);
+  printf("%d schedule input(s) replayed identically\n", deterministic);
   fuzz_scratch_destroy(scratch);
   printf("%d failure(s)\n", failures);
   return failures == 0 ? 0 : 1;

@@ -34,8 +34,19 @@ typedef struct fuzz_scratch fuzz_scratch;
 fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
 void fuzz_scratch_destroy(fuzz_scratch *s);
 
+/* How the domains of a program run. */
+typedef enum fuzz_threads {
+  FUZZ_ONE_THREAD = 0, /* graph, roots: every domain on the caller's thread (`on` moves) */
+  FUZZ_SCHEDULED,      /* schedule: each domain's part of the program on its own thread, one
+                        * at a time, the interleaving chosen by the program (pct, choose) */
+  FUZZ_FREE_THREADS,   /* the same threads in real parallel (TSan stress): ops take turns
+                        * through a lock held outside the heap, the collector runs free */
+} fuzz_threads;
+
 typedef struct fuzz_options {
   const fuzz_opset *ops;  /* the target's op set, how the bytes are read; NULL: graph */
+  fuzz_threads threads;
+  FILE *interleaving;     /* FUZZ_SCHEDULED: the interleaving is printed here after the run */
   int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
   FILE *out;              /* violations and the summary go here; NULL: stderr */
   FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
@@ -61,6 +72,9 @@ typedef struct fuzz_result {
                          the op that broke the contract (the driver); -1: none, or the final
                          collection */
   char first_kind[48]; /* the first violation's kind, e.g. "reach.zero-header"; "" if none */
+  /* FUZZ_SCHEDULED: the scheduler's steps, switches and interleaving hash (fuzz_sched_hash),
+   * and a hash of the final statistics; equal across runs of one input (determinism). */
+  uint64_t sched_steps, sched_switches, sched_hash, stats_hash;
 } fuzz_result;
 
 /* The pass names, in fuzz_result's order: "reach", "swept", "checkmark", "model", "driver". */

@@ -192,7 +192,14 @@ typedef enum fuzz_misuse {
   X(RANGE_POOL, "range_pool", RWORD, SLOT, INT,                                                  \
     "word I of range N = the start of the 32 KiB-aligned unit holding sS's block plus K words: " \
     "a pool's header (K < 6), its first slots, free or not; for a large block, wherever that "   \
-    "lands (empty sS: 0)")
+    "lands (empty sS: 0)")                                                                      \
+  X(PCT, "pct", WORD, INT, NONE,                                                                 \
+    "schedule target: choose the interleaving by PCT seeded with X, depth V (0: 3; at most 8); " \
+    "the first pct op counts, wherever it stands")                                               \
+  X(CHOOSE, "choose", WORD, NONE, NONE,                                                          \
+    "schedule target: 8 more choice bytes (X's bytes, low first). A program with choose ops "    \
+    "and no pct op is scheduled by its choice bytes, in pairs: run that many steps, then switch " \
+    "to runnable thread b mod their number")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -215,8 +222,9 @@ typedef struct fuzz_opset {
   size_t count;
 } fuzz_opset;
 
-extern const fuzz_opset fuzz_opset_graph; /* every op, in table order */
+extern const fuzz_opset fuzz_opset_graph; /* every op before pct (the schedule-only ones) */
 extern const fuzz_opset fuzz_opset_roots;
+extern const fuzz_opset fuzz_opset_schedule; /* every op but fail and limit, pct and choose too */
 /* The op set of a target by name, or NULL; the names, comma-separated, for error messages. */
 const fuzz_opset *fuzz_opset_find(const char *name);
 extern const char fuzz_opset_names[];

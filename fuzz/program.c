@@ -71,7 +71,8 @@ size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
 
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
-const fuzz_opset fuzz_opset_graph = {"graph", NULL, FUZZ_OP_COUNT};
+/* The ops of one thread: everything up to the schedule-only ops, in table order. */
+const fuzz_opset fuzz_opset_graph = {"graph", NULL, FUZZ_OP_PCT};
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
 static const fuzz_opcode roots_ops[] = {
@@ -82,8 +83,23 @@ static const fuzz_opcode roots_ops[] = {
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
 
-static const fuzz_opset *const all_opsets[] = {&fuzz_opset_graph, &fuzz_opset_roots};
-const char fuzz_opset_names[] = "graph, roots";
+/* Several domains on threads: every op but the two whose checks assume one thread (an injected
+ * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
+ * interleaving), plus the scheduling ops. */
+static const fuzz_opcode schedule_ops[] = {
+    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP, FUZZ_OP_COPY, FUZZ_OP_PUSH, FUZZ_OP_POP, FUZZ_OP_ROOT, FUZZ_OP_UNROOT,
+    FUZZ_OP_COLLECT, FUZZ_OP_PARAM, FUZZ_OP_PIN, FUZZ_OP_UNPIN, FUZZ_OP_MISUSE, FUZZ_OP_SPAWN,
+    FUZZ_OP_TERMINATE, FUZZ_OP_ON, FUZZ_OP_FIN, FUZZ_OP_UNFIN, FUZZ_OP_RANGE, FUZZ_OP_RANGE_INT,
+    FUZZ_OP_BLOCK, FUZZ_OP_UNBLOCK, FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_PCT,
+    FUZZ_OP_CHOOSE,
+};
+const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
+                                        sizeof schedule_ops / sizeof schedule_ops[0]};
+
+static const fuzz_opset *const all_opsets[] = {&fuzz_opset_graph, &fuzz_opset_roots,
+                                               &fuzz_opset_schedule};
+const char fuzz_opset_names[] = "graph, roots, schedule";
 
 const fuzz_opset *fuzz_opset_find(const char *name) {
   for (size_t i = 0; i < sizeof all_opsets / sizeof all_opsets[0]; i++) {
@@ -93,7 +109,7 @@ const fuzz_opset *fuzz_opset_find(const char *name) {
 }
 
 int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code) {
-  if (set->ops == NULL) return (int)code;
+  if (set->ops == NULL) return (size_t)code < set->count ? (int)code : -1;
   for (size_t i = 0; i < set->count; i++) {
     if (set->ops[i] == code) return (int)i;
   }

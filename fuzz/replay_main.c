@@ -20,7 +20,11 @@ static void usage(FILE *out) {
           "target (each reads opcode bytes through its own op set): say which with --target.\n"
           "\n"
           "Options:\n"
-          "  --target NAME     the fuzz target the input is for: graph (default), roots\n"
+          "  --target NAME     the fuzz target the input is for: graph (default), roots,\n"
+          "                    schedule (each domain on its own thread, one at a time, the\n"
+          "                    interleaving chosen by the program; printed after the run)\n"
+          "  --free            schedule: run the threads in real parallel, scheduler off\n"
+          "                    (a stress run, for ThreadSanitizer; not reproducible)\n"
           "  --text, --bytes   force the input format instead of detecting it\n"
           "  --quiet           do not print the program, only violations and the summary\n"
           "  --trace           print each op as it runs, and each cycle's hook points\n"
@@ -42,6 +46,7 @@ typedef struct replay_args {
   const char *verify;
   const char *params;
   const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
+  int free_threads;      /* --free */
 } replay_args;
 
 static int read_file(const char *path, fuzz_buf *out) {
@@ -125,12 +130,21 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   opt.verify = parse_verify(args->verify);
   opt.params = args->params;
   opt.ops = args->ops;
+  if (args->ops == &fuzz_opset_schedule) {
+    opt.threads = args->free_threads ? FUZZ_FREE_THREADS : FUZZ_SCHEDULED;
+    if (!args->quiet && !args->free_threads) opt.interleaving = stdout;
+  }
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   fuzz_buf_free(&bytes);
   if (rc < 0) {
     printf("replay: the heap could not be created (bad --params?)\n");
     return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (opt.threads == FUZZ_SCHEDULED) {
+    printf("== schedule: %llu steps, %llu switches, interleaving %016llx, statistics %016llx\n",
+           (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
+           (unsigned long long)res.sched_hash, (unsigned long long)res.stats_hash);
   }
   printf("== passes (%zu ops, %llu cycles)\n", res.ops, (unsigned long long)res.cycles);
   for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
@@ -169,6 +183,8 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
       args.trace = 1;
     } else if (strcmp(a, "--print") == 0) {
       args.print_only = 1;
+    } else if (strcmp(a, "--free") == 0) {
+      args.free_threads = 1;
     } else if (strcmp(a, "--target") == 0 && i + 1 < argc) {
       args.ops = fuzz_opset_find(argv[++i]);
       if (args.ops == NULL) {

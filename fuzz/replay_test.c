@@ -197,7 +197,7 @@ static void targets_read_bytes_their_own_way(void) {
   const char *refused[] = {"replay", "--target", "roots", spawn};
   expect(run_replay(4, refused, NULL, out, sizeof out), 2, "not one of the roots target's ops");
   const char *bogus[] = {"replay", "--target", "bogus", text};
-  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots)");
+  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots, schedule)");
 }
 
 int main(void) {

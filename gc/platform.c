@@ -27,7 +27,7 @@ void gc_mutex_lock(gc_mutex *mu) {
 }
 
 int gc_mutex_trylock(gc_mutex *mu) {
-  gc_plat_point_reached(GC_PLAT_LOCK, mu);
+  gc_plat_point_reached(GC_PLAT_TRYLOCK, mu);
   return pthread_mutex_trylock(&mu->m) == 0;
 }
 

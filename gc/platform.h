@@ -16,6 +16,9 @@
 typedef enum gc_plat_point {
   GC_PLAT_LOCK,      /* about to take a mutex (object: the mutex) */
   GC_PLAT_UNLOCK,    /* just released a mutex (object: the mutex) */
+  GC_PLAT_TRYLOCK,   /* about to try a mutex; never blocks (object: the mutex). Kept apart from
+                      * LOCK because a scheduler that models blocking must never model a trylock
+                      * as waiting: the collector spins on trylock while answering safepoints. */
   GC_PLAT_ATOMIC,    /* about to do an atomic read-modify-write (object: the word) */
   GC_PLAT_BARRIER,   /* about to wait at a barrier (object: the barrier) */
   GC_PLAT_SPIN,      /* one turn of a spin-wait loop (object: what is waited for) */

@@ -103,12 +103,13 @@ static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
       *m->roots[r].slot = 0;
       m->root_want[r] = 0;
       m->roots[r].obj = GC_MODEL_NONE;
+      m->roots[r].retired = 0;
     }
   } else {
     for (size_t r = 0; r < m->root_count; r++) {
       m->own_slots[r] = 0;
       m->root_want[r] = 0;
-      m->roots[r] = (gc_mroot){GC_MODEL_NONE, &m->own_slots[r]};
+      m->roots[r] = (gc_mroot){GC_MODEL_NONE, &m->own_slots[r], 0};
     }
     m->own_bound = m->root_count;
     m->root_runs_valid = 0;
@@ -352,7 +353,7 @@ gc_model_id gc_model_load(const gc_model *m, gc_model_id obj, size_t field) {
 size_t gc_model_root_count(const gc_model *m) { return m->root_count; }
 
 int gc_model_root_set(gc_model *m, size_t root, gc_model_id obj) {
-  if (root >= m->root_count) return 0;
+  if (root >= m->root_count || m->roots[root].retired) return 0;
   gc_value v = 0;
   if (obj != GC_MODEL_NONE) {
     gc_mobj *o = gc_model_live_obj(m, obj);
@@ -369,6 +370,12 @@ int gc_model_root_set(gc_model *m, size_t root, gc_model_id obj) {
   }
   m->roots[root].obj = obj;
   return 1;
+}
+
+void gc_model_root_retire(gc_model *m, size_t root) {
+  if (root >= m->root_count) return;
+  gc_model_root_clear(m, root);
+  m->roots[root].retired = 1;
 }
 
 gc_model_id gc_model_root_get(const gc_model *m, size_t root) {

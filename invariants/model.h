@@ -128,6 +128,10 @@ static inline int gc_model_root_clear(gc_model *m, size_t root) {
   return gc_model_root_set(m, root, GC_MODEL_NONE);
 }
 gc_model_id gc_model_root_get(const gc_model *m, size_t root);
+/* The root's slot stops being a root of the heap (the frame of a domain that terminated): the
+ * root is cleared and refuses every later gc_model_root_set (a resurrecting finalizer aimed at it
+ * stores nothing) until the model is attached to a heap again. */
+void gc_model_root_retire(gc_model *m, size_t root);
 /* Make root `root` live in the driver's `slot` (a registered global root or a local frame slot,
  * which the driver keeps registered while bound); its current object is copied there. slot NULL:
  * back to the model's own slot. Unbind before the slot goes away (a popped frame). */

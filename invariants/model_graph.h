@@ -80,6 +80,7 @@ typedef struct gc_mobj {
 typedef struct gc_mroot {
   gc_model_id obj;
   gc_value *slot; /* the model's own slot, or a driver's slot (gc_model_root_bind) */
+  int retired;    /* gc_model_root_retire: empty, and stays empty until the next attach */
 } gc_mroot;
 
 /* A violation noticed between checks (in an allocation or a finalizer), reported at the next. */

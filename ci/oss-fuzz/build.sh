@@ -16,7 +16,7 @@
 #   LIB_FUZZING_ENGINE=-fsanitize=fuzzer OUT=/tmp/out ci/oss-fuzz/build.sh
 
 # The targets, as in ci/campaign: one word each.
-TARGETS="graph roots"
+TARGETS="graph roots schedule"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 : "${CC:?set CC}" "${OUT:?set OUT}" "${LIB_FUZZING_ENGINE:?set LIB_FUZZING_ENGINE}"
@@ -32,7 +32,7 @@ for f in "$ROOT"/gc/*.c "$ROOT"/invariants/*.c; do
   case "$f" in *_test.c|*/sizeclass_gen.c) continue ;; esac
   SOURCES="$SOURCES $f"
 done
-SOURCES="$SOURCES $ROOT/fuzz/program.c $ROOT/fuzz/text.c $ROOT/fuzz/driver.c"
+SOURCES="$SOURCES $ROOT/fuzz/program.c $ROOT/fuzz/text.c $ROOT/fuzz/sched.c $ROOT/fuzz/driver.c"
 
 compile() { # SOURCE FLAGS...
   local src="$1"; shift
@@ -54,7 +54,7 @@ for pid in $pids; do wait "$pid"; done
 # A host-side assembler for the seed corpus: the replay tool, built plainly (no sanitizer, no
 # engine), whatever $CFLAGS asks of the fuzz targets.
 $CC -O1 -std=gnu11 -I"$ROOT" -o "$WORK/replay" "$ROOT/fuzz/replay.c" "$ROOT/fuzz/replay_main.c" \
-  "$ROOT/fuzz/program.c" "$ROOT/fuzz/text.c" "$ROOT/fuzz/driver.c" \
+  "$ROOT/fuzz/program.c" "$ROOT/fuzz/text.c" "$ROOT/fuzz/sched.c" "$ROOT/fuzz/driver.c" \
   $(for f in $SOURCES; do case "$f" in */fuzz/*) ;; *) echo "$f" ;; esac; done) -lpthread
 
 for t in $TARGETS; do

@@ -1,0 +1,604 @@
+/* The controlled scheduler; see sched.h for the model and INV-SCHED-1.
+ *
+ * Every managed thread owns a baton (a semaphore). The running thread does the scheduler's work
+ * itself at each of its steps: it records the step, chooses who runs next and, when that is
+ * another thread, posts that thread's baton and waits on its own. So all scheduler state below
+ * is touched by one thread at a time, handed over through the semaphores, and needs no lock
+ * (FREE mode aside, where only spawning takes one).
+ */
+#define _GNU_SOURCE
+#include "fuzz/sched.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  MAX_HELD = 64,       /* mutexes held at once by managed threads */
+  MAX_NAMES = 64,
+  NAME_BYTES = 32,
+  MAX_CHANGES = 15,    /* PCT change points: depth up to 16 */
+  WORK_STEPS = 16,     /* a thread passing this many steps without a spin turn makes progress */
+  BATON_TRIES = 10,    /* yields before sleeping on a baton (see baton_wait) */
+  AT_RUNNING = 200,    /* thread positions besides the step kinds */
+  AT_START = 201,
+};
+
+enum {
+  DEFAULT_DEPTH = 3,
+  DEFAULT_PCT_STEPS = 2000,
+  DEFAULT_LIVELOCK_STEPS = 100000,
+  DEFAULT_LOG_STEPS = 65536,
+};
+
+typedef struct sched_thread {
+  fuzz_sched *sched;
+  void (*fn)(void *);
+  void *arg;
+  pthread_t pthread;
+  sem_t baton;          /* posted once each time the thread is resumed */
+  jmp_buf abandon_env;  /* where an abandoned thread leaves its program */
+  int index;
+  int ended;            /* its program returned (or was abandoned) */
+  int joined;
+  int abandon;          /* set by destroy before the post that wakes a parked thread */
+  int at_kind;          /* where it stands while not running: a step kind, AT_START, AT_RUNNING */
+  const void *at_object;
+  int64_t priority;     /* PCT: higher runs first */
+  uint32_t steps_since_spin;
+} sched_thread;
+
+typedef struct held_mutex {
+  const void *mutex;
+  int owner;
+} held_mutex;
+
+typedef struct object_name {
+  const void *object;
+  char name[NAME_BYTES];
+} object_name;
+
+struct fuzz_sched {
+  fuzz_sched_config cfg;  /* defaults filled in */
+  sched_thread threads[FUZZ_SCHED_MAX_THREADS];
+  int n_threads;
+  pthread_mutex_t spawn_lock; /* FREE mode: n_threads and threads[] grow while threads run */
+  sem_t done;                 /* posted once: every thread ended, or the run is stuck */
+  int running;                /* run started */
+  int status;                 /* fuzz_sched_status */
+
+  held_mutex held[MAX_HELD];  /* the owner table (INV-SCHED-1) */
+  int n_held;
+  object_name names[MAX_NAMES];
+  int n_names;
+
+  uint64_t steps;
+  uint64_t switches;
+  uint64_t hash;
+  fuzz_sched_step *log;       /* ring: step i at log[(i - 1) % log_steps], a power of two */
+  uint64_t spin_only_steps;   /* steps since some thread last made progress */
+
+  /* PCT: change points sorted by step; change_label[i] is the priority it gives. */
+  uint64_t change_step[MAX_CHANGES];
+  int64_t change_label[MAX_CHANGES];
+  int n_changes;
+  int next_change;
+
+  /* BYTES: the pair being played, if any. */
+  size_t byte_pos;
+  int pair_active;
+  unsigned run_left;
+  unsigned choice;
+};
+
+/* The thread the calling OS thread is, when the scheduler manages it. */
+static __thread sched_thread *self;
+
+/* One scheduled run at a time: the hook is process-wide. */
+static int run_active;
+
+/* ---- Small helpers ---- */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Waits for a post. First a few tries, each giving the core away: the thread just handed the
+ * baton is often queued on this very core (the kernel wakes a thread near its waker), and a
+ * spin-wait ping-pong hands the baton back within microseconds, found here without a futex
+ * sleep. Measured on 2 vCPUs: a ping-pong switch 1.3 us (2 us sleeping at once, 0.6-7 us
+ * spinning on pause, which also slowed the collector under the scheduler by a fifth). */
+static void baton_wait(sem_t *sem) {
+  for (int i = 0; i < BATON_TRIES; i++) {
+    if (sem_trywait(sem) == 0) return;
+    sched_yield();
+  }
+  while (sem_wait(sem) != 0) {
+    if (errno != EINTR) abort();
+  }
+}
+
+static FILE *report_file(const fuzz_sched *s) { return s->cfg.trace ? s->cfg.trace : stderr; }
+
+const char *fuzz_sched_kind_name(int kind) {
+  switch (kind) {
+  case GC_PLAT_LOCK: return "lock";
+  case GC_PLAT_UNLOCK: return "unlock";
+  case GC_PLAT_TRYLOCK: return "trylock";
+  case GC_PLAT_ATOMIC: return "atomic";
+  case GC_PLAT_BARRIER: return "barrier";
+  case GC_PLAT_SPIN: return "spin";
+  case GC_PLAT_SAFEPOINT: return "safepoint";
+  case FUZZ_SCHED_SPAWN: return "spawn";
+  case FUZZ_SCHED_END: return "end";
+  case AT_START: return "start";
+  default: return "?";
+  }
+}
+
+const char *fuzz_sched_object_name(const fuzz_sched *s, const void *object) {
+  for (int i = 0; i < s->n_names; i++) {
+    if (s->names[i].object == object) return s->names[i].name;
+  }
+  return "?";
+}
+
+void fuzz_sched_name(fuzz_sched *s, const void *object, const char *name) {
+  int i = 0;
+  while (i < s->n_names && s->names[i].object != object) i++;
+  if (i == MAX_NAMES) return; /* reports say "?" for it */
+  if (i == s->n_names) s->n_names++;
+  s->names[i].object = object;
+  snprintf(s->names[i].name, NAME_BYTES, "%s", name);
+}
+
+/* ---- The owner table ---- */
+
+static int owner_of(const fuzz_sched *s, const void *mutex) {
+  for (int i = 0; i < s->n_held; i++) {
+    if (s->held[i].mutex == mutex) return s->held[i].owner;
+  }
+  return -1;
+}
+
+static void owner_set(fuzz_sched *s, const void *mutex, int owner) {
+  if (s->n_held == MAX_HELD) {
+    fprintf(report_file(s), "sched: more than %d mutexes held at once\n", MAX_HELD);
+    abort();
+  }
+  s->held[s->n_held].mutex = mutex;
+  s->held[s->n_held].owner = owner;
+  s->n_held++;
+}
+
+static void owner_clear(fuzz_sched *s, const void *mutex) {
+  for (int i = 0; i < s->n_held; i++) {
+    if (s->held[i].mutex == mutex) {
+      s->held[i] = s->held[--s->n_held];
+      return;
+    }
+  }
+}
+
+static int is_runnable(const fuzz_sched *s, const sched_thread *t) {
+  if (t->ended) return 0;
+  if (t->at_kind == GC_PLAT_LOCK) return owner_of(s, t->at_object) < 0;
+  return 1;
+}
+
+/* ---- Create, destroy ---- */
+
+fuzz_sched *fuzz_sched_create(const fuzz_sched_config *cfg) {
+  fuzz_sched *s = calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  s->cfg = *cfg;
+  if (s->cfg.depth == 0) s->cfg.depth = DEFAULT_DEPTH;
+  if (s->cfg.depth > MAX_CHANGES + 1) s->cfg.depth = MAX_CHANGES + 1;
+  if (s->cfg.pct_steps == 0) s->cfg.pct_steps = DEFAULT_PCT_STEPS;
+  if (s->cfg.livelock_steps == 0) s->cfg.livelock_steps = DEFAULT_LIVELOCK_STEPS;
+  if (s->cfg.log_steps == 0) s->cfg.log_steps = DEFAULT_LOG_STEPS;
+  size_t log_steps = 1; /* a power of two: the ring index is a mask */
+  while (log_steps < s->cfg.log_steps) log_steps <<= 1;
+  s->cfg.log_steps = log_steps;
+  s->log = malloc(s->cfg.log_steps * sizeof *s->log);
+  if (s->log == NULL || pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
+    free(s->log);
+    free(s);
+    return NULL;
+  }
+  sem_init(&s->done, 0, 0);
+  s->hash = 0xcbf29ce484222325ull; /* FNV-1a offset basis */
+
+  /* PCT: initial priorities are a random permutation of depth .. depth+MAX-1, all above every
+   * change-point label 1 .. depth-1; thread i gets entry i whenever it is spawned. */
+  uint64_t rng = s->cfg.seed;
+  int64_t prio[FUZZ_SCHED_MAX_THREADS];
+  for (int i = 0; i < FUZZ_SCHED_MAX_THREADS; i++) prio[i] = (int64_t)s->cfg.depth + i;
+  for (int i = FUZZ_SCHED_MAX_THREADS - 1; i > 0; i--) {
+    int j = (int)(splitmix64(&rng) % (uint64_t)(i + 1));
+    int64_t t = prio[i];
+    prio[i] = prio[j];
+    prio[j] = t;
+  }
+  for (int i = 0; i < FUZZ_SCHED_MAX_THREADS; i++) s->threads[i].priority = prio[i];
+  /* d-1 distinct change points in [1, k]; the i-th drawn gives priority i. */
+  uint64_t k = s->cfg.pct_steps;
+  int want = (int)s->cfg.depth - 1;
+  if ((uint64_t)want > k) want = (int)k;
+  while (s->n_changes < want) {
+    uint64_t step = 1 + splitmix64(&rng) % k;
+    int dup = 0;
+    for (int i = 0; i < s->n_changes; i++) dup |= s->change_step[i] == step;
+    if (dup) continue;
+    s->change_step[s->n_changes] = step;
+    s->change_label[s->n_changes] = s->n_changes + 1;
+    s->n_changes++;
+  }
+  for (int i = 1; i < s->n_changes; i++) { /* insertion sort by step */
+    for (int j = i; j > 0 && s->change_step[j - 1] > s->change_step[j]; j--) {
+      uint64_t ts = s->change_step[j];
+      s->change_step[j] = s->change_step[j - 1];
+      s->change_step[j - 1] = ts;
+      int64_t tl = s->change_label[j];
+      s->change_label[j] = s->change_label[j - 1];
+      s->change_label[j - 1] = tl;
+    }
+  }
+  return s;
+}
+
+void fuzz_sched_destroy(fuzz_sched *s) {
+  if (s == NULL) return;
+  /* Parked threads are woken one at a time, so still only one of them runs. */
+  for (int i = 0; i < s->n_threads; i++) {
+    sched_thread *t = &s->threads[i];
+    if (t->joined) continue;
+    if (!t->ended) {
+      t->abandon = 1;
+      sem_post(&t->baton);
+    }
+    pthread_join(t->pthread, NULL);
+    t->joined = 1;
+  }
+  for (int i = 0; i < s->n_threads; i++) sem_destroy(&s->threads[i].baton);
+  sem_destroy(&s->done);
+  pthread_mutex_destroy(&s->spawn_lock);
+  free(s->log);
+  free(s);
+}
+
+/* ---- Steps and choices ---- */
+
+static void record(fuzz_sched *s, int thread, int kind, const void *object) {
+  s->steps++;
+  fuzz_sched_step *e = &s->log[(s->steps - 1) & (s->cfg.log_steps - 1)];
+  e->object = object;
+  e->thread = (uint8_t)thread;
+  e->kind = (uint8_t)kind;
+  const uint64_t prime = 0x100000001b3ull;
+  s->hash = (s->hash ^ (uint64_t)thread) * prime;
+  s->hash = (s->hash ^ (uint64_t)kind) * prime;
+}
+
+static int preemptions_allowed(const fuzz_sched *s) {
+  return s->cfg.step_limit == 0 || s->steps <= s->cfg.step_limit;
+}
+
+/* PCT: the highest-priority runnable thread, after this step's change point and yield. */
+static int choose_pct(fuzz_sched *s, sched_thread *c, int yielding, int others) {
+  if (s->next_change < s->n_changes && s->change_step[s->next_change] == s->steps) {
+    if (preemptions_allowed(s)) c->priority = s->change_label[s->next_change];
+    s->next_change++;
+  }
+  if (yielding && others > 0) {
+    /* A yield, not a change point: below every other live thread, or PCT would livelock on a
+     * thread waiting for a lower-priority one. */
+    int64_t lowest = INT64_MAX;
+    for (int i = 0; i < s->n_threads; i++) {
+      const sched_thread *t = &s->threads[i];
+      if (t != c && !t->ended && t->priority < lowest) lowest = t->priority;
+    }
+    c->priority = lowest - 1;
+  }
+  int best = -1;
+  for (int i = 0; i < s->n_threads; i++) {
+    const sched_thread *t = &s->threads[i];
+    if (is_runnable(s, t) && (best < 0 || t->priority > s->threads[best].priority)) best = i;
+  }
+  return best;
+}
+
+/* BYTES: the pair being played decides when its run is over; otherwise keep the current thread
+ * when it may go on, or take the next runnable one after it. */
+static int choose_bytes(fuzz_sched *s, sched_thread *c, int keep_ok) {
+  int cand[FUZZ_SCHED_MAX_THREADS];
+  int n = 0;
+  for (int i = 0; i < s->n_threads; i++) {
+    if (is_runnable(s, &s->threads[i]) && (i != c->index || keep_ok)) cand[n++] = i;
+  }
+  if (n == 0) return -1;
+  if (preemptions_allowed(s)) {
+    if (!s->pair_active && s->byte_pos + 2 <= s->cfg.bytes_len) {
+      s->run_left = s->cfg.bytes[s->byte_pos];
+      s->choice = s->cfg.bytes[s->byte_pos + 1];
+      s->byte_pos += 2;
+      s->pair_active = 1;
+    }
+    if (s->pair_active) {
+      if (s->run_left == 0) {
+        s->pair_active = 0;
+        return cand[s->choice % (unsigned)n];
+      }
+      s->run_left--;
+    }
+  }
+  if (keep_ok) return c->index;
+  for (int i = 0; i < n; i++) {
+    if (cand[i] > c->index) return cand[i];
+  }
+  return cand[0];
+}
+
+/* Who runs after step `kind` of c: a thread index, or -1 when no live thread can run. */
+static int choose(fuzz_sched *s, sched_thread *c, int kind) {
+  int yielding = kind == GC_PLAT_SPIN || kind == GC_PLAT_BARRIER;
+  int others = 0;
+  for (int i = 0; i < s->n_threads; i++) {
+    if (i != c->index && is_runnable(s, &s->threads[i])) others++;
+  }
+  if (s->cfg.mode == FUZZ_SCHED_PCT) return choose_pct(s, c, yielding, others);
+  return choose_bytes(s, c, is_runnable(s, c) && !(yielding && others > 0));
+}
+
+/* The resumed thread's pending point takes effect (INV-SCHED-1): only one thread runs until its
+ * next step, so a free mutex it is about to lock or try is its own. */
+static void take(fuzz_sched *s, sched_thread *t) {
+  if ((t->at_kind == GC_PLAT_LOCK || t->at_kind == GC_PLAT_TRYLOCK) &&
+      owner_of(s, t->at_object) < 0) {
+    owner_set(s, t->at_object, t->index);
+  }
+  t->at_kind = AT_RUNNING;
+  t->at_object = NULL;
+}
+
+static void report_stuck(fuzz_sched *s) {
+  FILE *out = report_file(s);
+  if (s->status == FUZZ_SCHED_DEADLOCK) {
+    fprintf(out, "sched: deadlock at step %llu: no live thread can run\n",
+            (unsigned long long)s->steps);
+  } else {
+    fprintf(out, "sched: livelock at step %llu: every runnable thread only spun for %llu steps\n",
+            (unsigned long long)s->steps, (unsigned long long)s->cfg.livelock_steps);
+  }
+  for (int i = 0; i < s->n_threads; i++) {
+    const sched_thread *t = &s->threads[i];
+    if (t->ended) {
+      fprintf(out, "  d%d ended\n", i);
+    } else if (t->at_kind == GC_PLAT_LOCK && owner_of(s, t->at_object) >= 0) {
+      int owner = owner_of(s, t->at_object);
+      fprintf(out, "  d%d waits at lock %s, held by d%d%s\n", i,
+              fuzz_sched_object_name(s, t->at_object), owner,
+              s->threads[owner].ended ? " (ended)" : "");
+    } else if (t->at_kind == AT_START) {
+      fprintf(out, "  d%d not started\n", i);
+    } else {
+      fprintf(out, "  d%d %s at %s %s\n", i,
+              t->at_kind == GC_PLAT_SPIN || t->at_kind == GC_PLAT_BARRIER ? "spins" : "stands",
+              fuzz_sched_kind_name(t->at_kind), fuzz_sched_object_name(s, t->at_object));
+    }
+  }
+  fflush(out);
+}
+
+static void park(sched_thread *t) {
+  baton_wait(&t->baton);
+  if (t->abandon) longjmp(t->abandon_env, 1);
+}
+
+/* The run is over (status set): wake the caller of fuzz_sched_run. A stuck thread then parks
+ * for good (until destroy abandons it); an ending one just returns. */
+static void finish(fuzz_sched *s, sched_thread *c) {
+  if (s->status != FUZZ_SCHED_OK) report_stuck(s);
+  sem_post(&s->done);
+  if (!c->ended) park(c);
+}
+
+/* One step of the running thread c. Returns when c runs again. */
+static void step(fuzz_sched *s, sched_thread *c, int kind, const void *object) {
+  record(s, c->index, kind, object);
+  c->at_kind = kind;
+  c->at_object = object;
+  if (kind == GC_PLAT_UNLOCK) owner_clear(s, object);
+
+  /* Livelock: every runnable thread only spinning for livelock_steps steps. A thread makes
+   * progress when it spawns, ends, or passes WORK_STEPS steps without a spin turn: a spin loop
+   * body (a trylock, a poll, a CAS) is shorter than that. */
+  if (kind == GC_PLAT_SPIN || kind == GC_PLAT_BARRIER) {
+    c->steps_since_spin = 0;
+  } else if (++c->steps_since_spin > WORK_STEPS || kind == FUZZ_SCHED_SPAWN ||
+             kind == FUZZ_SCHED_END) {
+    s->spin_only_steps = 0;
+  }
+  if (++s->spin_only_steps >= s->cfg.livelock_steps) {
+    s->status = FUZZ_SCHED_LIVELOCK;
+    finish(s, c);
+    return;
+  }
+
+  int next = choose(s, c, kind);
+  if (next == c->index) { /* the fast path: no syscall */
+    take(s, c);
+    return;
+  }
+  if (next < 0) {
+    int live = 0;
+    for (int i = 0; i < s->n_threads; i++) live += !s->threads[i].ended;
+    s->status = live ? FUZZ_SCHED_DEADLOCK : FUZZ_SCHED_OK;
+    finish(s, c);
+    return;
+  }
+  sched_thread *n = &s->threads[next];
+  s->switches++;
+  if (s->cfg.trace) {
+    fprintf(s->cfg.trace, "sched: step %llu: d%d -> d%d (d%d at %s %s)\n",
+            (unsigned long long)s->steps, c->index, next, c->index, fuzz_sched_kind_name(kind),
+            fuzz_sched_object_name(s, object));
+  }
+  take(s, n);
+  sem_post(&n->baton);
+  if (!c->ended) park(c);
+}
+
+void fuzz_sched_point(gc_plat_point point, const void *object) {
+  sched_thread *t = self;
+  if (t == NULL) return;
+  step(t->sched, t, (int)point, object);
+}
+
+int fuzz_sched_self(void) { return self ? self->index : -1; }
+
+/* ---- Threads ---- */
+
+static void *trampoline(void *arg) {
+  sched_thread *t = arg;
+  fuzz_sched *s = t->sched;
+  int scheduled = s->cfg.mode != FUZZ_SCHED_FREE;
+  if (scheduled) self = t;
+  baton_wait(&t->baton);
+  if (t->abandon) { /* destroyed before it ever ran */
+    t->ended = 1;
+  } else if (setjmp(t->abandon_env) != 0) { /* abandoned while parked in step() */
+    t->ended = 1;
+  } else {
+    t->fn(t->arg);
+    t->ended = 1;
+    /* Hands the baton on and returns at once: nothing of the scheduler is touched after it. */
+    if (scheduled) step(s, t, FUZZ_SCHED_END, NULL);
+  }
+  self = NULL;
+  return NULL;
+}
+
+int fuzz_sched_spawn(fuzz_sched *s, void (*fn)(void *), void *arg) {
+  int free_mode = s->cfg.mode == FUZZ_SCHED_FREE;
+  sched_thread *me = self;
+  /* During a scheduled run only the running managed thread may change the thread table. */
+  if (!free_mode && s->running && (me == NULL || me->sched != s)) return -1;
+  pthread_mutex_lock(&s->spawn_lock);
+  if (s->n_threads == FUZZ_SCHED_MAX_THREADS) {
+    pthread_mutex_unlock(&s->spawn_lock);
+    return -1;
+  }
+  int index = s->n_threads;
+  sched_thread *t = &s->threads[index];
+  t->sched = s;
+  t->fn = fn;
+  t->arg = arg;
+  t->index = index;
+  t->at_kind = AT_START;
+  sem_init(&t->baton, 0, 0);
+  if (pthread_create(&t->pthread, NULL, trampoline, t) != 0) {
+    sem_destroy(&t->baton);
+    pthread_mutex_unlock(&s->spawn_lock);
+    return -1;
+  }
+  s->n_threads++;
+  int running = s->running;
+  pthread_mutex_unlock(&s->spawn_lock);
+  if (free_mode && running) sem_post(&t->baton);
+  if (!free_mode && running) step(s, me, FUZZ_SCHED_SPAWN, NULL);
+  return index;
+}
+
+static int run_free(fuzz_sched *s) {
+  pthread_mutex_lock(&s->spawn_lock);
+  s->running = 1;
+  for (int i = 0; i < s->n_threads; i++) sem_post(&s->threads[i].baton);
+  pthread_mutex_unlock(&s->spawn_lock);
+  for (int i = 0;; i++) {
+    pthread_mutex_lock(&s->spawn_lock);
+    int more = i < s->n_threads;
+    pthread_mutex_unlock(&s->spawn_lock);
+    if (!more) break;
+    pthread_join(s->threads[i].pthread, NULL);
+    s->threads[i].joined = 1;
+  }
+  return FUZZ_SCHED_OK;
+}
+
+int fuzz_sched_run(fuzz_sched *s) {
+  if (s->running) return FUZZ_SCHED_EINVAL;
+  if (s->cfg.mode == FUZZ_SCHED_FREE) return run_free(s);
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&run_active, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    return FUZZ_SCHED_EINVAL;
+  }
+  s->running = 1;
+  if (s->n_threads > 0) {
+    gc_plat_set_hook(fuzz_sched_point);
+    /* The first thread: PCT's highest priority; BYTES: thread 0 (the bytes decide from step 1). */
+    int first = 0;
+    if (s->cfg.mode == FUZZ_SCHED_PCT) {
+      for (int i = 1; i < s->n_threads; i++) {
+        if (s->threads[i].priority > s->threads[first].priority) first = i;
+      }
+    }
+    take(s, &s->threads[first]);
+    sem_post(&s->threads[first].baton);
+    baton_wait(&s->done);
+    gc_plat_set_hook(NULL);
+    for (int i = 0; i < s->n_threads; i++) {
+      sched_thread *t = &s->threads[i];
+      if (t->ended) {
+        pthread_join(t->pthread, NULL);
+        t->joined = 1;
+      }
+    }
+  }
+  __atomic_store_n(&run_active, 0, __ATOMIC_RELEASE);
+  return s->status;
+}
+
+/* ---- The interleaving ---- */
+
+uint64_t fuzz_sched_steps(const fuzz_sched *s) { return s->steps; }
+uint64_t fuzz_sched_switches(const fuzz_sched *s) { return s->switches; }
+uint64_t fuzz_sched_hash(const fuzz_sched *s) { return s->hash; }
+
+int fuzz_sched_step_at(const fuzz_sched *s, uint64_t step, fuzz_sched_step *out) {
+  if (step == 0 || step > s->steps || s->steps - step >= s->cfg.log_steps) return 0;
+  *out = s->log[(step - 1) & (s->cfg.log_steps - 1)];
+  return 1;
+}
+
+void fuzz_sched_print_interleaving(const fuzz_sched *s, FILE *out) {
+  fprintf(out, "interleaving: %llu steps, %llu switches, hash %016llx\n",
+          (unsigned long long)s->steps, (unsigned long long)s->switches,
+          (unsigned long long)s->hash);
+  uint64_t first = s->steps > s->cfg.log_steps ? s->steps - s->cfg.log_steps + 1 : 1;
+  if (first > 1) fprintf(out, "  (steps 1-%llu not kept)\n", (unsigned long long)first - 1);
+  uint64_t run_start = first;
+  for (uint64_t i = first; i <= s->steps; i++) {
+    fuzz_sched_step e, next;
+    fuzz_sched_step_at(s, i, &e);
+    if (i < s->steps && fuzz_sched_step_at(s, i + 1, &next) && next.thread == e.thread) continue;
+    /* The run of steps run_start .. i belongs to one thread; i is where it stopped. */
+    fprintf(out, "  %6llu  d%u x%-5llu", (unsigned long long)run_start, e.thread,
+            (unsigned long long)(i - run_start + 1));
+    if (e.kind == FUZZ_SCHED_END) {
+      fprintf(out, " ended\n");
+    } else {
+      fprintf(out, " last: %s %s\n", fuzz_sched_kind_name(e.kind),
+              e.object ? fuzz_sched_object_name(s, e.object) : "");
+    }
+    run_start = i + 1;
+  }
+}
