@@ -652,6 +652,7 @@ static void op_misuse(driver *d, fuzz_misuse m) {
 static void op_spawn_thread(driver *d, int n);
 static void op_terminate_self(driver *d);
 static void name_domain(driver *d, int k);
+static void label_thread(driver *d, int thread, int domain);
 
 static void run_op(driver *d, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
@@ -779,10 +780,13 @@ static void op_spawn_thread(driver *d, int n) {
   if (d->domains[n] == NULL) return; /* refused: out of memory */
   name_domain(d, n);
   p->started = 1;
-  if (fuzz_sched_spawn(d->sched, domain_thread, p) < 0) {
+  int thread = fuzz_sched_spawn(d->sched, domain_thread, p);
+  if (thread < 0) {
     /* No thread for it: the domain stays in its blocking section, as if its part were empty. */
     p->count = 0;
+    return;
   }
+  label_thread(d, thread, n);
 }
 
 /* terminate dN in dN's own part: its frames and slots stop being roots (terminating drops
@@ -868,6 +872,11 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
   return 1;
 }
 
+static void label_thread(driver *d, int thread, int domain) {
+  static const char *const labels[FUZZ_DOMAINS] = {"d0", "d1", "d2", "d3"};
+  fuzz_sched_label(d->sched, thread, labels[domain]);
+}
+
 static void name_domain(driver *d, int k) {
   static const char *const names[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2", "domain d3"};
   static const char *const states[FUZZ_DOMAINS] = {"d0.state", "d1.state", "d2.state", "d3.state"};
@@ -905,7 +914,7 @@ static int run_threads(driver *d, const uint8_t *data, size_t size) {
   name_objects(d);
   d->plans[0].started = 1;
   gc_enter_blocking(d->domains[0]); /* thread 0 leaves it */
-  fuzz_sched_spawn(d->sched, domain_thread, &d->plans[0]);
+  label_thread(d, fuzz_sched_spawn(d->sched, domain_thread, &d->plans[0]), 0);
   int status = fuzz_sched_run(d->sched);
   self = &d->muts[0];
   d->res->sched_steps = fuzz_sched_steps(d->sched);

@@ -50,6 +50,7 @@ typedef struct sched_thread {
   const void *at_object;
   int64_t priority;     /* PCT: higher runs first */
   uint32_t steps_since_spin;
+  char label[8];        /* how reports and the interleaving name it: "t2", or fuzz_sched_label's */
 } sched_thread;
 
 typedef struct held_mutex {
@@ -380,16 +381,16 @@ static void report_stuck(fuzz_sched *s) {
   for (int i = 0; i < s->n_threads; i++) {
     const sched_thread *t = &s->threads[i];
     if (t->ended) {
-      fprintf(out, "  d%d ended\n", i);
+      fprintf(out, "  %s ended\n", t->label);
     } else if (t->at_kind == GC_PLAT_LOCK && owner_of(s, t->at_object) >= 0) {
       int owner = owner_of(s, t->at_object);
-      fprintf(out, "  d%d waits at lock %s, held by d%d%s\n", i,
-              fuzz_sched_object_name(s, t->at_object), owner,
+      fprintf(out, "  %s waits at lock %s, held by %s%s\n", t->label,
+              fuzz_sched_object_name(s, t->at_object), s->threads[owner].label,
               s->threads[owner].ended ? " (ended)" : "");
     } else if (t->at_kind == AT_START) {
-      fprintf(out, "  d%d not started\n", i);
+      fprintf(out, "  %s not started\n", t->label);
     } else {
-      fprintf(out, "  d%d %s at %s %s\n", i,
+      fprintf(out, "  %s %s at %s %s\n", t->label,
               t->at_kind == GC_PLAT_SPIN || t->at_kind == GC_PLAT_BARRIER ? "spins" : "stands",
               fuzz_sched_kind_name(t->at_kind), fuzz_sched_object_name(s, t->at_object));
     }
@@ -447,8 +448,8 @@ static void step(fuzz_sched *s, sched_thread *c, int kind, const void *object) {
   sched_thread *n = &s->threads[next];
   s->switches++;
   if (s->cfg.trace) {
-    fprintf(s->cfg.trace, "sched: step %llu: d%d -> d%d (d%d at %s %s)\n",
-            (unsigned long long)s->steps, c->index, next, c->index, fuzz_sched_kind_name(kind),
+    fprintf(s->cfg.trace, "sched: step %llu: %s -> %s (%s at %s %s)\n",
+            (unsigned long long)s->steps, c->label, n->label, c->label, fuzz_sched_kind_name(kind),
             fuzz_sched_object_name(s, object));
   }
   take(s, n);
@@ -502,6 +503,7 @@ int fuzz_sched_spawn(fuzz_sched *s, void (*fn)(void *), void *arg) {
   t->fn = fn;
   t->arg = arg;
   t->index = index;
+  snprintf(t->label, sizeof t->label, "t%d", index);
   t->at_kind = AT_START;
   sem_init(&t->baton, 0, 0);
   if (pthread_create(&t->pthread, NULL, trampoline, t) != 0) {
@@ -591,7 +593,7 @@ void fuzz_sched_print_interleaving(const fuzz_sched *s, FILE *out) {
     fuzz_sched_step_at(s, i, &e);
     if (i < s->steps && fuzz_sched_step_at(s, i + 1, &next) && next.thread == e.thread) continue;
     /* The run of steps run_start .. i belongs to one thread; i is where it stopped. */
-    fprintf(out, "  %6llu  d%u x%-5llu", (unsigned long long)run_start, e.thread,
+    fprintf(out, "  %6llu  %-3s x%-5llu", (unsigned long long)run_start, s->threads[e.thread].label,
             (unsigned long long)(i - run_start + 1));
     if (e.kind == FUZZ_SCHED_END) {
       fprintf(out, " ended\n");
@@ -601,4 +603,9 @@ void fuzz_sched_print_interleaving(const fuzz_sched *s, FILE *out) {
     }
     run_start = i + 1;
   }
+}
+
+void fuzz_sched_label(fuzz_sched *s, int thread, const char *label) {
+  if (thread < 0 || thread >= s->n_threads) return;
+  snprintf(s->threads[thread].label, sizeof s->threads[thread].label, "%s", label);
 }

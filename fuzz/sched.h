@@ -99,6 +99,10 @@ int fuzz_sched_run(fuzz_sched *s);
  * ops of a domain's program). */
 void fuzz_sched_point(gc_plat_point point, const void *object);
 
+/* How reports and the printed interleaving name thread `thread` (up to 7 characters; default
+ * "t<index>"), e.g. the domain it runs. */
+void fuzz_sched_label(fuzz_sched *s, int thread, const char *label);
+
 /* The calling thread's index, or -1 when the scheduler does not manage it. */
 int fuzz_sched_self(void);
 
