@@ -67,6 +67,24 @@ static void fail(const char *path, const char *what) {
   failures++;
 }
 
+/* The target a regression names in a line of its own ("# target: schedule"), else `set`. */
+static const fuzz_opset *declared_target(const fuzz_opset *set, const fuzz_buf *text,
+                                         const char *path) {
+  static const char key[] = "# target: ";
+  const char *t = (const char *)text->data;
+  for (size_t i = 0; i + sizeof key - 1 <= text->size; i++) {
+    if ((i > 0 && t[i - 1] != '\n') || memcmp(t + i, key, sizeof key - 1) != 0) continue;
+    char name[32];
+    size_t n = 0, at = i + sizeof key - 1;
+    while (at < text->size && t[at] != '\n' && t[at] != ' ' && n + 1 < sizeof name) name[n++] = t[at++];
+    name[n] = '\0';
+    const fuzz_opset *named = fuzz_opset_find(name);
+    if (named == NULL) fail(path, "names an unknown target");
+    return named != NULL ? named : set;
+  }
+  return set;
+}
+
 /* Assemble, round-trip, run as a program of the target with op set `set`. Marks the ops used in
  * `used`. */
 static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_OP_COUNT]) {
@@ -75,6 +93,7 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
     fail(path, "cannot read");
     return;
   }
+  set = declared_target(set, &text, path);
   fuzz_text_error err;
   if (!fuzz_assemble(set, (const char *)text.data, text.size, &bytes, &err)) {
     fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);

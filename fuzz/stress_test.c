@@ -4,8 +4,9 @@
  * run; in every build a violation fails it.
  *
  * Usage: stress_test FILE... (the text programs; Bazel passes corpus/schedule/*.txt).
- * Time: GCFUZZ_STRESS_SECONDS, default 20 under ThreadSanitizer (what ci/test runs) and 2 in the
- * other builds (which only check that the mode works); ci/campaign --tsan sets it longer. */
+ * Time: GCFUZZ_SCHEDULE_STRESS_SECONDS, default 20 under ThreadSanitizer (what ci/test runs) and
+ * 2 in the other builds (which only check that the mode works); ci/campaign --tsan sets it
+ * longer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: stress_test FILE...\n");
     return 2;
   }
-  const char *env = getenv("GCFUZZ_STRESS_SECONDS");
+  const char *env = getenv("GCFUZZ_SCHEDULE_STRESS_SECONDS");
   double seconds = env != NULL && atof(env) > 0 ? atof(env) : STRESS_DEFAULT_SECONDS;
   int programs = argc - 1;
   fuzz_buf *bytes = calloc((size_t)programs, sizeof *bytes);
