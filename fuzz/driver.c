@@ -28,14 +28,13 @@ const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkma
                                                       "driver"};
 enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
 
-/* Model roots: one bank per mutator (its slots, then each frame's snapshot), then the global
- * cells. */
+/* Model roots: one bank per mutator: its slots, each frame's snapshot, its global cells. */
 enum {
   BANK_SLOTS = 0,
   BANK_FRAMES = BANK_SLOTS + FUZZ_SLOTS,
-  BANK_ROOTS = BANK_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
-  ROOT_GLOBALS = FUZZ_DOMAINS * BANK_ROOTS,
-  ROOT_COUNT = ROOT_GLOBALS + FUZZ_GLOBALS,
+  BANK_GLOBALS = BANK_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
+  BANK_ROOTS = BANK_GLOBALS + FUZZ_GLOBALS,
+  ROOT_COUNT = FUZZ_DOMAINS * BANK_ROOTS,
 };
 
 /* A local root frame pushed by `push`: a snapshot of the slots when it was pushed, on the domain
@@ -61,6 +60,10 @@ typedef struct mutator {
   driver_frame frames[FUZZ_FRAMES];
   int frame_count; /* records in use */
   uint64_t frame_seq;
+  /* Global root cells g0..g7, each mutator its own: on threads, two mutators registering one
+   * cell would race, and which call wins depends on where the scheduler preempts inside it. */
+  gc_value globals[FUZZ_GLOBALS];
+  unsigned char registered[FUZZ_GLOBALS];
   size_t root_base;
   /* The domain the mutator is on (INV-DRV-2), and that domain while it runs (NULL while a
    * `block` holds it). */
@@ -88,8 +91,6 @@ typedef struct driver {
   gc_model *model;
 
   mutator muts[FUZZ_DOMAINS]; /* the graph and roots targets use muts[0] only */
-  gc_value globals[FUZZ_GLOBALS];
-  unsigned char registered[FUZZ_GLOBALS];
   /* Conservative ranges, registered through the model for the whole program; written only by
    * gc_model_range_store. */
   uintptr_t ranges[FUZZ_RANGES][FUZZ_RANGE_WORDS];
@@ -502,25 +503,27 @@ static void op_range_pool(driver *d, fuzz_arg word, int s, int k) {
 }
 
 static void op_root(driver *d, int g, int src) {
-  size_t root = ROOT_GLOBALS + (size_t)g;
-  if (d->registered[g]) {
-    expect_error(d, gc_root_register(d->heap, &d->globals[g]), GC_ERR_DUP_ROOT,
+  mutator *m = me();
+  size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
+  if (m->registered[g]) {
+    expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_ERR_DUP_ROOT,
                  "gc_root_register(a registered cell)");
   } else {
-    expect_error(d, gc_root_register(d->heap, &d->globals[g]), GC_OK, "gc_root_register");
-    d->registered[g] = 1;
+    expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_OK, "gc_root_register");
+    m->registered[g] = 1;
   }
   gc_model_root_set(d->model, root, slot_obj(d, src));
 }
 
 static void op_unroot(driver *d, int g) {
-  size_t root = ROOT_GLOBALS + (size_t)g;
-  if (d->registered[g]) {
-    expect_error(d, gc_root_unregister(d->heap, &d->globals[g]), GC_OK, "gc_root_unregister");
-    d->registered[g] = 0;
+  mutator *m = me();
+  size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
+  if (m->registered[g]) {
+    expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_OK, "gc_root_unregister");
+    m->registered[g] = 0;
     gc_model_root_clear(d->model, root);
   } else {
-    expect_error(d, gc_root_unregister(d->heap, &d->globals[g]), GC_ERR_UNKNOWN_ROOT,
+    expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_ERR_UNKNOWN_ROOT,
                  "gc_root_unregister(an unregistered cell)");
   }
 }
@@ -638,8 +641,10 @@ static void op_misuse(driver *d, fuzz_misuse m) {
       gc_config before = *gc_heap_config(h);
       const char *text = m == FUZZ_MISUSE_BAD_PARAM ? "markstack=3" : "bogus=1";
       expect_error(d, gc_set_params(h, text), GC_ERR_PARAM, text);
+      /* (Scheduled threads: another domain's `param` may run while this call waits at a lock,
+       * so only the error is checked there.) */
       d->res->pass_runs[PASS_DRIVER]++;
-      if (!same_config(&before, gc_heap_config(h))) {
+      if (d->opt->threads != FUZZ_SCHEDULED && !same_config(&before, gc_heap_config(h))) {
         driver_violation(d, "driver.api-error", "a refused gc_set_params(\"%s\") changed the "
                          "configuration", text);
       }
@@ -796,6 +801,10 @@ static void op_terminate_self(driver *d) {
   for (int k; (k = innermost_frame(d, m->on)) >= 0;) release_frame(d, k);
   /* Retired, not just cleared: a resurrecting finalizer aimed at one of its slots must store
    * nothing there now (the frame is gone). */
+  /* Its global cells would outlive the domain; a thread that ends lets go of them. */
+  for (int g = 0; g < FUZZ_GLOBALS; g++) {
+    if (m->registered[g]) op_unroot(d, g);
+  }
   for (size_t r = 0; r < BANK_ROOTS; r++) gc_model_root_retire(d->model, m->root_base + r);
   expect_error(d, gc_domain_terminate(m->dom), GC_OK, "gc_domain_terminate");
   d->domains[m->on] = NULL;
@@ -1039,8 +1048,9 @@ static void bind_roots(driver *d, gc_model *m) {
         gc_model_root_bind(m, base + BANK_FRAMES + k * FUZZ_SLOTS + i, &mu->frames[k].values[i]);
       }
     }
+    for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(m, base + BANK_GLOBALS + g, &mu->globals[g]);
   }
-  for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(m, ROOT_GLOBALS + g, &d->globals[g]);
+
 }
 
 static void teardown(driver *d) {
@@ -1055,7 +1065,9 @@ static void teardown(driver *d) {
   }
   if (me()->dom != NULL) gc_frame_pop(me()->dom, &me()->slot_frame);
   for (int g = 0; g < FUZZ_GLOBALS; g++) {
-    if (d->registered[g]) gc_root_unregister(d->heap, &d->globals[g]);
+    for (int b = 0; b < FUZZ_DOMAINS; b++) {
+      if (d->muts[b].registered[g]) gc_root_unregister(d->heap, &d->muts[b].globals[g]);
+    }
   }
   gc_set_hook(d->heap, NULL, NULL);
   gc_verify_uninstall(d->verifier);

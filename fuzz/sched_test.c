@@ -289,13 +289,13 @@ static void test_deadlock(void) {
   CHECK(seed < 200);
   CHECK(ok_runs > 0);
   CHECK(strstr(report, "deadlock") != NULL);
-  CHECK(strstr(report, "d0 waits at lock lock_b, held by d1") != NULL);
-  CHECK(strstr(report, "d1 waits at lock lock_a, held by d0") != NULL);
+  CHECK(strstr(report, "t0 waits at lock lock_b, held by t1") != NULL);
+  CHECK(strstr(report, "t1 waits at lock lock_a, held by t0") != NULL);
   fprintf(stderr, "  deadlock: PCT seed %llu (after %d clean runs) reports:\n%s",
           (unsigned long long)seed, ok_runs, report);
   free(report);
 
-  /* The same inversion from bytes: d0 takes a, then d1 runs (takes b, blocks on a). */
+  /* The same inversion from bytes: t0 takes a, then t1 runs (takes b, blocks on a). */
   x = &stuck_pairs[1];
   gc_mutex_init(&x->a);
   gc_mutex_init(&x->b);
@@ -311,7 +311,7 @@ static void test_deadlock(void) {
   gc_mutex_init(&x->b);
   cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_BYTES};
   CHECK_EQ_U(run_pair(cfg, lock_and_end, wait_for_a, x, &report), FUZZ_SCHED_DEADLOCK);
-  CHECK(strstr(report, "d1 waits at lock lock_a, held by d0 (ended)") != NULL);
+  CHECK(strstr(report, "t1 waits at lock lock_a, held by t0 (ended)") != NULL);
   free(report);
 }
 
@@ -346,8 +346,8 @@ static void test_livelock(void) {
   fuzz_sched_destroy(s); /* abandons both spinners */
   fclose(trace);
   CHECK(strstr(report, "livelock") != NULL);
-  CHECK(strstr(report, "d0 spins at spin flag_a") != NULL);
-  CHECK(strstr(report, "d1 spins at spin flag_b") != NULL);
+  CHECK(strstr(report, "t0 spins at spin flag_a") != NULL);
+  CHECK(strstr(report, "t1 spins at spin flag_b") != NULL);
   free(report);
 }
 
@@ -628,10 +628,10 @@ static void test_print(void) {
   fclose(out);
   fprintf(stderr, "%s", text);
   CHECK(strstr(text, "16 steps, 3 switches") != NULL);
-  CHECK(strstr(text, "       1  d0 x3     last: atomic work\n") != NULL);
-  CHECK(strstr(text, "       4  d1 x3     last: atomic work\n") != NULL);
-  CHECK(strstr(text, "       7  d0 x5     ended\n") != NULL);
-  CHECK(strstr(text, "      12  d1 x5     ended\n") != NULL);
+  CHECK(strstr(text, "       1  t0  x3     last: atomic work\n") != NULL);
+  CHECK(strstr(text, "       4  t1  x3     last: atomic work\n") != NULL);
+  CHECK(strstr(text, "       7  t0  x5     ended\n") != NULL);
+  CHECK(strstr(text, "      12  t1  x5     ended\n") != NULL);
   fuzz_sched_step e;
   CHECK(fuzz_sched_step_at(s, 16, &e) && e.thread == 1 && e.kind == FUZZ_SCHED_END);
   CHECK(!fuzz_sched_step_at(s, 17, &e));
