@@ -781,10 +781,12 @@ static void domain_thread(void *arg) {
 static void op_spawn_thread(driver *d, int n) {
   thread_plan *p = &d->plans[n];
   if (n == 0 || p->started) return;
-  op_spawn(d, n);
-  if (d->domains[n] == NULL) return; /* refused: out of memory */
-  name_domain(d, n);
+  /* Claimed before the call: gc_domain_spawn has scheduling points, and another domain's
+   * `spawn dN` may run while this one waits at one; it must find dN taken, not spawn it too. */
   p->started = 1;
+  op_spawn(d, n);
+  if (d->domains[n] == NULL) return; /* refused: out of memory; dN's part never runs */
+  name_domain(d, n);
   int thread = fuzz_sched_spawn(d->sched, domain_thread, p);
   if (thread < 0) {
     /* No thread for it: the domain stays in its blocking section, as if its part were empty. */
@@ -858,7 +860,11 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
     cfg->bytes = *choices;
     cfg->bytes_len = choice_bytes;
   }
-  cfg->pct_steps = 64 * (uint64_t)kept + 256;
+  /* k, the steps change points are drawn from: about what a program takes (a few steps an op,
+   * one a block marked); too large a k puts the change points past the end of the run. */
+  cfg->pct_steps = 4 * (uint64_t)kept + 32;
+  /* A collector that only spins for this long is stuck: a real wait ends in a few hundred. */
+  cfg->livelock_steps = 20000;
   if (d->opt->threads == FUZZ_FREE_THREADS) cfg->mode = FUZZ_SCHED_FREE;
   cfg->trace = d->opt->trace;
   /* Part by part, in program order: plans[k].ops points into one array. */
@@ -1023,6 +1029,14 @@ static gc_heap *create_heap(const fuzz_options *opt) {
   cfg.pools_per_batch = 1;
   cfg.free_pools_kept = 0;
   cfg.pool_cache = opt->pool_cache;
+  if (opt->threads == FUZZ_SCHEDULED && cfg.pool_cache == NULL) {
+    /* Scheduled runs always go through a pool cache: taking and giving pools passes the cache's
+     * lock, two scheduling points, whether it holds pools or not. With the cache in some runs and
+     * not in others, an input would take one interleaving in the fuzzer and another in replay. */
+    static gc_pool_cache *scheduled_cache;
+    if (scheduled_cache == NULL) scheduled_cache = gc_pool_cache_create(256);
+    cfg.pool_cache = scheduled_cache;
+  }
   cfg.verify = opt->verify ? opt->verify : GC_VERIFY_ALL;
   if (opt->params != NULL) {
     char err[200];

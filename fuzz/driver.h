@@ -52,7 +52,9 @@ typedef struct fuzz_options {
   FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
   unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
   const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
-  gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL */
+  gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL
+                              * (FUZZ_SCHEDULED then uses one of its own: the cache's lock is part
+                              * of every interleaving) */
   fuzz_scratch *scratch;     /* the passes' and the model's memory, kept likewise, or NULL */
   /* Tests only: called after each op with the heap and the slots, e.g. to break the heap on
    * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
