@@ -2,16 +2,14 @@
 #include "fuzz/driver.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/driver_state.h"
 #include "fuzz/program.h"
-#include "fuzz/sched.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
-#include "gc/heap.h" /* the collector's locks, named in the printed interleaving */
 #include "gc/pool_layout.h"
 #include "invariants/model.h"
 #include "invariants/verify.h"
@@ -26,89 +24,8 @@
 
 const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkmark", "model",
                                                       "driver"};
-enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
 
-/* Model roots: one bank per mutator: its slots, each frame's snapshot, its global cells. */
-enum {
-  BANK_SLOTS = 0,
-  BANK_FRAMES = BANK_SLOTS + FUZZ_SLOTS,
-  BANK_GLOBALS = BANK_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
-  BANK_ROOTS = BANK_GLOBALS + FUZZ_GLOBALS,
-  ROOT_COUNT = FUZZ_DOMAINS * BANK_ROOTS,
-};
-
-/* A local root frame pushed by `push`: a snapshot of the slots when it was pushed, on the domain
- * the program was on. */
-typedef struct driver_frame {
-  gc_frame frame;
-  gc_value values[FUZZ_SLOTS];
-  int domain;   /* the domain it is pushed on, or -1 when the record is free */
-  uint64_t seq; /* push order: a domain's innermost frame has its highest seq */
-} driver_frame;
-
-/* A mutator: what one thread of the program holds. The graph and roots targets have one, which
- * moves from domain to domain with `on`; the schedule target has one per domain, on its own
- * thread (fuzz/schedule.c). */
-typedef struct mutator {
-  /* INV-DRV-1: every block a mutator can reach is in one of its slots, one of its pushed frames'
-   * snapshots, a registered global cell, or a field of one of those; each of those words is a
-   * model root (bound with gc_model_root_bind; its bank starts at root_base), and the words of
-   * frames not pushed and cells not registered are NULL. So the model knows every root, and
-   * every block is a model object (allocated through the model). */
-  gc_value slots[FUZZ_SLOTS];
-  gc_frame slot_frame; /* always the outermost frame of the domain it was pushed on */
-  driver_frame frames[FUZZ_FRAMES];
-  int frame_count; /* records in use */
-  uint64_t frame_seq;
-  /* Global root cells g0..g7, each mutator its own: on threads, two mutators registering one
-   * cell would race, and which call wins depends on where the scheduler preempts inside it. */
-  gc_value globals[FUZZ_GLOBALS];
-  unsigned char registered[FUZZ_GLOBALS];
-  size_t root_base;
-  /* The domain the mutator is on (INV-DRV-2), and that domain while it runs (NULL while a
-   * `block` holds it). */
-  int on;
-  gc_domain *dom;
-  const fuzz_op *op; /* the op running, NULL during setup and the final checks */
-  int terminated;    /* on threads: its domain terminated itself; its thread ends */
-} mutator;
-
-/* The calling thread's mutator. */
-static __thread mutator *self;
-static inline mutator *me(void) { return self; }
-
-typedef struct driver {
-  const fuzz_options *opt;
-  FILE *out;
-  fuzz_result *res;
-  gc_heap *heap;
-  /* Domains (see "Domains in one thread" in ops.h). INV-DRV-2: a mutator's domain, domains[on],
-   * runs unless blocked[on]; every other spawned domain (one no mutator is on) is in a blocking
-   * section. */
-  gc_domain *domains[FUZZ_DOMAINS];
-  unsigned char blocked[FUZZ_DOMAINS];
-  gc_verifier *verifier;
-  gc_model *model;
-
-  mutator muts[FUZZ_DOMAINS]; /* the graph and roots targets use muts[0] only */
-  /* Conservative ranges, registered through the model for the whole program; written only by
-   * gc_model_range_store. */
-  uintptr_t ranges[FUZZ_RANGES][FUZZ_RANGE_WORDS];
-
-  /* What the driver expects of allocation. */
-  unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */
-  size_t limit_bytes;      /* 0: no heap limit */
-
-  /* FUZZ_SCHEDULED, FUZZ_FREE_THREADS: the threads (see "Running on threads"). */
-  fuzz_sched *sched;
-  struct thread_plan *plans; /* FUZZ_DOMAINS of them */
-  pthread_mutex_t turn;      /* FUZZ_FREE_THREADS: held by the thread running an op */
-
-  /* Attribution of violations: the running op is the calling thread's mutator's. */
-  long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
-  fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
-} driver;
-
+__thread mutator *drv_self;
 /* ---- Violations ---------------------------------------------------------------------------- */
 
 static void describe_op(const fuzz_op *op, char *buf, size_t len) {
@@ -151,9 +68,9 @@ static void finish_violation(driver *d) {
 }
 
 /* A violation of the API contract found by the driver itself. */
-static void driver_violation(driver *d, const char *kind, const char *fmt, ...)
+void drv_violation(driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void driver_violation(driver *d, const char *kind, const char *fmt, ...) {
+void drv_violation(driver *d, const char *kind, const char *fmt, ...) {
   note_violation(d, PASS_DRIVER, kind, me()->op != NULL ? (long)me()->op->index : -1);
   fprintf(d->out, "VIOLATION %s (pass driver)\n", kind);
   if (me()->op != NULL) {
@@ -172,10 +89,10 @@ static void driver_violation(driver *d, const char *kind, const char *fmt, ...) 
   finish_violation(d);
 }
 
-static void expect_error(driver *d, gc_error got, gc_error want, const char *call) {
+void drv_expect_error(driver *d, gc_error got, gc_error want, const char *call) {
   d->res->pass_runs[PASS_DRIVER]++;
   if (got != want) {
-    driver_violation(d, "driver.api-error", "%s returned %s, expected %s (last error: %s)", call,
+    drv_violation(d, "driver.api-error", "%s returned %s, expected %s (last error: %s)", call,
                      gc_error_name(got), gc_error_name(want), gc_last_error_message(d->heap));
   }
   gc_clear_error(d->heap);
@@ -242,7 +159,7 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
 /* ---- Ops ----------------------------------------------------------------------------------- */
 
 static gc_model_id slot_obj(driver *d, int s) { return gc_model_root_get(d->model, me()->root_base + BANK_SLOTS + (size_t)s); }
-static void set_slot(driver *d, int s, gc_model_id obj) {
+void drv_set_slot(driver *d, int s, gc_model_id obj) {
   gc_model_root_set(d->model, me()->root_base + BANK_SLOTS + (size_t)s, obj);
 }
 
@@ -271,18 +188,18 @@ static size_t first_nonzero(const gc_value *words, size_t from, size_t n) {
 static void check_new_block(driver *d, gc_value v, size_t wsize, unsigned tag) {
   d->res->pass_runs[PASS_DRIVER]++;
   if (!gc_is_block(v) || ((uintptr_t)v & (sizeof(gc_value) - 1)) != 0) {
-    driver_violation(d, "driver.bad-block", "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
+    drv_violation(d, "driver.bad-block", "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
     return;
   }
   if (gc_wsize(v) != wsize || gc_tag(v) != tag) {
-    driver_violation(d, "driver.bad-block",
+    drv_violation(d, "driver.bad-block",
                      "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
                      gc_wsize(v), gc_tag(v));
     return;
   }
   size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
   if (i < wsize) {
-    driver_violation(d, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
+    drv_violation(d, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
                      GC_FIELD(v, i));
   }
 }
@@ -306,23 +223,23 @@ static void op_alloc(driver *d, int dst, fuzz_block_kind kind, size_t n) {
   if (obj == GC_MODEL_NONE) {
     gc_error e = gc_last_error(d->heap);
     if (e != GC_ERR_NOMEM) {
-      driver_violation(d, "driver.api-error", "a failed allocation recorded %s, not nomem",
+      drv_violation(d, "driver.api-error", "a failed allocation recorded %s, not nomem",
                        gc_error_name(e));
     } else if (!expect_fail && d->limit_bytes == 0) {
-      driver_violation(d, "driver.unexpected-failure",
+      drv_violation(d, "driver.unexpected-failure",
                        "an allocation of %zu fields failed with no heap limit and no injected "
                        "failure due: %s", wsize, gc_last_error_message(d->heap));
     }
     gc_clear_error(d->heap);
-    set_slot(d, dst, GC_MODEL_NONE);
+    drv_set_slot(d, dst, GC_MODEL_NONE);
     return;
   }
   if (expect_fail) {
-    driver_violation(d, "driver.injected-failure-missed",
+    drv_violation(d, "driver.injected-failure-missed",
                      "the injected failure was due at this allocation, but it succeeded");
   }
   check_new_block(d, gc_model_value(d->model, obj), wsize, tag);
-  set_slot(d, dst, obj);
+  drv_set_slot(d, dst, obj);
 }
 
 /* store / store_imm into field f of the object in slot s. Scanned fields take the value; raw and
@@ -351,7 +268,7 @@ static void op_load(driver *d, int dst, fuzz_arg src) {
       (size_t)src.b >= gc_model_wsize(d->model, obj)) {
     return;
   }
-  set_slot(d, dst, gc_model_load(d->model, obj, (size_t)src.b)); /* an immediate: empty */
+  drv_set_slot(d, dst, gc_model_load(d->model, obj, (size_t)src.b)); /* an immediate: empty */
 }
 
 static void op_push(driver *d) {
@@ -368,7 +285,7 @@ static void op_push(driver *d) {
 }
 
 /* The record of domain dom's innermost frame, or -1. */
-static int innermost_frame(const driver *d, int dom) {
+int drv_innermost_frame(const driver *d, int dom) {
   int k = -1;
   for (int i = 0; i < FUZZ_FRAMES; i++) {
     if (me()->frames[i].domain == dom && (k < 0 || me()->frames[i].seq > me()->frames[k].seq)) k = i;
@@ -378,7 +295,7 @@ static int innermost_frame(const driver *d, int dom) {
 
 /* The frame record is free again and its snapshot no model root (the frame is popped, or dropped
  * with its domain). */
-static void release_frame(driver *d, int k) {
+void drv_release_frame(driver *d, int k) {
   me()->frames[k].domain = -1;
   me()->frame_count--;
   size_t base = me()->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
@@ -386,14 +303,14 @@ static void release_frame(driver *d, int k) {
 }
 
 static void op_pop(driver *d) {
-  int k = innermost_frame(d, me()->on);
+  int k = drv_innermost_frame(d, me()->on);
   if (k < 0) return;
   /* Popping a frame that is not the domain's innermost must be refused and change nothing: the
    * slots' frame is d0's outermost, and no frame of any other domain. */
-  expect_error(d, gc_frame_pop(me()->dom, &me()->slot_frame), GC_ERR_FRAME_ORDER,
+  drv_expect_error(d, gc_frame_pop(me()->dom, &me()->slot_frame), GC_ERR_FRAME_ORDER,
                "gc_frame_pop(a frame that is not the innermost)");
-  expect_error(d, gc_frame_pop(me()->dom, &me()->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
-  release_frame(d, k);
+  drv_expect_error(d, gc_frame_pop(me()->dom, &me()->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+  drv_release_frame(d, k);
 }
 
 /* ---- Domains ------------------------------------------------------------------------------- */
@@ -408,13 +325,13 @@ static void switch_to(driver *d, int to) {
   me()->dom = d->blocked[to] ? NULL : d->domains[to];
 }
 
-static void op_spawn(driver *d, int n) {
+void drv_op_spawn(driver *d, int n) {
   if (n == 0 || d->domains[n] != NULL) return;
   gc_domain *child = gc_domain_spawn(me()->dom);
   d->res->pass_runs[PASS_DRIVER]++;
   if (child == NULL) {
     /* Only out of memory may refuse a domain, and then with nomem. */
-    expect_error(d, gc_last_error(d->heap), GC_ERR_NOMEM, "gc_domain_spawn");
+    drv_expect_error(d, gc_last_error(d->heap), GC_ERR_NOMEM, "gc_domain_spawn");
     return;
   }
   d->domains[n] = child;
@@ -423,7 +340,7 @@ static void op_spawn(driver *d, int n) {
 
 static void op_terminate(driver *d, int n) {
   if (n == 0) {
-    expect_error(d, gc_domain_terminate(d->domains[0]), GC_ERR_MAIN_DOMAIN,
+    drv_expect_error(d, gc_domain_terminate(d->domains[0]), GC_ERR_MAIN_DOMAIN,
                  "gc_domain_terminate(the main domain)");
     return;
   }
@@ -435,8 +352,8 @@ static void op_terminate(driver *d, int n) {
     gc_enter_blocking(me()->dom);
     gc_leave_blocking(d->domains[n]);
   }
-  for (int k; (k = innermost_frame(d, n)) >= 0;) release_frame(d, k);
-  expect_error(d, gc_domain_terminate(d->domains[n]), GC_OK, "gc_domain_terminate");
+  for (int k; (k = drv_innermost_frame(d, n)) >= 0;) drv_release_frame(d, k);
+  drv_expect_error(d, gc_domain_terminate(d->domains[n]), GC_OK, "gc_domain_terminate");
   d->domains[n] = NULL;
   d->blocked[n] = 0;
   me()->on = back;
@@ -475,7 +392,7 @@ static void op_unfin(driver *d, int s) {
   if (obj == GC_MODEL_NONE) return;
   if (gc_model_finalizer_clear(d->model, obj)) return;
   /* No finalizer set, as far as the model knows: the collector must refuse it too. */
-  expect_error(d, gc_finalizer_clear(d->heap, gc_model_value(d->model, obj)),
+  drv_expect_error(d, gc_finalizer_clear(d->heap, gc_model_value(d->model, obj)),
                GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
 }
 
@@ -506,30 +423,30 @@ static void op_root(driver *d, int g, int src) {
   mutator *m = me();
   size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
   if (m->registered[g]) {
-    expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_ERR_DUP_ROOT,
+    drv_expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_ERR_DUP_ROOT,
                  "gc_root_register(a registered cell)");
   } else {
-    expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_OK, "gc_root_register");
+    drv_expect_error(d, gc_root_register(d->heap, &m->globals[g]), GC_OK, "gc_root_register");
     m->registered[g] = 1;
   }
   gc_model_root_set(d->model, root, slot_obj(d, src));
 }
 
-static void op_unroot(driver *d, int g) {
+void drv_op_unroot(driver *d, int g) {
   mutator *m = me();
   size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
   if (m->registered[g]) {
-    expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_OK, "gc_root_unregister");
+    drv_expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_OK, "gc_root_unregister");
     m->registered[g] = 0;
     gc_model_root_clear(d->model, root);
   } else {
-    expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_ERR_UNKNOWN_ROOT,
+    drv_expect_error(d, gc_root_unregister(d->heap, &m->globals[g]), GC_ERR_UNKNOWN_ROOT,
                  "gc_root_unregister(an unregistered cell)");
   }
 }
 
 static void set_param(driver *d, const char *text) {
-  expect_error(d, gc_set_params(d->heap, text), GC_OK, text);
+  drv_expect_error(d, gc_set_params(d->heap, text), GC_OK, text);
 }
 
 static void op_param(driver *d, fuzz_arg arg) {
@@ -562,7 +479,7 @@ static void op_pin(driver *d, int s) {
   if (obj == GC_MODEL_NONE) return;
   d->res->pass_runs[PASS_DRIVER]++;
   if (!gc_model_pin(d->model, obj)) {
-    driver_violation(d, "driver.api-error", "gc_pin of a live block failed: %s",
+    drv_violation(d, "driver.api-error", "gc_pin of a live block failed: %s",
                      gc_last_error_message(d->heap));
   }
   gc_clear_error(d->heap);
@@ -573,7 +490,7 @@ static void op_unpin(driver *d, int s) {
   if (obj == GC_MODEL_NONE) return;
   if (gc_model_unpin(d->model, obj)) return;
   /* Not pinned, as far as the model knows: the collector must refuse it too. */
-  expect_error(d, gc_unpin(d->heap, gc_model_value(d->model, obj)), GC_ERR_NOT_BLOCK,
+  drv_expect_error(d, gc_unpin(d->heap, gc_model_value(d->model, obj)), GC_ERR_NOT_BLOCK,
                "gc_unpin(a block that is not pinned)");
 }
 
@@ -588,11 +505,11 @@ static void never_added_scanner(gc_visit_fn visit, void *visit_ctx, void *user) 
 static void expect_alloc_refused(driver *d, gc_value v, gc_error want, const char *call) {
   d->res->pass_runs[PASS_DRIVER]++;
   if (v != 0) {
-    driver_violation(d, "driver.api-error", "%s returned a block, expected %s", call,
+    drv_violation(d, "driver.api-error", "%s returned a block, expected %s", call,
                      gc_error_name(want));
     return; /* the block is not in the model: the live count will say so too */
   }
-  expect_error(d, gc_last_error(d->heap), want, call);
+  drv_expect_error(d, gc_last_error(d->heap), want, call);
 }
 
 /* Field by field: a struct's padding bytes are not part of its value. */
@@ -622,30 +539,30 @@ static void op_misuse(driver *d, fuzz_misuse m) {
       expect_alloc_refused(d, gc_alloc(me()->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
                            "gc_alloc(the custom tag)");
       break;
-    case FUZZ_MISUSE_PIN_NULL: expect_error(d, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)"); break;
+    case FUZZ_MISUSE_PIN_NULL: drv_expect_error(d, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)"); break;
     case FUZZ_MISUSE_PIN_INT:
-      expect_error(d, gc_pin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_pin(an immediate)");
+      drv_expect_error(d, gc_pin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_pin(an immediate)");
       break;
     case FUZZ_MISUSE_UNPIN_INT:
-      expect_error(d, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_unpin(an immediate)");
+      drv_expect_error(d, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_unpin(an immediate)");
       break;
     case FUZZ_MISUSE_SCANNER_REMOVE:
-      expect_error(d, gc_root_scanner_remove(h, never_added_scanner, d), GC_ERR_UNKNOWN_ROOT,
+      drv_expect_error(d, gc_root_scanner_remove(h, never_added_scanner, d), GC_ERR_UNKNOWN_ROOT,
                    "gc_root_scanner_remove(a scanner never added)");
       break;
     case FUZZ_MISUSE_REGISTER_NULL:
-      expect_error(d, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT, "gc_root_register(NULL)");
+      drv_expect_error(d, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT, "gc_root_register(NULL)");
       break;
     case FUZZ_MISUSE_BAD_PARAM:
     case FUZZ_MISUSE_UNKNOWN_PARAM: {
       gc_config before = *gc_heap_config(h);
       const char *text = m == FUZZ_MISUSE_BAD_PARAM ? "markstack=3" : "bogus=1";
-      expect_error(d, gc_set_params(h, text), GC_ERR_PARAM, text);
+      drv_expect_error(d, gc_set_params(h, text), GC_ERR_PARAM, text);
       /* (Scheduled threads: another domain's `param` may run while this call waits at a lock,
        * so only the error is checked there.) */
       d->res->pass_runs[PASS_DRIVER]++;
       if (d->opt->threads != FUZZ_SCHEDULED && !same_config(&before, gc_heap_config(h))) {
-        driver_violation(d, "driver.api-error", "a refused gc_set_params(\"%s\") changed the "
+        drv_violation(d, "driver.api-error", "a refused gc_set_params(\"%s\") changed the "
                          "configuration", text);
       }
       break;
@@ -654,12 +571,8 @@ static void op_misuse(driver *d, fuzz_misuse m) {
   }
 }
 
-static void op_spawn_thread(driver *d, int n);
-static void op_terminate_self(driver *d);
-static void name_domain(driver *d, int k);
-static void label_thread(driver *d, int thread, int domain);
 
-static void run_op(driver *d, const fuzz_op *op) {
+void drv_run_op(driver *d, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
   /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
   if (me()->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
@@ -671,12 +584,12 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_STORE: op_store(d, a[0], 0, a[1].a); break;
     case FUZZ_OP_STORE_IMM: op_store(d, a[0], 1, a[1].a); break;
     case FUZZ_OP_LOAD: op_load(d, a[0].a, a[1]); break;
-    case FUZZ_OP_DROP: set_slot(d, a[0].a, GC_MODEL_NONE); break;
-    case FUZZ_OP_COPY: set_slot(d, a[0].a, slot_obj(d, a[1].a)); break;
+    case FUZZ_OP_DROP: drv_set_slot(d, a[0].a, GC_MODEL_NONE); break;
+    case FUZZ_OP_COPY: drv_set_slot(d, a[0].a, slot_obj(d, a[1].a)); break;
     case FUZZ_OP_PUSH: op_push(d); break;
     case FUZZ_OP_POP: op_pop(d); break;
     case FUZZ_OP_ROOT: op_root(d, a[0].a, a[1].a); break;
-    case FUZZ_OP_UNROOT: op_unroot(d, a[0].a); break;
+    case FUZZ_OP_UNROOT: drv_op_unroot(d, a[0].a); break;
     case FUZZ_OP_COLLECT: gc_collect(me()->dom, (gc_collect_kind)a[0].a); break;
     case FUZZ_OP_PARAM: op_param(d, a[0]); break;
     case FUZZ_OP_FAIL: op_fail(d, a[0].a); break;
@@ -685,12 +598,12 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_UNPIN: op_unpin(d, a[0].a); break;
     case FUZZ_OP_MISUSE: op_misuse(d, (fuzz_misuse)a[0].a); break;
     case FUZZ_OP_SPAWN:
-      if (d->opt->threads == FUZZ_ONE_THREAD) op_spawn(d, a[0].a);
-      else op_spawn_thread(d, a[0].a);
+      if (d->opt->threads == FUZZ_ONE_THREAD) drv_op_spawn(d, a[0].a);
+      else drv_op_spawn_thread(d, a[0].a);
       break;
     case FUZZ_OP_TERMINATE:
       if (d->opt->threads == FUZZ_ONE_THREAD || a[0].a == 0) op_terminate(d, a[0].a);
-      else op_terminate_self(d);
+      else drv_op_terminate_self(d);
       break;
     case FUZZ_OP_ON:
       if (d->domains[a[0].a] != NULL) switch_to(d, a[0].a);
@@ -711,250 +624,6 @@ static void run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_CHOOSE: break; /* read before the run (schedule_config) */
     case FUZZ_OP_COUNT: break;
   }
-}
-
-/* ---- Running on threads -------------------------------------------------------------------- */
-
-/* FUZZ_SCHEDULED and FUZZ_FREE_THREADS: the program is split into one part per domain. d0's part
- * starts at the beginning; `on dN` sends the ops after it to dN's part (and runs nothing);
- * `terminate dN` goes to dN's own part, wherever it stands, as a domain ends itself; `pct` and
- * `choose` configure the scheduler. Domain N's thread starts when an op of another part spawns
- * dN, runs its part in order, and at its end leaves the domain in a blocking section (its frames
- * stay roots) unless it terminated it. Between two ops a running domain polls (gc_poll: a
- * safepoint, and a scheduling point); a blocked one, whose ops are skipped, still passes a
- * scheduling point per op, so the others run while it is blocked. */
-typedef struct thread_plan {
-  driver *d;
-  int domain;
-  fuzz_op *ops;
-  size_t count;
-  int started;
-} thread_plan;
-
-/* FUZZ_FREE_THREADS: one op at a time holds the turn, taken inside a blocking section so that a
- * collection never waits for a thread that waits for the turn. The model and the driver's own
- * state are then touched by one thread at a time; the collector's threads still race. */
-static void take_turn(driver *d) {
-  if (d->opt->threads != FUZZ_FREE_THREADS) return;
-  mutator *m = me();
-  if (m->dom != NULL) gc_enter_blocking(m->dom);
-  pthread_mutex_lock(&d->turn);
-  if (m->dom != NULL) gc_leave_blocking(m->dom);
-}
-
-static void give_turn(driver *d) {
-  if (d->opt->threads == FUZZ_FREE_THREADS) pthread_mutex_unlock(&d->turn);
-}
-
-static void print_op(driver *d, const fuzz_op *op) {
-  if (d->opt->trace == NULL) return;
-  char text[FUZZ_OP_TEXT_MAX];
-  fprintf(d->opt->trace, "%4zu  d%d  %s\n", op->index, me()->on, fuzz_op_format(op, text, sizeof text));
-}
-
-static void domain_thread(void *arg) {
-  thread_plan *p = arg;
-  driver *d = p->d;
-  self = &d->muts[p->domain];
-  mutator *m = me();
-  gc_domain *dom = d->domains[p->domain];
-  gc_leave_blocking(dom); /* born in a blocking section (d0: put there before the run) */
-  m->dom = dom;
-  if (p->domain != 0) gc_frame_push(dom, &m->slot_frame, m->slots, FUZZ_SLOTS);
-  for (size_t i = 0; i < p->count && !m->terminated; i++) {
-    const fuzz_op *op = &p->ops[i];
-    take_turn(d);
-    m->op = op;
-    print_op(d, op);
-    run_op(d, op);
-    m->op = NULL;
-    d->res->ops++;
-    give_turn(d);
-    if (m->dom != NULL) gc_poll(m->dom);
-    else fuzz_sched_point(GC_PLAT_SAFEPOINT, NULL);
-  }
-  if (m->dom != NULL) gc_enter_blocking(m->dom);
-  m->dom = NULL;
-}
-
-/* spawn dN from another domain's part: the domain, then its thread, once per program. */
-static void op_spawn_thread(driver *d, int n) {
-  thread_plan *p = &d->plans[n];
-  if (n == 0 || p->started) return;
-  /* Claimed before the call: gc_domain_spawn has scheduling points, and another domain's
-   * `spawn dN` may run while this one waits at one; it must find dN taken, not spawn it too. */
-  p->started = 1;
-  op_spawn(d, n);
-  if (d->domains[n] == NULL) return; /* refused: out of memory; dN's part never runs */
-  name_domain(d, n);
-  int thread = fuzz_sched_spawn(d->sched, domain_thread, p);
-  if (thread < 0) {
-    /* No thread for it: the domain stays in its blocking section, as if its part were empty. */
-    p->count = 0;
-    return;
-  }
-  label_thread(d, thread, n);
-}
-
-/* terminate dN in dN's own part: its frames and slots stop being roots (terminating drops
- * them) for good, the domain ends, and so does the thread. */
-static void op_terminate_self(driver *d) {
-  mutator *m = me();
-  for (int k; (k = innermost_frame(d, m->on)) >= 0;) release_frame(d, k);
-  /* Retired, not just cleared: a resurrecting finalizer aimed at one of its slots must store
-   * nothing there now (the frame is gone). */
-  /* Its global cells would outlive the domain; a thread that ends lets go of them. */
-  for (int g = 0; g < FUZZ_GLOBALS; g++) {
-    if (m->registered[g]) op_unroot(d, g);
-  }
-  for (size_t r = 0; r < BANK_ROOTS; r++) gc_model_root_retire(d->model, m->root_base + r);
-  expect_error(d, gc_domain_terminate(m->dom), GC_OK, "gc_domain_terminate");
-  d->domains[m->on] = NULL;
-  m->dom = NULL;
-  m->terminated = 1;
-}
-
-/* Split the program into the domains' parts (the ops are copied into one array, part by part)
- * and read the scheduler's configuration from it. Returns 0 when out of memory. */
-static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_config *cfg,
-                        uint8_t **choices) {
-  size_t n = fuzz_program_count(d->opt->ops, data, size);
-  fuzz_op *ops = malloc((n ? n : 1) * sizeof *ops);
-  int *owner = malloc((n ? n : 1) * sizeof *owner);
-  *choices = malloc(n * 8 + 1);
-  d->plans = calloc(FUZZ_DOMAINS, sizeof *d->plans);
-  if (ops == NULL || owner == NULL || *choices == NULL || d->plans == NULL) {
-    free(ops);
-    free(owner);
-    return 0;
-  }
-  /* Default: PCT seeded by the program itself, so every mutation of it is a new schedule. */
-  uint64_t hash = 1469598103934665603ull;
-  for (size_t i = 0; i < size; i++) hash = (hash ^ data[i]) * 1099511628211ull;
-  *cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_PCT, .seed = hash, .depth = 3};
-  int pct_seen = 0;
-  size_t choice_bytes = 0;
-  fuzz_decoder dec;
-  fuzz_op op;
-  fuzz_decoder_init(&dec, d->opt->ops, data, size);
-  int part = 0;
-  size_t kept = 0;
-  while (fuzz_program_next(&dec, &op)) {
-    if (op.code == FUZZ_OP_ON) {
-      part = op.args[0].a;
-    } else if (op.code == FUZZ_OP_PCT) {
-      if (!pct_seen) {
-        cfg->seed = op.args[0].word;
-        cfg->depth = op.args[1].a == 0 ? 3 : (unsigned)(op.args[1].a > 8 ? 8 : op.args[1].a);
-      }
-      pct_seen = 1;
-    } else if (op.code == FUZZ_OP_CHOOSE) {
-      for (int b = 0; b < 8; b++) (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
-    } else {
-      ops[kept] = op;
-      owner[kept++] = op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? op.args[0].a : part;
-    }
-  }
-  if (!pct_seen && choice_bytes > 0) {
-    cfg->mode = FUZZ_SCHED_BYTES;
-    cfg->bytes = *choices;
-    cfg->bytes_len = choice_bytes;
-  }
-  /* k, the steps change points are drawn from: about what a program takes (a few steps an op,
-   * one a block marked); too large a k puts the change points past the end of the run. */
-  cfg->pct_steps = 4 * (uint64_t)kept + 32;
-  /* A collector that only spins for this long is stuck: a real wait ends in a few hundred. */
-  cfg->livelock_steps = 20000;
-  if (d->opt->threads == FUZZ_FREE_THREADS) cfg->mode = FUZZ_SCHED_FREE;
-  cfg->trace = d->opt->trace;
-  /* Part by part, in program order: plans[k].ops points into one array. */
-  fuzz_op *sorted = malloc((kept ? kept : 1) * sizeof *sorted);
-  if (sorted == NULL) {
-    free(ops);
-    free(owner);
-    return 0;
-  }
-  size_t at = 0;
-  for (int k = 0; k < FUZZ_DOMAINS; k++) {
-    d->plans[k] = (thread_plan){.d = d, .domain = k, .ops = sorted + at};
-    for (size_t i = 0; i < kept; i++) {
-      if (owner[i] == k) sorted[at++] = ops[i];
-    }
-    d->plans[k].count = (size_t)(sorted + at - d->plans[k].ops);
-  }
-  free(ops);
-  free(owner);
-  return 1;
-}
-
-static void label_thread(driver *d, int thread, int domain) {
-  static const char *const labels[FUZZ_DOMAINS] = {"d0", "d1", "d2", "d3"};
-  fuzz_sched_label(d->sched, thread, labels[domain]);
-}
-
-static void name_domain(driver *d, int k) {
-  static const char *const names[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2", "domain d3"};
-  static const char *const states[FUZZ_DOMAINS] = {"d0.state", "d1.state", "d2.state", "d3.state"};
-  fuzz_sched_name(d->sched, d->domains[k], names[k]);
-  fuzz_sched_name(d->sched, &d->domains[k]->state, states[k]);
-}
-
-static void name_objects(driver *d) {
-  gc_heap *h = d->heap;
-  fuzz_sched_name(d->sched, &h->stw_lock, "stw_lock");
-  fuzz_sched_name(d->sched, &h->pool_lock, "pool_lock");
-  fuzz_sched_name(d->sched, &h->roots_lock, "roots_lock");
-  fuzz_sched_name(d->sched, &h->work.lock, "work.lock");
-  fuzz_sched_name(d->sched, &h->stw_requested, "stw_requested");
-  fuzz_sched_name(d->sched, &h->barrier, "stw barrier");
-  name_domain(d, 0);
-}
-
-/* Run the program's parts on their threads. Returns 1 when every thread ended, 0 when the run
- * is stuck (a deadlock or livelock of the collector, reported as a violation; the threads stay
- * parked and the heap cannot be used again) or out of memory (-1). */
-static int run_threads(driver *d, const uint8_t *data, size_t size) {
-  fuzz_sched_config cfg;
-  uint8_t *choices = NULL;
-  if (!plan_threads(d, data, size, &cfg, &choices)) {
-    free(choices);
-    return -1;
-  }
-  d->sched = fuzz_sched_create(&cfg);
-  if (d->sched == NULL) {
-    free(choices);
-    return -1;
-  }
-  pthread_mutex_init(&d->turn, NULL);
-  name_objects(d);
-  d->plans[0].started = 1;
-  gc_enter_blocking(d->domains[0]); /* thread 0 leaves it */
-  label_thread(d, fuzz_sched_spawn(d->sched, domain_thread, &d->plans[0]), 0);
-  int status = fuzz_sched_run(d->sched);
-  self = &d->muts[0];
-  d->res->sched_steps = fuzz_sched_steps(d->sched);
-  d->res->sched_switches = fuzz_sched_switches(d->sched);
-  d->res->sched_hash = fuzz_sched_hash(d->sched);
-  if (d->opt->interleaving != NULL) fuzz_sched_print_interleaving(d->sched, d->opt->interleaving);
-  int ok = status == FUZZ_SCHED_OK;
-  if (!ok) {
-    driver_violation(d, status == FUZZ_SCHED_DEADLOCK ? "driver.deadlock" : "driver.livelock",
-                     "every thread waits (see the scheduler's report above): the collector is "
-                     "stuck");
-  } else {
-    fuzz_sched_destroy(d->sched);
-    d->sched = NULL;
-    pthread_mutex_destroy(&d->turn);
-    /* The program ends on d0, running, on this thread. */
-    gc_leave_blocking(d->domains[0]);
-    me()->dom = d->domains[0];
-    d->blocked[0] = 0;
-  }
-  free(d->plans[0].ops); /* the one array of every part */
-  free(d->plans);
-  d->plans = NULL;
-  free(choices);
-  return ok;
 }
 
 /* ---- Running a program --------------------------------------------------------------------- */
@@ -1073,7 +742,7 @@ static void teardown(driver *d) {
   close_model(d);
   /* The frames of d0 (the program ends on it, running); other domains' frames go with their
    * domains when the heap is destroyed. */
-  for (int k; me()->dom != NULL && (k = innermost_frame(d, 0)) >= 0;) {
+  for (int k; me()->dom != NULL && (k = drv_innermost_frame(d, 0)) >= 0;) {
     gc_frame_pop(me()->dom, &me()->frames[k].frame);
     me()->frames[k].domain = -1;
   }
@@ -1115,7 +784,7 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
     d->muts[b].on = (int)b;
     for (int k = 0; k < FUZZ_FRAMES; k++) d->muts[b].frames[k].domain = -1;
   }
-  self = &d->muts[0];
+  drv_self = &d->muts[0];
   me()->dom = d->domains[0] = gc_main_domain(d->heap);
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
@@ -1137,7 +806,7 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   }
 
   if (opt->threads != FUZZ_ONE_THREAD) {
-    int ran = run_threads(d, data, size);
+    int ran = drv_run_threads(d, data, size);
     if (ran <= 0) {
       /* Stuck threads hold the heap's locks: leave the heap and the driver as they are. */
       if (ran < 0) teardown(d);
@@ -1155,7 +824,7 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
       char text[FUZZ_OP_TEXT_MAX];
       fprintf(opt->trace, "%4zu  %s\n", op.index, fuzz_op_format(&op, text, sizeof text));
     }
-    run_op(d, &op);
+    drv_run_op(d, &op);
     res->ops++;
     if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, me()->slots, &op);
   }

@@ -3,7 +3,7 @@
  * every pass after every cycle, for a bounded time. Under --config=tsan any data race aborts the
  * run; in every build a violation fails it.
  *
- * Usage: stress_test FILE... (the text programs; Bazel passes corpus/schedule/*.txt).
+ * Usage: stress_test FILE... (the text programs; Bazel passes every .txt of corpus/schedule/).
  * Time: GCFUZZ_SCHEDULE_STRESS_SECONDS, default 20 under ThreadSanitizer (what ci/test runs) and
  * 2 in the other builds (which only check that the mode works); ci/campaign --tsan sets it
  * longer. */
