@@ -7,6 +7,19 @@
 #include "gc/check.h"
 #include "gc/gc.h"
 #include "gc/pool.h"
+#include "gc/poolcache.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(TEST_ASAN)
+#define TEST_ASAN 1
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 enum { BLOCKS = 20000 };
 
@@ -111,8 +124,58 @@ static void pool_cache_carries_pools_between_heaps(void) {
   CHECK(!any_mapped);
 }
 
+/* A heap made through a pool cache leaves its own structures, its mark work arena and its large
+ * blocks there (poolcache.h); the next heap gets them back as if from calloc. A large block freed
+ * by sweeping never becomes a spare: its heap may still point at it. */
+static void spares_carry_between_heaps(void) {
+  gc_pool_cache *cache = gc_pool_cache_create(64);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  cfg.pool_cache = cache;
+  enum { LARGE_FIELDS = 2000 };
+  static gc_value keep;
+  gc_heap *first = gc_heap_create(&cfg);
+  gc_domain *d = gc_main_domain(first);
+  gc_root_register(first, &keep);
+  keep = gc_alloc(d, LARGE_FIELDS, GC_TAG_RAW);
+  for (size_t i = 0; i < LARGE_FIELDS; i++) GC_FIELD(keep, i) = 2 * i + 1;
+  gc_value kept = keep;
+  CHECK(gc_alloc(d, LARGE_FIELDS + 1, GC_TAG_RAW) != 0); /* garbage at once */
+  gc_collect(d, GC_COLLECT_FULL);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_LARGE), 0); /* the swept one was freed */
+  gc_root_unregister(first, &keep);
+  uintptr_t first_addr = (uintptr_t)first;
+  gc_heap_destroy(first);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_HEAP), 1);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_DOMAIN), 1);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_ARENA), 1);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_LARGE), 1);
+#ifdef TEST_ASAN
+  /* A stale pointer into a spare still faults. */
+  CHECK(__asan_address_is_poisoned((void *)kept));
+  CHECK(__asan_address_is_poisoned(&GC_FIELD(kept, LARGE_FIELDS - 1)));
+#endif
+
+  gc_heap *second = gc_heap_create(&cfg);
+  CHECK((uintptr_t)second == first_addr);
+  d = gc_main_domain(second);
+  gc_value v = gc_alloc(d, LARGE_FIELDS, GC_TAG_RAW);
+  CHECK(v == kept);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < LARGE_FIELDS; i++) nonzero += GC_FIELD(v, i) != 0;
+  CHECK_EQ_U(nonzero, 0);
+  CHECK_EQ_U(gc_spare_count(cache, GC_SPARE_LARGE), 0);
+  gc_stats s;
+  gc_get_stats(second, &s);
+  CHECK_EQ_U(s.large_blocks, 1); /* nothing of the first heap shows */
+  CHECK_EQ_U(s.cycles, 0);
+  gc_heap_destroy(second);
+  gc_pool_cache_destroy(cache);
+}
+
 int main(void) {
   RUN(pool_cache_carries_pools_between_heaps);
+  RUN(spares_carry_between_heaps);
   RUN(destroy_unmaps_every_pool);
   RUN(many_heaps_leak_nothing);
   CHECK_MAIN_END();

@@ -4,11 +4,12 @@
 #include "gc/large.h"
 #include "gc/orphan.h"
 #include "gc/pool.h"
+#include "gc/poolcache.h"
 #include "gc/stw.h"
 #include "gc/sweep.h"
 
 gc_domain *gc_domain_new(gc_heap *heap, uintptr_t state) {
-  gc_domain *d = calloc(1, sizeof *d);
+  gc_domain *d = gc_spare_calloc(heap->cfg.pool_cache, GC_SPARE_DOMAIN, sizeof *d);
   if (d == NULL) return NULL;
   d->heap = heap;
   d->state = state;
@@ -115,7 +116,7 @@ void gc_domain_destroy(gc_domain *d) {
       }
     }
   }
-  gc_large_destroy_list(d->swept_large);
-  gc_large_destroy_list(d->unswept_large);
-  free(d);
+  gc_large_destroy_list(d->swept_large, heap->cfg.pool_cache);
+  gc_large_destroy_list(d->unswept_large, heap->cfg.pool_cache);
+  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_DOMAIN, d, sizeof *d);
 }

@@ -12,6 +12,7 @@
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/pool.h"
+#include "gc/poolcache.h"
 #include "gc/workbuf.h"
 
 /* ---- Creation and destruction ---- */
@@ -34,7 +35,7 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
     return NULL;
   }
 
-  gc_heap *heap = calloc(1, sizeof *heap);
+  gc_heap *heap = gc_spare_calloc(config.pool_cache, GC_SPARE_HEAP, sizeof *heap);
   if (heap == NULL) return NULL;
   heap->cfg = config;
   /* Serials tell heaps apart for the thread-local last error even when a new heap reuses a
@@ -81,7 +82,7 @@ void gc_heap_destroy(gc_heap *heap) {
     destroy_pool_list(heap, heap->orphans.avail[c]);
     destroy_pool_list(heap, heap->orphans.full[c]);
   }
-  gc_large_destroy_list(heap->orphans.large);
+  gc_large_destroy_list(heap->orphans.large, heap->cfg.pool_cache);
   gc_pool_unmap_free(heap);
   gc_ptr_vec_free(&heap->global_roots);
   gc_ptr_vec_free(&heap->pinned);
@@ -95,7 +96,7 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
   gc_mutex_destroy(&heap->stw_lock);
-  free(heap);
+  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_HEAP, heap, sizeof *heap);
 }
 
 gc_domain *gc_main_domain(gc_heap *heap) { return heap->main_domain; }

@@ -133,6 +133,7 @@ typedef struct gc_mark_work {
   size_t buf_count;      /* buffers in the arena */
   size_t empty_count;    /* buffers on the empty list */
   void *arena;           /* all buffers, one allocation */
+  size_t arena_bsize;    /* its bytes: a new shape that fits in them reuses it */
   uintptr_t overflowed;  /* atomic: a push found no room; flagged pools need re-darkening */
   uint64_t handoffs;     /* buffers split for idle markers, since the heap was created */
 } gc_mark_work;

@@ -2,11 +2,45 @@
 #ifndef GC_POOLCACHE_H
 #define GC_POOLCACHE_H
 
+#include <stddef.h>
+
 #include "gc/gc.h"
 
 /* A mapped, GC_POOL_BSIZE-aligned pool from the cache, or NULL when it is empty. */
 void *gc_pool_cache_take(gc_pool_cache *cache);
 /* Keep the pool; 0 when the cache is full (the caller unmaps it). */
 int gc_pool_cache_give(gc_pool_cache *cache, void *pool);
+
+/* ---- Spare bookkeeping memory ----------------------------------------------------------------
+ * A heap's own structures, kept by the cache from a destroyed heap for the next one: a fuzz
+ * target makes a heap per input, and under a sanitizer each fresh allocation of these costs more
+ * than running a short program (the allocator hands out cold, quarantined memory and fills it).
+ * A spare is memory only: whoever takes one initialises it as if it came from malloc (zeroed for
+ * gc_spare_calloc), and while it waits in the cache it is poisoned under AddressSanitizer, so a
+ * stale pointer into it still faults. Only memory of a destroyed heap becomes a spare: a domain
+ * that terminates is freed at once, so a stale pointer to it faults under ASan as before. With a
+ * NULL cache these are calloc, malloc and free. */
+typedef enum gc_spare_kind {
+  GC_SPARE_HEAP,   /* struct gc_heap */
+  GC_SPARE_DOMAIN, /* struct gc_domain */
+  GC_SPARE_ARENA,  /* the mark work buffers' arena (workbuf.c): any size */
+  GC_SPARE_LARGE,  /* a large block's memory (large.c): any size */
+  GC_SPARE_KINDS
+} gc_spare_kind;
+
+/* `bsize` zeroed bytes, or NULL. */
+void *gc_spare_calloc(gc_pool_cache *cache, gc_spare_kind kind, size_t bsize);
+/* At least `bsize` bytes, contents undefined, their number in *got; or NULL. Only the first
+ * `bsize` are addressable under ASan (gc_spare_fit moves that line). */
+void *gc_spare_malloc(gc_pool_cache *cache, gc_spare_kind kind, size_t bsize, size_t *got);
+/* Make the first `used` of the `bsize` bytes of `mem` (from gc_spare_malloc) addressable, and
+ * poison the rest under ASan: memory reused for something smaller keeps a red zone after it, as
+ * a fresh malloc would. `used` is a multiple of 8. */
+void gc_spare_fit(void *mem, size_t used, size_t bsize);
+/* Give back `mem` (`bsize` bytes, from the two above or malloc): kept for a later heap, or freed
+ * when the cache has no room for it. NULL is ignored. */
+void gc_spare_free(gc_pool_cache *cache, gc_spare_kind kind, void *mem, size_t bsize);
+/* Spares of `kind` in the cache now (tests). */
+size_t gc_spare_count(gc_pool_cache *cache, gc_spare_kind kind);
 
 #endif /* GC_POOLCACHE_H */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/poolcache.h"
+
 static size_t buf_bsize(size_t entries) { return sizeof(gc_workbuf) + entries * sizeof(gc_value); }
 
 void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
@@ -15,10 +17,19 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
   size_t count = total_entries / entries;
   if (count < 2 * markers) count = 2 * markers;
   if (w->arena != NULL && w->buf_entries == entries && w->buf_count == count) return;
-  char *arena = malloc(count * buf_bsize(entries));
-  if (arena == NULL) return;
-  free(w->arena);
-  w->arena = arena;
+  /* A new shape is carved from the arena it fits in (every buffer is on the empty list outside
+   * marking, so nothing in it is live); a larger one comes from the spares a destroyed heap left,
+   * or from malloc. */
+  char *arena = w->arena;
+  if (arena == NULL || w->arena_bsize < count * buf_bsize(entries)) {
+    size_t got;
+    arena = gc_spare_malloc(heap->cfg.pool_cache, GC_SPARE_ARENA, count * buf_bsize(entries), &got);
+    if (arena == NULL) return;
+    free(w->arena);
+    w->arena = arena;
+    w->arena_bsize = got;
+  }
+  gc_spare_fit(arena, count * buf_bsize(entries), w->arena_bsize);
   w->buf_entries = entries;
   w->buf_count = count;
   w->empty = NULL;
@@ -34,8 +45,9 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
 }
 
 void gc_work_free(gc_heap *heap) {
-  free(heap->work.arena);
+  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_ARENA, heap->work.arena, heap->work.arena_bsize);
   heap->work.arena = NULL;
+  heap->work.arena_bsize = 0;
   heap->work.empty = heap->work.full = NULL;
   heap->work.buf_count = heap->work.empty_count = 0;
 }
