@@ -154,6 +154,10 @@ static gc_value large_containing(gc_heap *heap, uintptr_t word) {
 }
 
 gc_value gc_block_containing(gc_heap *heap, uintptr_t word) {
+  /* Most words of a range are small numbers, 0 above all. No pool or large block lies in the
+   * first GC_POOL_BSIZE bytes of the address space (the OS never maps page 0, and a pool there
+   * would be at NULL), so such a word needs no lookup. */
+  if (word < GC_POOL_BSIZE) return 0;
   gc_pool *p = gc_pool_of_hp((const gc_header *)word);
   if (gc_pool_set_contains(heap, p)) {
     gc_header *first = gc_pool_first_slot(p);
