@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- Owners -------------------------------------------------------------------------------- */
 
@@ -78,7 +81,18 @@ int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out) {
  * the owner's other fields; so a freed or wild owner is reported there, before this runs. */
 GC_VERIFY_NOT_INSTRUMENTED uint32_t gc_verify_pool_classes(gc_pool *const *heads) {
   uint32_t bits = 0;
-  for (unsigned c = 0; c < GC_NUM_SIZECLASSES; c++) bits |= (uint32_t)(heads[c] != NULL) << c;
+  unsigned c = 0;
+#if defined(__SSE2__)
+  /* Two heads a step (it runs some twenty times per hook point): a head is NULL when both
+   * 32-bit halves of its lane are zero; movemask takes each lane's top bit. */
+  const __m128i zero = _mm_setzero_si128();
+  for (; c + 2 <= GC_NUM_SIZECLASSES; c += 2) {
+    __m128i halves = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)&heads[c]), zero);
+    __m128i null = _mm_and_si128(halves, _mm_shuffle_epi32(halves, _MM_SHUFFLE(2, 3, 0, 1)));
+    bits |= (uint32_t)(~_mm_movemask_pd(_mm_castsi128_pd(null)) & 3) << c;
+  }
+#endif
+  for (; c < GC_NUM_SIZECLASSES; c++) bits |= (uint32_t)(heads[c] != NULL) << c;
   return bits;
 }
 
