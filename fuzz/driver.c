@@ -659,19 +659,29 @@ void fuzz_scratch_destroy(fuzz_scratch *s) {
 /* The model for this program, its roots bound to the driver's slots (INV-DRV-1): the scratch's,
  * attached to the new heap (still bound: the scratch's driver state is where its slots were),
  * or a new one. */
+/* The banks of model roots a program needs: one mutator on one thread, one per domain on threads.
+ * (Every model check visits every root: the one-thread targets do not pay for banks they never
+ * use.) */
+static size_t bank_count(const fuzz_options *opt) {
+  return opt->threads == FUZZ_ONE_THREAD ? 1 : FUZZ_DOMAINS;
+}
+
 static gc_model *open_model(driver *d) {
   fuzz_scratch *s = d->opt->scratch;
+  size_t roots = bank_count(d->opt) * BANK_ROOTS;
   if (s == NULL) {
-    gc_model *m = gc_model_create(d->heap, ROOT_COUNT);
+    gc_model *m = gc_model_create(d->heap, roots);
     if (m != NULL) bind_roots(d, m);
     return m;
   }
-  if (s->model != NULL && !gc_model_reattach(s->model, d->heap)) {
+  if (s->model != NULL &&
+      (gc_model_root_count(s->model) != roots || !gc_model_reattach(s->model, d->heap))) {
+    gc_model_detach(s->model); /* no-op unless reattach succeeded */
     gc_model_destroy(s->model);
     s->model = NULL;
   }
   if (s->model == NULL) {
-    s->model = gc_model_create(d->heap, ROOT_COUNT);
+    s->model = gc_model_create(d->heap, roots);
     if (s->model != NULL) bind_roots(d, s->model);
   }
   return s->model;
@@ -722,7 +732,7 @@ static gc_heap *create_heap(const fuzz_options *opt) {
  * empty), so the model's root set and the heap's agree at every point, and the model's own root
  * scanner has nothing to visit. */
 static void bind_roots(driver *d, gc_model *m) {
-  for (size_t b = 0; b < FUZZ_DOMAINS; b++) {
+  for (size_t b = 0; b < bank_count(d->opt); b++) {
     mutator *mu = &d->muts[b];
     size_t base = b * BANK_ROOTS;
     for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(m, base + BANK_SLOTS + i, &mu->slots[i]);

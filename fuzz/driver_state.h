@@ -17,13 +17,13 @@
 
 enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
 
-/* Model roots: one bank per mutator: its slots, each frame's snapshot, its global cells. */
+/* Model roots: one bank per mutator: its slots, each frame's snapshot, its global cells (bank b
+ * starts at b * BANK_ROOTS; the one-thread targets have bank 0 only). */
 enum {
   BANK_SLOTS = 0,
   BANK_FRAMES = BANK_SLOTS + FUZZ_SLOTS,
   BANK_GLOBALS = BANK_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
   BANK_ROOTS = BANK_GLOBALS + FUZZ_GLOBALS,
-  ROOT_COUNT = FUZZ_DOMAINS * BANK_ROOTS,
 };
 
 /* A local root frame pushed by `push`: a snapshot of the slots when it was pushed, on the domain
