@@ -76,6 +76,16 @@ gc_model *gc_model_create(gc_heap *heap, size_t root_count) {
   return m;
 }
 
+/* No id is in use any more, nothing is doomed or pending (new_id clears a record when it hands
+ * it out again; the field buffers stay, for the ids of the next attach). */
+static void forget_objects(gc_model *m) {
+  m->obj_count = 0;
+  m->free_count = 0;
+  m->doomed_count = 0;
+  m->pend_count = 0;
+  m->pend_dropped = 0;
+}
+
 static int attach(gc_model *m, gc_heap *heap, int keep_bindings);
 
 int gc_model_attach(gc_model *m, gc_heap *heap) { return attach(m, heap, 0); }
@@ -85,12 +95,8 @@ static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
   if (m->attached) return 0;
   /* As gc_model_create leaves it: no object, every root empty and in the model's own slot. */
   m->heap = heap;
-  m->obj_count = 0; /* ids start from 0 again; the slots above keep their field buffers */
-  m->free_count = 0;
-  m->doomed_count = 0;
+  forget_objects(m);
   m->doomed_cycle = 0;
-  m->pend_count = 0;
-  m->pend_dropped = 0;
   m->pinned_count = 0;
   m->fin_count = 0;
   m->finalized_notes = 0;
@@ -152,13 +158,7 @@ void gc_model_detach(gc_model *m) {
   }
   for (size_t r = 0; r < m->range_count; r++) gc_conservative_remove(m->heap, m->ranges[r].words);
   m->range_count = 0;
-  /* Forget the objects: no id is in use any more (new_id clears a record when it hands it out
-   * again; the field buffers stay, for the ids of the next attach). */
-  m->obj_count = 0;
-  m->free_count = 0;
-  m->doomed_count = 0;
-  m->pend_count = 0;
-  m->pend_dropped = 0;
+  forget_objects(m);
   m->heap = NULL;
 }
 
