@@ -35,11 +35,13 @@ enum {
   DEFAULT_LOG_STEPS = 65536,
 };
 
+typedef struct worker worker;
+
 typedef struct sched_thread {
   fuzz_sched *sched;
   void (*fn)(void *);
   void *arg;
-  pthread_t pthread;
+  worker *worker;       /* the OS thread it runs on (see "Workers") */
   sem_t baton;          /* posted once each time the thread is resumed */
   jmp_buf abandon_env;  /* where an abandoned thread leaves its program */
   int index;
@@ -126,6 +128,83 @@ static void baton_wait(sem_t *sem) {
   }
 }
 
+/* ---- Workers ----
+ *
+ * Managed threads run on workers: OS threads kept for the life of the process and reused, run
+ * after run. A fuzz target runs thousands of short programs a second, and creating, starting
+ * and ending a thread each time (its stack faulted in, the sanitizers' per-thread state and
+ * shadow built and torn down) cost about a third of the schedule target's time. A worker is idle
+ * (on the idle list) or bound to one sched_thread from its spawn until its join; it keeps no
+ * state of its own between jobs (trampoline sets and clears the thread-local `self`).
+ */
+struct worker {
+  sem_t go;            /* posted once per job */
+  sem_t finished;      /* posted when the job's trampoline has returned */
+  sched_thread *job;
+  worker *next_idle;
+};
+
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static worker *idle_workers;
+
+static void *trampoline(void *arg);
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  for (;;) {
+    while (sem_wait(&w->go) != 0) {
+      if (errno != EINTR) abort();
+    }
+    trampoline(w->job);
+    sem_post(&w->finished);
+  }
+  return NULL;
+}
+
+/* Binds an idle worker (or a new one) to t and starts it; 0 when no thread can be created. */
+static int worker_start(sched_thread *t) {
+  pthread_mutex_lock(&idle_lock);
+  worker *w = idle_workers;
+  if (w != NULL) idle_workers = w->next_idle;
+  pthread_mutex_unlock(&idle_lock);
+  if (w == NULL) {
+    w = calloc(1, sizeof *w);
+    if (w == NULL) return 0;
+    sem_init(&w->go, 0, 0);
+    sem_init(&w->finished, 0, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t unused;
+    int err = pthread_create(&unused, &attr, worker_main, w);
+    pthread_attr_destroy(&attr);
+    if (err != 0) {
+      sem_destroy(&w->go);
+      sem_destroy(&w->finished);
+      free(w);
+      return 0;
+    }
+  }
+  w->job = t;
+  t->worker = w;
+  sem_post(&w->go);
+  return 1;
+}
+
+/* Waits until t's program has returned and gives its worker back. */
+static void worker_join(sched_thread *t) {
+  worker *w = t->worker;
+  while (sem_wait(&w->finished) != 0) {
+    if (errno != EINTR) abort();
+  }
+  t->worker = NULL;
+  t->joined = 1;
+  pthread_mutex_lock(&idle_lock);
+  w->next_idle = idle_workers;
+  idle_workers = w;
+  pthread_mutex_unlock(&idle_lock);
+}
+
 static FILE *report_file(const fuzz_sched *s) { return s->cfg.trace ? s->cfg.trace : stderr; }
 
 const char *fuzz_sched_kind_name(int kind) {
@@ -196,6 +275,34 @@ static int is_runnable(const fuzz_sched *s, const sched_thread *t) {
 
 /* ---- Create, destroy ---- */
 
+/* The step log of the last destroyed scheduler, kept for the next: at the default 65,536 steps
+ * the log is 1 MiB, and mapping, faulting in and unmapping it for every run was a tenth of the
+ * schedule target's time. Any number of schedulers may exist: one spare is kept (the
+ * newest given back), and taken only by a scheduler that wants its size. */
+static fuzz_sched_step *spare_log;
+static size_t spare_log_steps;
+static pthread_mutex_t spare_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static fuzz_sched_step *log_take(size_t steps) {
+  fuzz_sched_step *log = NULL;
+  pthread_mutex_lock(&spare_log_lock);
+  if (spare_log != NULL && spare_log_steps == steps) {
+    log = spare_log;
+    spare_log = NULL;
+  }
+  pthread_mutex_unlock(&spare_log_lock);
+  return log != NULL ? log : malloc(steps * sizeof *log);
+}
+
+static void log_give(fuzz_sched_step *log, size_t steps) {
+  pthread_mutex_lock(&spare_log_lock);
+  fuzz_sched_step *old = spare_log;
+  spare_log = log;
+  spare_log_steps = steps;
+  pthread_mutex_unlock(&spare_log_lock);
+  free(old);
+}
+
 fuzz_sched *fuzz_sched_create(const fuzz_sched_config *cfg) {
   fuzz_sched *s = calloc(1, sizeof *s);
   if (s == NULL) return NULL;
@@ -208,7 +315,7 @@ fuzz_sched *fuzz_sched_create(const fuzz_sched_config *cfg) {
   size_t log_steps = 1; /* a power of two: the ring index is a mask */
   while (log_steps < s->cfg.log_steps) log_steps <<= 1;
   s->cfg.log_steps = log_steps;
-  s->log = malloc(s->cfg.log_steps * sizeof *s->log);
+  s->log = log_take(s->cfg.log_steps);
   if (s->log == NULL || pthread_mutex_init(&s->spawn_lock, NULL) != 0) {
     free(s->log);
     free(s);
@@ -265,13 +372,12 @@ void fuzz_sched_destroy(fuzz_sched *s) {
       t->abandon = 1;
       sem_post(&t->baton);
     }
-    pthread_join(t->pthread, NULL);
-    t->joined = 1;
+    worker_join(t);
   }
   for (int i = 0; i < s->n_threads; i++) sem_destroy(&s->threads[i].baton);
   sem_destroy(&s->done);
   pthread_mutex_destroy(&s->spawn_lock);
-  free(s->log);
+  log_give(s->log, s->cfg.log_steps);
   free(s);
 }
 
@@ -506,7 +612,7 @@ int fuzz_sched_spawn(fuzz_sched *s, void (*fn)(void *), void *arg) {
   snprintf(t->label, sizeof t->label, "t%d", index);
   t->at_kind = AT_START;
   sem_init(&t->baton, 0, 0);
-  if (pthread_create(&t->pthread, NULL, trampoline, t) != 0) {
+  if (!worker_start(t)) {
     sem_destroy(&t->baton);
     pthread_mutex_unlock(&s->spawn_lock);
     return -1;
@@ -529,8 +635,7 @@ static int run_free(fuzz_sched *s) {
     int more = i < s->n_threads;
     pthread_mutex_unlock(&s->spawn_lock);
     if (!more) break;
-    pthread_join(s->threads[i].pthread, NULL);
-    s->threads[i].joined = 1;
+    worker_join(&s->threads[i]);
   }
   return FUZZ_SCHED_OK;
 }
@@ -559,10 +664,7 @@ int fuzz_sched_run(fuzz_sched *s) {
     gc_plat_set_hook(NULL);
     for (int i = 0; i < s->n_threads; i++) {
       sched_thread *t = &s->threads[i];
-      if (t->ended) {
-        pthread_join(t->pthread, NULL);
-        t->joined = 1;
-      }
+      if (t->ended) worker_join(t);
     }
   }
   __atomic_store_n(&run_active, 0, __ATOMIC_RELEASE);
