@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/corrupt.h"
 #include "fuzz/driver_state.h"
 #include "fuzz/program.h"
 #include "fuzz/text.h"
@@ -107,32 +108,37 @@ static int pass_index(const char *pass) {
   return PASS_DRIVER;
 }
 
-/* Run the passes due at `point` (the heap's verify mask, read at every point like the verifier's
- * own hook) and print what they found, attributed to the op that started the cycle. The driver
- * owns the hook so that it can say which op that was before anything else runs. */
-static void driver_check_cycle(driver *d, gc_hook_point point) {
-  size_t found = gc_verify_run_point(d->verifier, gc_heap_config(d->heap)->verify, point);
-  if (found == 0) return;
-  const gc_verify_reports *reports = gc_verify_reports_of(d->verifier);
+void drv_report_passes(driver *d, const gc_verify_reports *reports, const char *how) {
   for (size_t i = 0; i < reports->count; i++) {
     const gc_verify_report *r = &reports->items[i];
     const char *kind = gc_verify_kind_name(r->kind);
     note_violation(d, pass_index(gc_verify_kind_pass(r->kind)), kind, d->cycle_op);
     fprintf(d->out, "VIOLATION %s (pass %s, cycle %llu, at %s)\n", kind,
             gc_verify_kind_pass(r->kind), (unsigned long long)r->cycle, r->point);
+    if (how != NULL) fprintf(d->out, "  %s\n", how);
     print_attribution(d);
     gc_verify_report_print(r, d->out);
   }
   for (size_t i = 0; i < reports->dropped; i++) note_violation(d, -1, "verify.dropped", d->cycle_op);
   if (reports->dropped > 0) fprintf(d->out, "(%zu more violations not kept)\n\n", reports->dropped);
   const char *dot = getenv("GCFUZZ_VERIFY_DOT");
-  if (dot != NULL && dot[0] != '\0' && reports->count > 0 && d->res->violations == found) {
+  if (dot != NULL && dot[0] != '\0' && reports->count > 0 &&
+      d->res->violations == reports->count + reports->dropped) {
     if (gc_verify_report_write_dot(&reports->items[0], dot)) {
       fprintf(d->out, "neighbourhood of the first violation written to %s\n", dot);
     }
   }
-  gc_verify_clear(d->verifier);
   finish_violation(d);
+}
+
+/* Run the passes due at `point` (the heap's verify mask, read at every point like the verifier's
+ * own hook) and print what they found, attributed to the op that started the cycle. The driver
+ * owns the hook so that it can say which op that was before anything else runs. */
+static void driver_check_cycle(driver *d, gc_hook_point point) {
+  size_t found = gc_verify_run_point(d->verifier, gc_heap_config(d->heap)->verify, point);
+  if (found == 0) return;
+  drv_report_passes(d, gc_verify_reports_of(d->verifier), NULL);
+  gc_verify_clear(d->verifier);
 }
 
 /* Runs at every hook point: its comparisons are of the driver's own bookkeeping, nothing the
@@ -153,6 +159,8 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
     static const char *const names[] = {"mark-done", "cycled", "swept"};
     fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
   }
+  /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
+  if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
   driver_check_cycle(d, point);
 }
 
@@ -161,6 +169,11 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
 static gc_model_id slot_obj(driver *d, int s) { return gc_model_root_get(d->model, me()->root_base + BANK_SLOTS + (size_t)s); }
 void drv_set_slot(driver *d, int s, gc_model_id obj) {
   gc_model_root_set(d->model, me()->root_base + BANK_SLOTS + (size_t)s, obj);
+}
+
+void drv_collect(driver *d, gc_collect_kind kind) {
+  (void)d;
+  gc_collect(me()->dom, kind);
 }
 
 /* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
@@ -590,7 +603,7 @@ void drv_run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_POP: op_pop(d); break;
     case FUZZ_OP_ROOT: op_root(d, a[0].a, a[1].a); break;
     case FUZZ_OP_UNROOT: drv_op_unroot(d, a[0].a); break;
-    case FUZZ_OP_COLLECT: gc_collect(me()->dom, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_COLLECT: drv_collect(d, (gc_collect_kind)a[0].a); break;
     case FUZZ_OP_PARAM: op_param(d, a[0]); break;
     case FUZZ_OP_FAIL: op_fail(d, a[0].a); break;
     case FUZZ_OP_LIMIT: op_limit(d, a[0].a); break;
@@ -622,6 +635,12 @@ void drv_run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_UNBLOCK: op_unblock(d); break;
     case FUZZ_OP_PCT:
     case FUZZ_OP_CHOOSE: break; /* read before the run (schedule_config) */
+    case FUZZ_OP_CORRUPT:
+      /* One thread only: it breaks the heap for a moment, which no other thread may see. */
+      if (d->opt->threads == FUZZ_ONE_THREAD) {
+        drv_op_corrupt(d, (fuzz_corruption)a[0].a, a[1].a, a[2].a);
+      }
+      break;
     case FUZZ_OP_COUNT: break;
   }
 }

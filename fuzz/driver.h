@@ -9,7 +9,8 @@
  * Besides the passes, the driver checks the API contract it exercises ("driver.*" violations):
  * an allocation fails exactly when an injected failure or a heap limit says it may, misuse of the
  * root and frame API is refused with the documented error, and a new block has the size, tag and
- * zeroed fields asked for.
+ * zeroed fields asked for. It also checks the passes themselves (the corrupt op, fuzz/corrupt.h):
+ * a corruption it plants must be reported, and gone once repaired.
  *
  * A violation names the op that started the cycle in which it was found (its index and text), and
  * the op that was running when the pass ran, when that is a different one (lazy sweeping finishes
@@ -33,6 +34,14 @@
 typedef struct fuzz_scratch fuzz_scratch;
 fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
 void fuzz_scratch_destroy(fuzz_scratch *s);
+
+/* Tests only: the corrupt op (fuzz/corrupt.h) misbehaving on purpose, to show that each of its
+ * two checks fails when it should. */
+typedef enum fuzz_corrupt_sabotage {
+  FUZZ_CORRUPT_HONEST = 0,        /* the fuzz targets and the replay tool */
+  FUZZ_CORRUPT_UNDO_BEFORE_CHECK, /* the corruption is undone before the pass looks: "missed" */
+  FUZZ_CORRUPT_CHECK_BEFORE_REPAIR, /* the second run comes before the repair: "unrepaired" */
+} fuzz_corrupt_sabotage;
 
 /* How the domains of a program run. */
 typedef enum fuzz_threads {
@@ -60,6 +69,7 @@ typedef struct fuzz_options {
    * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
   void (*after_op)(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op);
   void *after_op_user;
+  fuzz_corrupt_sabotage corrupt_sabotage; /* tests only; FUZZ_CORRUPT_HONEST elsewhere */
 } fuzz_options;
 
 enum { FUZZ_PASS_COUNT = 5 }; /* reach, swept, checkmark, model, driver */

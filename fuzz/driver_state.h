@@ -97,6 +97,10 @@ typedef struct driver {
   /* Attribution of violations: the running op is the calling thread's mutator's. */
   long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
   fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
+
+  /* A checkmark corruption waiting for its own collection's mark-done point (fuzz/corrupt.c),
+   * or NULL. */
+  struct corruption *corrupt_armed;
 } driver;
 
 /* ---- driver.c, for threads.c ---- */
@@ -106,6 +110,10 @@ void drv_run_op(driver *d, const fuzz_op *op);
 /* A violation of the API contract found by the driver itself (printed; aborts if asked to). */
 void drv_violation(driver *d, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Print and count every report in `reports` as a violation of the pass that made it, attributed
+ * to the op that started the cycle; `how`, if not NULL, is one more line saying how it was found
+ * (aborts if asked to). */
+void drv_report_passes(driver *d, const gc_verify_reports *reports, const char *how);
 /* A call that must return `want` (a check of the driver's). */
 void drv_expect_error(driver *d, gc_error got, gc_error want, const char *call);
 /* spawn dN: the domain (born in a blocking section), or nothing when it is refused. */
@@ -115,6 +123,9 @@ int drv_innermost_frame(const driver *d, int dom);
 void drv_release_frame(driver *d, int k);
 void drv_op_unroot(driver *d, int g);
 void drv_set_slot(driver *d, int s, gc_model_id obj);
+/* collect KIND on the running domain: what the collect op does (the corrupt op's checkmark
+ * corruptions run theirs through it too). */
+void drv_collect(driver *d, gc_collect_kind kind);
 
 /* ---- threads.c, for driver.c ---- */
 

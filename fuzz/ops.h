@@ -79,7 +79,9 @@ enum {
   X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                        \
   X(OFFSET, 1, "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "      \
                 "header), or end, end+N, end-N from one past its last field (-28..+27)")      \
-  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")
+  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
+  X(CORRUPTION, 1, "a corruption: the verification kind it plants, e.g. reach.zero-header, or "  \
+                    "kind/variant (FUZZ_CORRUPTIONS in fuzz/ops.h lists them)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
@@ -117,6 +119,63 @@ typedef enum fuzz_misuse {
   FUZZ_MISUSE_UNKNOWN_PARAM,  /* gc_set_params("bogus=1"): param, nothing changed */
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
+/* CORRUPTION values (the corrupt op, fuzz/corrupt.h): each plants one violation that one
+ * verification pass must report, then repairs it. The name is the kind (report.h) it must
+ * produce, or kind/variant when several corruptions produce one kind. Append only, like the ops:
+ * the operand byte is the index modulo the count. What each one writes: fuzz/corrupt.c. */
+#define FUZZ_CORRUPTIONS(X)                                                                      \
+  X(REACH_FOREIGN_POINTER, "reach.foreign-pointer")                                              \
+  X(REACH_FOREIGN_FREE_POOL, "reach.foreign-pointer/free-pool")                                  \
+  X(REACH_INTERIOR_POINTER, "reach.interior-pointer")                                            \
+  X(REACH_INTERIOR_POOL_START, "reach.interior-pointer/pool-start")                              \
+  X(REACH_INTERIOR_UNUSED_SLOT, "reach.interior-pointer/unused-slot")                            \
+  X(REACH_INTERIOR_WASTAGE, "reach.interior-pointer/wastage")                                    \
+  X(REACH_ZERO_HEADER, "reach.zero-header")                                                      \
+  X(REACH_BAD_HEADER, "reach.bad-header")                                                        \
+  X(REACH_BAD_HEADER_OVERSIZED, "reach.bad-header/oversized")                                    \
+  X(REACH_BAD_COLOUR, "reach.bad-colour")                                                        \
+  X(REACH_BAD_COLOUR_MARKED, "reach.bad-colour/marked")                                          \
+  X(SWEPT_STAT_MISMATCH, "swept.stat-mismatch")                                                  \
+  X(SWEPT_UNSWEPT_LEFT, "swept.unswept-left")                                                    \
+  X(SWEPT_UNSWEPT_SWEEPING, "swept.unswept-left/sweeping")                                       \
+  X(SWEPT_BAD_POOL, "swept.bad-pool")                                                            \
+  X(SWEPT_BAD_POOL_TWO_LISTS, "swept.bad-pool/two-lists")                                        \
+  X(SWEPT_POOL_COUNT, "swept.pool-count")                                                        \
+  X(SWEPT_POOL_SET, "swept.pool-set")                                                            \
+  X(SWEPT_TILING, "swept.tiling")                                                                \
+  X(SWEPT_BAD_HEADER, "swept.bad-header")                                                        \
+  X(SWEPT_GARBAGE_LEFT, "swept.garbage-left")                                                    \
+  X(SWEPT_BAD_COLOUR, "swept.bad-colour")                                                        \
+  X(SWEPT_FREELIST_FOREIGN, "swept.freelist-foreign")                                            \
+  X(SWEPT_FREELIST_MISALIGNED, "swept.freelist-misaligned")                                      \
+  X(SWEPT_FREELIST_LIVE, "swept.freelist-live")                                                  \
+  X(SWEPT_FREELIST_CYCLE, "swept.freelist-cycle")                                                \
+  X(SWEPT_FREELIST_ORDER, "swept.freelist-order")                                                \
+  X(SWEPT_FREELIST_COUNT, "swept.freelist-count")                                                \
+  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "swept.full-pool-has-free-slot")                              \
+  X(SWEPT_AVAIL_POOL_FULL, "swept.avail-pool-full")                                              \
+  X(SWEPT_BAD_FRONTIER, "swept.bad-frontier")                                                    \
+  X(SWEPT_WORKBUF_LOST, "swept.workbuf-lost")                                                    \
+  X(CHECKMARK_UNMARKED, "checkmark.unmarked")                                                    \
+  X(CHECKMARK_BAD_POINTER, "checkmark.bad-pointer")                                              \
+  X(MODEL_DEAD, "model.dead")                                                                    \
+  X(MODEL_DEAD_FREE, "model.dead/free")                                                          \
+  X(MODEL_DEAD_REUSED, "model.dead/reused")                                                      \
+  X(MODEL_CONTENTS, "model.contents")                                                            \
+  X(MODEL_CONTENTS_HEADER, "model.contents/header")                                              \
+  X(MODEL_NOT_FREED, "model.not-freed")                                                          \
+  X(MODEL_FINALIZER_COUNT, "model.finalizer-count")                                              \
+  X(MODEL_FINALIZER_UNKNOWN, "model.finalizer-count/unknown-block")                              \
+  X(MODEL_FINALIZER_UNQUEUED, "model.finalizer-count/unqueued")                                  \
+  X(MODEL_LIVE_COUNT, "model.live-count")                                                        \
+  X(MODEL_ROOT, "model.root")
+
+typedef enum fuzz_corruption {
+#define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
+  FUZZ_CORRUPTIONS(FUZZ_CORRUPTION_ENUM)
+#undef FUZZ_CORRUPTION_ENUM
+  FUZZ_CORRUPTION_COUNT
+} fuzz_corruption;
 
 /* ---- The ops ------------------------------------------------------------------------------- */
 
@@ -199,7 +258,12 @@ typedef enum fuzz_misuse {
   X(CHOOSE, "choose", WORD, NONE, NONE,                                                          \
     "schedule target: 8 more choice bytes (X's bytes, low first). A program with choose ops "    \
     "and no pct op is scheduled by its choice bytes, in pairs: run that many steps, then switch " \
-    "to runnable thread b mod their number")
+    "to runnable thread b mod their number")                                                     \
+  X(CORRUPT, "corrupt", CORRUPTION, SLOT, INT,                                                   \
+    "graph target: plant the corruption in the heap or the model (on sS's block; N a field, an " \
+    "entry or a statistic), run the one pass that must report it, repair every byte, run the "  \
+    "pass again: a missed or unrepaired corruption is a driver violation; no-op when it cannot " \
+    "apply (fuzz/corrupt.h)")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -222,7 +286,7 @@ typedef struct fuzz_opset {
   size_t count;
 } fuzz_opset;
 
-extern const fuzz_opset fuzz_opset_graph; /* every op before pct (the schedule-only ones) */
+extern const fuzz_opset fuzz_opset_graph; /* every op but pct and choose (schedule only) */
 extern const fuzz_opset fuzz_opset_roots;
 extern const fuzz_opset fuzz_opset_schedule; /* every op but fail and limit, pct and choose too */
 /* The op set of a target by name, or NULL; the names, comma-separated, for error messages. */
@@ -252,7 +316,8 @@ extern const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT];
  * use a (sizes in fields, FAIL 0 = off); FIELD is a = slot, b = field; PARAM is a = fuzz_param,
  * b = index into that parameter's value table; LIMIT is a = index into the limit table; MISUSE
  * is a = fuzz_misuse; OPTSLOT is a = slot or FUZZ_NO_SLOT; RWORD is a = range, b = word; OFFSET
- * is a = FUZZ_FROM_START or FUZZ_FROM_END, b = the signed byte offset. */
+ * is a = FUZZ_FROM_START or FUZZ_FROM_END, b = the signed byte offset; CORRUPTION is
+ * a = fuzz_corruption. */
 typedef struct fuzz_arg {
   int a, b;
   uint64_t word; /* WORD */
@@ -279,5 +344,6 @@ size_t fuzz_limit_bytes(size_t i); /* 0: off */
 extern const char *const fuzz_kind_names[FUZZ_KIND_COUNT];
 extern const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT];
 extern const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT];
+extern const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT];
 
 #endif /* FUZZ_OPS_H */

@@ -34,6 +34,11 @@ const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
     [FUZZ_MISUSE_BAD_PARAM] = "bad-param",
     [FUZZ_MISUSE_UNKNOWN_PARAM] = "unknown-param",
 };
+const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT] = {
+#define FUZZ_CORRUPTION_NAME(name, text) [FUZZ_CORRUPT_##name] = text,
+    FUZZ_CORRUPTIONS(FUZZ_CORRUPTION_NAME)
+#undef FUZZ_CORRUPTION_NAME
+};
 
 /* Parameter values: the defaults' neighbourhood and the edges (a 4-entry mark stack, a 1-word
  * sweep budget, pacing that triggers on every allocation slow path or never). */
@@ -71,8 +76,19 @@ size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
 
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
-/* The ops of one thread: everything up to the schedule-only ops, in table order. */
-const fuzz_opset fuzz_opset_graph = {"graph", NULL, FUZZ_OP_PCT};
+/* The ops of one thread: every op but the schedule-only ones, in table order (so the ops before
+ * pct keep the bytes they had when the set was "every op before pct"). */
+static const fuzz_opcode graph_ops[] = {
+    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP, FUZZ_OP_COPY, FUZZ_OP_PUSH, FUZZ_OP_POP, FUZZ_OP_ROOT, FUZZ_OP_UNROOT,
+    FUZZ_OP_COLLECT, FUZZ_OP_PARAM, FUZZ_OP_FAIL, FUZZ_OP_LIMIT, FUZZ_OP_PIN, FUZZ_OP_UNPIN,
+    FUZZ_OP_MISUSE, FUZZ_OP_SPAWN, FUZZ_OP_TERMINATE, FUZZ_OP_ON, FUZZ_OP_FIN, FUZZ_OP_UNFIN,
+    FUZZ_OP_RANGE, FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK, FUZZ_OP_UNBLOCK, FUZZ_OP_RANGE_WORD,
+    FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
+};
+_Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
+               "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
+const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / sizeof graph_ops[0]};
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
 static const fuzz_opcode roots_ops[] = {
@@ -164,6 +180,7 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
     case FUZZ_OPND_WORD:
       for (int i = FUZZ_OPERAND_MAX_BYTES - 1; i >= 0; i--) arg.word = arg.word << 8 | b[i];
       break;
+    case FUZZ_OPND_CORRUPTION: arg.a = b[0] % FUZZ_CORRUPTION_COUNT; break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;

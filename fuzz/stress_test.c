@@ -32,17 +32,9 @@ static double now_s(void) {
 }
 
 static int load(const char *path, fuzz_buf *bytes) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return 0;
-  fuzz_buf text = {0};
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fuzz_buf_append(&text, chunk, n);
-  fclose(f);
   fuzz_text_error err;
-  int ok = fuzz_assemble(&fuzz_opset_schedule, (const char *)text.data, text.size, bytes, &err);
+  int ok = fuzz_assemble_file(&fuzz_opset_schedule, path, bytes, &err);
   if (!ok) fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);
-  fuzz_buf_free(&text);
   return ok;
 }
 

@@ -30,7 +30,7 @@ static void format_param_value(fuzz_param p, size_t index, char *buf, size_t len
 /* Appends " operand" to buf at *used. */
 static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size_t len,
                            size_t *used) {
-  char tmp[32];
+  char tmp[48]; /* the longest: a corruption's name */
   switch (kind) {
     case FUZZ_OPND_NONE:
     case FUZZ_OPND_KIND_COUNT: return;
@@ -66,6 +66,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
       else snprintf(tmp, sizeof tmp, "end%+d", arg.b);
       break;
     case FUZZ_OPND_WORD: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)arg.word); break;
+    case FUZZ_OPND_CORRUPTION: snprintf(tmp, sizeof tmp, "%s", fuzz_corruption_names[arg.a]); break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -339,6 +340,15 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
       break;
     case FUZZ_OPND_OFFSET: ok = parse_offset(tok, len, arg); break;
     case FUZZ_OPND_WORD: ok = parse_hex_word(tok, len, &arg->word); break;
+    case FUZZ_OPND_CORRUPTION:
+      if (!parse_word(tok, len, fuzz_corruption_names, FUZZ_CORRUPTION_COUNT, &arg->a)) {
+        return fail_at(lc, col,
+                       "%s: unknown corruption " TOKEN_FMT ": a verification kind such as "
+                       "reach.zero-header, or kind/variant (list: FUZZ_CORRUPTIONS, fuzz/ops.h)",
+                       mnemonic, TOKEN_ARG(tok, len));
+      }
+      ok = 1;
+      break;
   }
   if (!ok) {
     return fail_at(lc, col, "%s: expected %s, got " TOKEN_FMT, mnemonic,
@@ -399,6 +409,24 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
     line_no++;
   }
   return 1;
+}
+
+int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
+                       fuzz_text_error *err) {
+  memset(err, 0, sizeof *err);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    snprintf(err->message, sizeof err->message, "cannot read %s", path);
+    return 0;
+  }
+  fuzz_buf text = {0};
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fuzz_buf_append(&text, chunk, n);
+  fclose(f);
+  int ok = fuzz_assemble(set, (const char *)text.data, text.size, out, err);
+  fuzz_buf_free(&text);
+  return ok;
 }
 
 int fuzz_looks_like_text(const uint8_t *data, size_t size) {

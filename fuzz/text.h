@@ -49,6 +49,11 @@ typedef struct fuzz_text_error {
 int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf *out,
                   fuzz_text_error *err);
 
+/* fuzz_assemble of the text file at `path`. Returns 0 when it cannot be read (err->line is then
+ * 0 and err->message says so) or does not assemble. */
+int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
+                       fuzz_text_error *err);
+
 /* Whether an input looks like text rather than bytes: only printable ASCII, tabs and newlines,
  * and its first token a mnemonic or a comment. */
 int fuzz_looks_like_text(const uint8_t *data, size_t size);

@@ -88,6 +88,13 @@ static void op_sets(void) {
   CHECK(strstr(err.message, "not one of the roots target's ops") != NULL);
   CHECK_EQ_U(err.column, 1);
   fuzz_buf_free(&b);
+  /* corrupt breaks the heap for a moment: the graph target only, never with other threads. */
+  const char *corrupt = "corrupt reach.zero-header s0 0";
+  CHECK(fuzz_opset_byte(&fuzz_opset_graph, FUZZ_OP_CORRUPT) == FUZZ_OP_PCT);
+  CHECK(!fuzz_assemble(&fuzz_opset_schedule, corrupt, strlen(corrupt), &b, &err));
+  CHECK(strstr(err.message, "not one of the schedule target's ops") != NULL);
+  CHECK(!fuzz_assemble(&fuzz_opset_roots, corrupt, strlen(corrupt), &b, &err));
+  fuzz_buf_free(&b);
 }
 
 static void assemble_one(const char *text, const char *want) {
@@ -160,6 +167,20 @@ static void every_op_has_its_text(void) {
   assemble_one("range_word r1.1 0xffffffffffffffff", "range_word r1.1 0xffffffffffffffff");
   assemble_one("range_word r1.1 0x7f00deadbeef", "range_word r1.1 0x7f00deadbeef");
   assemble_one("range_pool r3.0 s2 255", "range_pool r3.0 s2 255");
+  assemble_one("corrupt reach.zero-header s3 2", "corrupt reach.zero-header s3 2");
+  assemble_one("corrupt  model.finalizer-count/unknown-block  s15 255 # longest",
+               "corrupt model.finalizer-count/unknown-block s15 255");
+  /* Every corruption's name, and the bytes of each: its index. */
+  for (int c = 0; c < FUZZ_CORRUPTION_COUNT; c++) {
+    char line[FUZZ_OP_TEXT_MAX];
+    snprintf(line, sizeof line, "corrupt %s s1 7", fuzz_corruption_names[c]);
+    assemble_one(line, line);
+    fuzz_buf bytes = {0};
+    fuzz_text_error err;
+    CHECK(fuzz_assemble(NULL, line, strlen(line), &bytes, &err));
+    CHECK(bytes.size == 4 && bytes.data[1] == c);
+    fuzz_buf_free(&bytes);
+  }
 }
 
 static void refused(const char *text, size_t line, size_t column, const char *needle) {
@@ -217,6 +238,10 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("range_word r0.0 0xABC", 1, 17, "64-bit word"); /* lower case */
   refused("range_word r0.0 0x10000000000000000", 1, 17, "64-bit word");
   refused("range_word r0.0 255", 1, 17, "64-bit word");
+  refused("corrupt reach.zero s1 0", 1, 9, "unknown corruption 'reach.zero': a verification kind");
+  refused("corrupt reach.zero-header", 1, 26, "missing operand: a slot");
+  refused("corrupt reach.zero-header s1 256", 1, 30, "an integer");
+  refused("corrupt s1 reach.zero-header 0", 1, 9, "unknown corruption 's1'");
 }
 
 static void short_inputs_decode(void) {

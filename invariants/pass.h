@@ -48,7 +48,8 @@ void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The block `v`: its address, and its header and location when the index says reading is safe. */
+/* The block `v`: its address, and its header and location when the index says reading is safe
+ * (NULL or an immediate: said so, nothing read). */
 void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v);
 /* A header already read by the caller (e.g. a free-list slot), with its colour name. */
 void gc_verify_report_header(gc_verify_report *r, gc_heap *heap, gc_header hd);

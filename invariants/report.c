@@ -162,6 +162,13 @@ void gc_verify_report_header(gc_verify_report *r, gc_heap *heap, gc_header hd) {
 
 void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v) {
   r->block = v;
+  if (!gc_is_block(v)) {
+    /* What a root slot holds may be no pointer at all (model.root: a slot emptied behind the
+     * model's back); the index locates block pointers only. */
+    snprintf(r->where, sizeof r->where, "%s, not a block pointer", v == 0 ? "NULL" : "an immediate");
+    snprintf(r->header_text, sizeof r->header_text, "not read (not a block pointer)");
+    return;
+  }
   gc_heapindex_describe(ix, v, r->where, sizeof r->where);
   gc_header hd;
   if (gc_heapindex_read_header(ix, v, &hd)) {
@@ -230,6 +237,12 @@ static void expand(snapshot *s, size_t i) {
   gc_verify_node n = s->r->nodes[i];
   if (!n.has_header || n.header == 0 || !gc_tag_is_scanned(gc_hd_tag(n.header))) return;
   size_t wsize = gc_hd_wsize(n.header);
+  /* The bad block's header may claim more fields than its slot holds (reach.bad-header): past
+   * the slot lie the next slot, or the next 32 KiB, which may not be mapped. */
+  gc_loc loc = gc_heapindex_locate_start(s->ix, n.val);
+  if (loc.kind == GC_LOC_SLOT && wsize >= gc_wsize_of_class[loc.size_class]) {
+    wsize = gc_wsize_of_class[loc.size_class] - 1;
+  }
   if (wsize > MAX_FIELDS_PER_NODE) wsize = MAX_FIELDS_PER_NODE;
   for (size_t f = 0; f < wsize; f++) {
     gc_value child = gc_fields(n.val)[f];

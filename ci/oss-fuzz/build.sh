@@ -32,7 +32,8 @@ for f in "$ROOT"/gc/*.c "$ROOT"/invariants/*.c; do
   case "$f" in *_test.c|*/sizeclass_gen.c) continue ;; esac
   SOURCES="$SOURCES $f"
 done
-SOURCES="$SOURCES $ROOT/fuzz/program.c $ROOT/fuzz/text.c $ROOT/fuzz/sched.c $ROOT/fuzz/driver.c $ROOT/fuzz/threads.c"
+SOURCES="$SOURCES $ROOT/fuzz/program.c $ROOT/fuzz/text.c $ROOT/fuzz/sched.c $ROOT/fuzz/driver.c"
+SOURCES="$SOURCES $ROOT/fuzz/threads.c $ROOT/fuzz/corrupt.c"
 
 compile() { # SOURCE FLAGS...
   local src="$1"; shift
@@ -55,7 +56,7 @@ for pid in $pids; do wait "$pid"; done
 # engine), whatever $CFLAGS asks of the fuzz targets.
 $CC -O1 -std=gnu11 -I"$ROOT" -o "$WORK/replay" "$ROOT/fuzz/replay.c" "$ROOT/fuzz/replay_main.c" \
   "$ROOT/fuzz/program.c" "$ROOT/fuzz/text.c" "$ROOT/fuzz/sched.c" "$ROOT/fuzz/driver.c" \
-  "$ROOT/fuzz/threads.c" \
+  "$ROOT/fuzz/threads.c" "$ROOT/fuzz/corrupt.c" \
   $(for f in $SOURCES; do case "$f" in */fuzz/*) ;; *) echo "$f" ;; esac; done) -lpthread
 
 for t in $TARGETS; do
