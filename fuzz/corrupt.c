@@ -651,10 +651,14 @@ static int sweep_unfinished(gc_heap *heap) {
 }
 
 /* The pass can run now and see exactly the corruption: it is in the heap's verify mask (the
- * model's state is kept only by checks that run), a swept check finds every sweep finished, and
- * a model check finds nothing pending that belongs to the driver's own next check (a violation
- * noticed in an allocation, objects doomed by a mark whose sweep was not checked yet, finalize
- * notes not yet compared). */
+ * model's state is kept only by checks that run); reach, swept and model checks find every sweep
+ * finished; and a model check finds nothing pending that belongs to the driver's own next check
+ * (a violation noticed in an allocation, objects doomed by a mark whose sweep was not checked
+ * yet, finalize notes not yet compared). Reach and the model's reachability need the sweep done
+ * because a conservative word is a root: written after the last mark, it may point into a block
+ * that mark found dead, GARBAGE until its pool is swept, which is no violation (the next mark
+ * does not take it for a block). At the hook points no op ran since the mark, so the passes
+ * never meet such a word there; between two ops they can, until the sweep ends. */
 static int pass_ready(const corruption *c, corrupt_pass pass) {
   static const unsigned bits[] = {
       [ON_REACH] = GC_VERIFY_REACH, [ON_SWEPT] = GC_VERIFY_SWEPT,
@@ -664,10 +668,12 @@ static int pass_ready(const corruption *c, corrupt_pass pass) {
   if (!(gc_heap_config(c->heap)->verify & bits[pass])) return 0;
   const gc_model *m = c->d->model;
   switch (pass) {
+    case ON_CHECKMARK: return 1; /* runs at its own collection's mark-done point */
     case ON_REACH:
-    case ON_CHECKMARK: return 1;
     case ON_SWEPT: return !sweep_unfinished(c->heap);
-    case ON_MODEL_CYCLED: return m->pend_count == 0 && m->pend_dropped == 0;
+    case ON_MODEL_CYCLED:
+      return m->pend_count == 0 && m->pend_dropped == 0 && m->doomed_count == 0 &&
+             !sweep_unfinished(c->heap);
     case ON_MODEL_SWEPT:
       return m->pend_count == 0 && m->pend_dropped == 0 && m->doomed_count == 0 &&
              m->finalized_notes == 0 && !sweep_unfinished(c->heap);
