@@ -19,7 +19,9 @@
  * shared with managed threads must not be taken by other threads during a run.
  *
  * Cost: a step where the running thread keeps running is a function call (no syscall, no lock);
- * a switch is one semaphore post and one wait (a few yields before it sleeps).
+ * a switch is one semaphore post and one wait (a few yields before it sleeps). Managed threads run
+ * on worker OS threads that outlive the scheduler and serve the next one (sched.c, "Workers"), so
+ * a run creates no OS thread once the workers exist.
  *
  * Not collector-specific: it depends on gc/platform.h only. One scheduled run at a time per
  * process (the hook is process-wide); threads it does not manage pass through the hook untouched.
