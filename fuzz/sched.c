@@ -113,6 +113,13 @@ static uint64_t splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+/* sem_wait, resumed when a signal interrupts it (libFuzzer's timers send some). */
+static void sem_wait_through_signals(sem_t *sem) {
+  while (sem_wait(sem) != 0) {
+    if (errno != EINTR) abort();
+  }
+}
+
 /* Waits for a post. First a few tries, each giving the core away: the thread just handed the
  * baton is often queued on this very core (the kernel wakes a thread near its waker), and a
  * spin-wait ping-pong hands the baton back within microseconds, found here without a futex
@@ -123,9 +130,7 @@ static void baton_wait(sem_t *sem) {
     if (sem_trywait(sem) == 0) return;
     sched_yield();
   }
-  while (sem_wait(sem) != 0) {
-    if (errno != EINTR) abort();
-  }
+  sem_wait_through_signals(sem);
 }
 
 /* ---- Workers ----
@@ -152,9 +157,7 @@ static void *trampoline(void *arg);
 static void *worker_main(void *arg) {
   worker *w = arg;
   for (;;) {
-    while (sem_wait(&w->go) != 0) {
-      if (errno != EINTR) abort();
-    }
+    sem_wait_through_signals(&w->go);
     trampoline(w->job);
     sem_post(&w->finished);
   }
@@ -194,9 +197,7 @@ static int worker_start(sched_thread *t) {
 /* Waits until t's program has returned and gives its worker back. */
 static void worker_join(sched_thread *t) {
   worker *w = t->worker;
-  while (sem_wait(&w->finished) != 0) {
-    if (errno != EINTR) abort();
-  }
+  sem_wait_through_signals(&w->finished);
   t->worker = NULL;
   t->joined = 1;
   pthread_mutex_lock(&idle_lock);
