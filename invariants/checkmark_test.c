@@ -3,6 +3,7 @@
  * a marker bug looks like), it reports that block and the block pointing at it. */
 #include <string.h>
 
+#include "gc/blockindex.h"
 #include "invariants/breaking.h"
 
 /* Rooted graph: global root -> a; a.0 = b, a.2 = big (large); b.0 = c; big.5 = c; a frame slot
@@ -178,6 +179,26 @@ static void conservative_root_unmarked(void) {
   fixture_free(&f);
 }
 
+/* The collector's own resolution of conservative words misses k: its pool is taken out of the
+ * collector's pool set (as a pool-set or block-index bug would), so the marker does not resolve
+ * the range word into k and leaves it unmarked. The walk resolves the word itself, from the
+ * pass's heap index, and reports k; sharing the collector's resolution it saw nothing. */
+static void conservative_word_the_collector_missed(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  gc_pool *pool = gc_pool_of_hp(gc_hp_val(f.k));
+  gc_pool_set_remove(f.h, pool);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK(gc_pool_set_insert(f.h, pool));
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_UNMARKED);
+  if (r->count > 0) {
+    CHECK(r->items[0].block == f.k);
+    CHECK(strstr(r->items[0].origin, "conservative range word") != NULL);
+  }
+  fixture_free(&f);
+}
+
 /* y is reachable only through fz, which nothing points to: the fixture's collection queued fz's
  * finalizer (fz survived it) and ran it. With a finalizer set again, the next mark reaches y
  * through fz's fields, queues fz again and marks it; the checkmark walk reaches fz as a queued
@@ -246,6 +267,7 @@ int main(void) {
   RUN(pinned_field_unmarked);
   RUN(scanner_root_unmarked);
   RUN(conservative_root_unmarked);
+  RUN(conservative_word_the_collector_missed);
   RUN(finalizer_root_unmarked);
   RUN(unmarked_subtree_reported_once);
   RUN(pointer_to_nowhere);

@@ -215,6 +215,25 @@ gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v) {
   return loc;
 }
 
+gc_value gc_heapindex_containing(gc_heapindex *ix, uintptr_t word) {
+  if (word < GC_POOL_BSIZE) return 0; /* nothing lives in the first pool-sized unit (page 0) */
+  unsigned c;
+  gc_pool *p = gc_heapindex_pool(ix, word, &c);
+  if (p != NULL) {
+    if (c >= GC_NUM_SIZECLASSES) return 0;
+    gc_header *first = gc_pool_first_slot(p);
+    if (word < (uintptr_t)first || word >= (uintptr_t)p->frontier) return 0;
+    size_t slot_whsize = gc_wsize_of_class[c];
+    gc_header *slot = first + (word - (uintptr_t)first) / gc_bsize_wsize(slot_whsize) * slot_whsize;
+    gc_header hd = *slot;
+    if (hd == 0 || word >= (uintptr_t)(slot + gc_hd_whsize(hd))) return 0;
+    return gc_val_hp(slot);
+  }
+  gc_large *a = large_containing(ix, word);
+  if (a == NULL || word < (uintptr_t)gc_large_hp(a)) return 0; /* in its bookkeeping, not the block */
+  return gc_val_hp(gc_large_hp(a));
+}
+
 gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v) {
   gc_loc loc = gc_heapindex_locate_start(ix, v);
   if (loc.kind != GC_LOC_OUTSIDE) return loc;

@@ -66,10 +66,12 @@ const char *gc_verify_point_name(gc_hook_point point);
 /* "UNMARKED", ... for a header's colour; "none" for a zero header. */
 const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd);
 
-/* Describe the root visited `ordinal`-th (from 1) by gc_roots_visit and then
- * gc_conservative_visit: which root set holds it, e.g. "global root #2 (slot 0x...)", "domain 0
- * local root frame 0 (0 = innermost), slot 3", "pinned block 0x... field 1", "finalizer queue
- * entry 0", "conservative range word at 0x...". Reruns the enumeration: for reports only. */
-void gc_verify_describe_root(gc_heap *heap, size_t ordinal, char *buf, size_t buf_len);
+/* Describe the root visited `ordinal`-th (from 1) by gc_roots_visit and then the conservative
+ * words `ix` resolves to blocks (as the walk counts them): which root set holds it, e.g. "global
+ * root #2 (slot 0x...)", "domain 0 local root frame 0 (0 = innermost), slot 3", "pinned block
+ * 0x... field 1", "finalizer queue entry 0", "conservative range word at 0x...". Reruns the
+ * enumeration: for reports only. */
+void gc_verify_describe_root(gc_heap *heap, gc_heapindex *ix, size_t ordinal, char *buf,
+                             size_t buf_len);
 
 #endif /* INVARIANTS_PASS_H */

@@ -2,8 +2,8 @@
  *
  * The address map records, for each block seen, how it was first reached: the val of the block
  * whose field pointed at it (even), or (root ordinal << 1) | 1 for a block held by the ordinal-th
- * root, counting gc_roots_visit's slots and then gc_conservative_visit's words (odd, so the two
- * never collide). That one word per block is
+ * root, counting gc_roots_visit's slots and then the conservative words the walk resolves (odd,
+ * so the two never collide). That one word per block is
  * the whole path: a report follows it back to the root and finds each field index by looking for
  * the child in its referrer's fields, work done only when something is wrong.
  */
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc/conservative.h"
 #include "gc/mark.h"
 
 /* A pointer found but not yet examined, and how it was found (the map value it will get). */
@@ -71,7 +70,7 @@ static void report_path(walk *w, gc_verify_report *r, gc_value v) {
   }
   char origin[160];
   if (ref & 1) {
-    gc_verify_describe_root(w->run->heap, (size_t)(ref >> 1), origin, sizeof origin);
+    gc_verify_describe_root(w->run->heap, w->ix, (size_t)(ref >> 1), origin, sizeof origin);
   } else {
     snprintf(origin, sizeof origin, "(path lost)");
   }
@@ -251,8 +250,30 @@ static void walk_root(void *ctx, gc_value *slot) {
   drain(w);
 }
 
-/* A conservative word the collector resolved to a block start: a root like the marker's. Its
- * ordinal continues after the slot roots' (gc_verify_describe_root counts the same way). */
+/* The conservative roots, resolved by the walk itself: every word of every registered range that
+ * the pass's heap index places in a block (gc_heapindex_containing). Not gc_conservative_visit:
+ * that is the collector's own resolution, the one the marker used, and a walk sharing it would be
+ * blind to a word the collector fails to resolve (its pool missing from its pool set, a stale
+ * large-block array, an interior pointer refused): the block would be unmarked, and unreachable
+ * to the check too. Resolved here, it is a root, and reported unmarked (checkmark) or GARBAGE
+ * (reach). */
+typedef void (*range_root_fn)(void *ctx, gc_value block, const uintptr_t *where);
+
+static void visit_ranges(gc_heap *heap, gc_heapindex *ix, range_root_fn fn, void *ctx) {
+  for (size_t i = 0; i < heap->range_count; i++) {
+    const gc_range *r = &heap->ranges[i];
+    for (size_t k = 0; k < r->wsize; k++) {
+      uintptr_t word;
+      /* The embedder's raw memory: read as bytes, whatever its declared type. */
+      __builtin_memcpy(&word, &r->start[k], sizeof word);
+      gc_value block = gc_heapindex_containing(ix, word);
+      if (block != 0) fn(ctx, block, &r->start[k]);
+    }
+  }
+}
+
+/* A conservative word resolved to a block: a root. Its ordinal continues after the slot roots'
+ * (gc_verify_describe_root counts the same way). */
 static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where) {
   (void)where;
   walk_root(ctx, &block);
@@ -280,7 +301,7 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
   }
   if (!w.out_of_memory) {
     gc_roots_visit(run->heap, walk_root, &w);
-    gc_conservative_visit(run->heap, visit_conservative, &w);
+    visit_ranges(run->heap, w.ix, visit_conservative, &w);
   }
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
@@ -370,7 +391,8 @@ static void describe_slot(gc_heap *heap, gc_value *slot, char *buf, size_t buf_l
   snprintf(buf, buf_len, "root slot %p from an embedder's root scanner", (void *)slot);
 }
 
-void gc_verify_describe_root(gc_heap *heap, size_t ordinal, char *buf, size_t buf_len) {
+void gc_verify_describe_root(gc_heap *heap, gc_heapindex *ix, size_t ordinal, char *buf,
+                             size_t buf_len) {
   find_root f;
   memset(&f, 0, sizeof f);
   f.want = ordinal;
@@ -379,7 +401,7 @@ void gc_verify_describe_root(gc_heap *heap, size_t ordinal, char *buf, size_t bu
     describe_slot(heap, f.slot, buf, buf_len);
     return;
   }
-  gc_conservative_visit(heap, find_conservative_visit, &f);
+  visit_ranges(heap, ix, find_conservative_visit, &f);
   if (f.word != NULL) {
     snprintf(buf, buf_len, "conservative range word at %p (value %#llx, in block %#llx)",
              (const void *)f.word, (unsigned long long)*f.word, (unsigned long long)f.block);

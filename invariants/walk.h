@@ -1,7 +1,7 @@
 /* The graph walk shared by reach and checkmark: from every root slot (gc_roots_visit) and every
- * conservative word the collector resolves to a block (gc_conservative_visit), the same roots the
- * marker starts from, with an explicit stack and an address map of the blocks seen, checking
- * every block before reading it.
+ * conservative word that points into a block, resolved by the walk's own heap index rather than
+ * by the collector (gc_heapindex_containing), with an explicit stack and an address map of the
+ * blocks seen, checking every block before reading it.
  *
  * The two passes differ only in which colours a reachable block may have and in the names of the
  * violations, which is what gc_walk_rules holds. A block that fails a check is reported and not
