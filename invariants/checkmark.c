@@ -1,7 +1,8 @@
 /* The checkmark pass (debug mark rescan), run right after marking (GC_HOOK_MARK_DONE), before
  * the colours cycle.
  *
- * A second, simple, single-threaded mark from the same roots (gc_roots_visit), with its own mark
+ * A second, simple, single-threaded mark from the roots as the verifier enumerates them itself
+ * (rootset.h: the API's root sets read with the verifier's own loops), with its own mark
  * set (the address map of walk.c) instead of header colours, so it cannot be fooled by the state
  * the collector's marker left behind. Every block it reaches must be MARKED or NOT_MARKABLE
  * (INV-MARK-1 at its end: the stack is empty and no pool is flagged for re-darkening, so every

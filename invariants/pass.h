@@ -66,8 +66,8 @@ const char *gc_verify_point_name(gc_hook_point point);
 /* "UNMARKED", ... for a header's colour; "none" for a zero header. */
 const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd);
 
-/* Describe the root visited `ordinal`-th (from 1) by gc_roots_visit and then the conservative
- * words `ix` resolves to blocks (as the walk counts them): which root set holds it, e.g. "global
+/* Describe the root visited `ordinal`-th (from 1) by gc_verify_visit_roots (rootset.h), as the
+ * walk counts them: which root set holds it, e.g. "global
  * root #2 (slot 0x...)", "domain 0 local root frame 0 (0 = innermost), slot 3", "pinned block
  * 0x... field 1", "finalizer queue entry 0", "conservative range word at 0x...". Reruns the
  * enumeration: for reports only. */

@@ -2,8 +2,8 @@
  *
  * The address map records, for each block seen, how it was first reached: the val of the block
  * whose field pointed at it (even), or (root ordinal << 1) | 1 for a block held by the ordinal-th
- * root, counting gc_roots_visit's slots and then the conservative words the walk resolves (odd,
- * so the two never collide). That one word per block is
+ * root, in the order gc_verify_visit_roots (rootset.h) enumerates them (odd, so the two never
+ * collide). That one word per block is
  * the whole path: a report follows it back to the root and finds each field index by looking for
  * the child in its referrer's fields, work done only when something is wrong.
  */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc/mark.h"
+#include "invariants/rootset.h"
 
 /* A pointer found but not yet examined, and how it was found (the map value it will get). */
 typedef struct pending {
@@ -165,7 +165,7 @@ static inline int check(walk *w, gc_value v) {
                      gc_colour_name(w->run->heap, colour), w->rules->expected);
   }
   /* NOT_MARKABLE blocks are not scanned by the marker either: a pinned block's fields are root
-   * slots of their own (gc_roots_visit), which is how this walk reaches them. */
+   * slots of their own (rootset.h), which is how this walk reaches them. */
   if (gc_tag_is_scanned(gc_hd_tag(hd)) && colour != GC_NOT_MARKABLE) push(w, v);
   return 1;
 }
@@ -250,28 +250,6 @@ static void walk_root(void *ctx, gc_value *slot) {
   drain(w);
 }
 
-/* The conservative roots, resolved by the walk itself: every word of every registered range that
- * the pass's heap index places in a block (gc_heapindex_containing). Not gc_conservative_visit:
- * that is the collector's own resolution, the one the marker used, and a walk sharing it would be
- * blind to a word the collector fails to resolve (its pool missing from its pool set, a stale
- * large-block array, an interior pointer refused): the block would be unmarked, and unreachable
- * to the check too. Resolved here, it is a root, and reported unmarked (checkmark) or GARBAGE
- * (reach). */
-typedef void (*range_root_fn)(void *ctx, gc_value block, const uintptr_t *where);
-
-static void visit_ranges(gc_heap *heap, gc_heapindex *ix, range_root_fn fn, void *ctx) {
-  for (size_t i = 0; i < heap->range_count; i++) {
-    const gc_range *r = &heap->ranges[i];
-    for (size_t k = 0; k < r->wsize; k++) {
-      uintptr_t word;
-      /* The embedder's raw memory: read as bytes, whatever its declared type. */
-      __builtin_memcpy(&word, &r->start[k], sizeof word);
-      gc_value block = gc_heapindex_containing(ix, word);
-      if (block != 0) fn(ctx, block, &r->start[k]);
-    }
-  }
-}
-
 /* A conservative word resolved to a block: a root. Its ordinal continues after the slot roots'
  * (gc_verify_describe_root counts the same way). */
 static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where) {
@@ -299,10 +277,8 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
       !gc_addrmap_reset(&w.s->seen, 0)) { /* it keeps its buckets, and grows if need be */
     w.out_of_memory = 1;
   }
-  if (!w.out_of_memory) {
-    gc_roots_visit(run->heap, walk_root, &w);
-    visit_ranges(run->heap, w.ix, visit_conservative, &w);
-  }
+  /* The roots as the verifier enumerates them (rootset.h), not as the collector does. */
+  if (!w.out_of_memory) gc_verify_visit_roots(run->heap, w.ix, walk_root, visit_conservative, &w);
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
     fprintf(stderr, "gcfuzz verify: out of memory during the %s walk; it checked part of the "
@@ -396,12 +372,11 @@ void gc_verify_describe_root(gc_heap *heap, gc_heapindex *ix, size_t ordinal, ch
   find_root f;
   memset(&f, 0, sizeof f);
   f.want = ordinal;
-  gc_roots_visit(heap, find_root_visit, &f);
+  gc_verify_visit_roots(heap, ix, find_root_visit, find_conservative_visit, &f);
   if (f.slot != NULL) {
     describe_slot(heap, f.slot, buf, buf_len);
     return;
   }
-  visit_ranges(heap, ix, find_conservative_visit, &f);
   if (f.word != NULL) {
     snprintf(buf, buf_len, "conservative range word at %p (value %#llx, in block %#llx)",
              (const void *)f.word, (unsigned long long)*f.word, (unsigned long long)f.block);

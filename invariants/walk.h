@@ -1,7 +1,7 @@
-/* The graph walk shared by reach and checkmark: from every root slot (gc_roots_visit) and every
- * conservative word that points into a block, resolved by the walk's own heap index rather than
- * by the collector (gc_heapindex_containing), with an explicit stack and an address map of the
- * blocks seen, checking every block before reading it.
+/* The graph walk shared by reach and checkmark: from every root slot and every conservative word
+ * that points into a block, as the verifier enumerates them itself (rootset.h), never through the
+ * collector's own enumeration, with an explicit stack and an address map of the blocks seen,
+ * checking every block before reading it.
  *
  * The two passes differ only in which colours a reachable block may have and in the names of the
  * violations, which is what gc_walk_rules holds. A block that fails a check is reported and not
