@@ -854,7 +854,7 @@ void drv_op_corrupt(driver *d, fuzz_corruption which, int slot, int n) {
   /* Checkmark compares the collector's marks with its own, so it runs right after a mark: this
    * op's own major collection, planted at its mark-done point (drv_corrupt_mark_done). */
   d->corrupt_armed = &c;
-  drv_collect(d, GC_COLLECT_MAJOR);
+  gc_collect(me()->dom, GC_COLLECT_MAJOR); /* what `collect major` runs */
   d->corrupt_armed = NULL;
   d->res->pass_runs[PASS_DRIVER]++;
   if (!c.fired) {

@@ -24,9 +24,9 @@
  *
  * Nothing but that one pass sees a corruption: no allocation and no collection runs between the
  * plant and the repair. The exception is checkmark, which only means something right after
- * marking: its corruptions run a major collection of their own (exactly what `collect major`
- * does, through the driver's code, so the model and every pass see an ordinary cycle) and plant,
- * check and repair at that collection's mark-done point, before the driver's own passes look.
+ * marking: its corruptions run a major collection of their own (the call `collect major` makes,
+ * on the running domain, so the model and every pass see an ordinary cycle) and plant, check and
+ * repair at that collection's mark-done point, before the driver's own passes look.
  *
  * The names are the kinds of invariants/report.h ("reach.zero-header"), or kind/variant when
  * several corruptions produce one kind; the table of what each one writes is in corrupt.c.

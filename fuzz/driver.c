@@ -171,11 +171,6 @@ void drv_set_slot(driver *d, int s, gc_model_id obj) {
   gc_model_root_set(d->model, me()->root_base + BANK_SLOTS + (size_t)s, obj);
 }
 
-void drv_collect(driver *d, gc_collect_kind kind) {
-  (void)d;
-  gc_collect(me()->dom, kind);
-}
-
 /* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
  * first, one call instead of a load per word. Not instrumented for coverage: with trace-cmp
  * (fuzz/ is built with it) a comparison per word of every new block cost more than the rest of
@@ -603,7 +598,7 @@ void drv_run_op(driver *d, const fuzz_op *op) {
     case FUZZ_OP_POP: op_pop(d); break;
     case FUZZ_OP_ROOT: op_root(d, a[0].a, a[1].a); break;
     case FUZZ_OP_UNROOT: drv_op_unroot(d, a[0].a); break;
-    case FUZZ_OP_COLLECT: drv_collect(d, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_COLLECT: gc_collect(me()->dom, (gc_collect_kind)a[0].a); break;
     case FUZZ_OP_PARAM: op_param(d, a[0]); break;
     case FUZZ_OP_FAIL: op_fail(d, a[0].a); break;
     case FUZZ_OP_LIMIT: op_limit(d, a[0].a); break;

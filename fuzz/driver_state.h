@@ -123,9 +123,6 @@ int drv_innermost_frame(const driver *d, int dom);
 void drv_release_frame(driver *d, int k);
 void drv_op_unroot(driver *d, int g);
 void drv_set_slot(driver *d, int s, gc_model_id obj);
-/* collect KIND on the running domain: what the collect op does (the corrupt op's checkmark
- * corruptions run theirs through it too). */
-void drv_collect(driver *d, gc_collect_kind kind);
 
 /* ---- threads.c, for driver.c ---- */
 
