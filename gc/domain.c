@@ -9,7 +9,10 @@
 #include "gc/sweep.h"
 
 gc_domain *gc_domain_new(gc_heap *heap, uintptr_t state) {
-  gc_domain *d = gc_spare_calloc(heap->cfg.pool_cache, GC_SPARE_DOMAIN, sizeof *d);
+  /* The main domain is made first, and may be a spare (poolcache.h); a spawned one never is. */
+  gc_domain *d = heap->main_domain == NULL
+                     ? gc_spare_calloc(heap->cfg.pool_cache, GC_SPARE_DOMAIN, sizeof *d)
+                     : calloc(1, sizeof *d);
   if (d == NULL) return NULL;
   d->heap = heap;
   d->state = state;
@@ -116,7 +119,11 @@ void gc_domain_destroy(gc_domain *d) {
       }
     }
   }
-  gc_large_destroy_list(d->swept_large, heap->cfg.pool_cache);
-  gc_large_destroy_list(d->unswept_large, heap->cfg.pool_cache);
-  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_DOMAIN, d, sizeof *d);
+  gc_large_destroy_list(d->swept_large);
+  gc_large_destroy_list(d->unswept_large);
+  if (d == heap->main_domain) {
+    gc_spare_free(heap->cfg.pool_cache, GC_SPARE_DOMAIN, d, sizeof *d);
+  } else {
+    free(d);
+  }
 }

@@ -82,7 +82,7 @@ void gc_heap_destroy(gc_heap *heap) {
     destroy_pool_list(heap, heap->orphans.avail[c]);
     destroy_pool_list(heap, heap->orphans.full[c]);
   }
-  gc_large_destroy_list(heap->orphans.large, heap->cfg.pool_cache);
+  gc_large_destroy_list(heap->orphans.large);
   gc_pool_unmap_free(heap);
   gc_ptr_vec_free(&heap->global_roots);
   gc_ptr_vec_free(&heap->pinned);

@@ -1,16 +1,13 @@
 /* Large blocks: allocation, sweeping and teardown. */
 #include "gc/large.h"
 
-#include <malloc.h>
 #include <stdlib.h>
 
 #include "gc/blockindex.h"
 #include "gc/custom.h"
-#include "gc/poolcache.h"
 
 gc_header *gc_large_alloc(gc_domain *d, size_t whsize) {
-  gc_large *a = gc_spare_calloc(d->heap->cfg.pool_cache, GC_SPARE_LARGE,
-                                sizeof(gc_large) + gc_bsize_wsize(whsize));
+  gc_large *a = calloc(1, sizeof(gc_large) + gc_bsize_wsize(whsize));
   if (a == NULL) return NULL;
   a->next = d->swept_large;
   d->swept_large = a;
@@ -38,8 +35,8 @@ size_t gc_large_sweep_one(gc_domain *d) {
     d->freed_words += whsize;
     gc_large_index_invalidate(d->heap);
     gc_heap_account_bytes(d->heap, -(intptr_t)gc_bsize_wsize(whsize + GC_LARGE_HEADER_WSIZE));
-    /* Freed, never a spare: this heap may still hold a stale pointer to it, and ASan reports
-     * such a use with the stack that freed it. */
+    /* This heap may still hold a stale pointer to it: ASan reports such a use with the stack
+     * that freed it. */
     free(a);
   } else {
     a->next = d->swept_large;
@@ -48,14 +45,12 @@ size_t gc_large_sweep_one(gc_domain *d) {
   return whsize;
 }
 
-void gc_large_destroy_list(gc_large *list, gc_pool_cache *cache) {
+void gc_large_destroy_list(gc_large *list) {
   while (list != NULL) {
     gc_large *next = list->next;
     gc_header hd = *gc_large_hp(list);
     if (gc_hd_tag(hd) == GC_TAG_CUSTOM) gc_custom_finalize(gc_val_hp(gc_large_hp(list)));
-    /* Its allocation's size, not the header's: the block may be in a larger spare, and a
-     * broken header must not make the cache believe in bytes that are not there. */
-    gc_spare_free(cache, GC_SPARE_LARGE, list, cache != NULL ? malloc_usable_size(list) : 0);
+    free(list);
     list = next;
   }
 }

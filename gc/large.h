@@ -27,8 +27,7 @@ static inline gc_large *gc_large_of_hp(gc_header *hp) { return (gc_large *)hp - 
 gc_header *gc_large_alloc(gc_domain *d, size_t whsize);
 /* Sweep one large block from d's unswept list; returns its words of work, 0 if none left. */
 size_t gc_large_sweep_one(gc_domain *d);
-/* Run the custom finalizer of every large block on `list` and free them, or leave their memory
- * in `cache` for a later heap (heap destroy; poolcache.h). */
-void gc_large_destroy_list(gc_large *list, gc_pool_cache *cache);
+/* Run the custom finalizer of every large block on `list` and free them (heap destroy). */
+void gc_large_destroy_list(gc_large *list);
 
 #endif /* GC_LARGE_H */

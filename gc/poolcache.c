@@ -38,10 +38,10 @@
 #define SPARE_UNINIT(p, n) ((void)(p), (void)(n))
 #endif
 
-/* How many spares of each kind the cache keeps: a heap has one heap structure and one arena, a
- * fuzz program up to four domains and a few hundred large blocks. */
+/* How many spares of each kind the cache keeps: one of each per heap alive at once (a test may
+ * keep a few heaps). */
 static const size_t max_spares[GC_SPARE_KINDS] = {
-    [GC_SPARE_HEAP] = 4, [GC_SPARE_DOMAIN] = 8, [GC_SPARE_ARENA] = 4, [GC_SPARE_LARGE] = 256};
+    [GC_SPARE_HEAP] = 4, [GC_SPARE_DOMAIN] = 4, [GC_SPARE_ARENA] = 4};
 
 typedef struct spare {
   void *mem;

@@ -17,14 +17,19 @@ int gc_pool_cache_give(gc_pool_cache *cache, void *pool);
  * than running a short program (the allocator hands out cold, quarantined memory and fills it).
  * A spare is memory only: whoever takes one initialises it as if it came from malloc (zeroed for
  * gc_spare_calloc), and while it waits in the cache it is poisoned under AddressSanitizer, so a
- * stale pointer into it still faults. Only memory of a destroyed heap becomes a spare: a domain
- * that terminates is freed at once, so a stale pointer to it faults under ASan as before. With a
- * NULL cache these are calloc, malloc and free. */
+ * stale pointer into it still faults. With a NULL cache these are calloc, malloc and free.
+ *
+ * Only what every heap has exactly one of is a spare: the heap structure, its main domain, its
+ * mark arena. Each heap then takes as many spares as it gives back, so a heap's life is as many
+ * mallocs as frees once the cache is warm. libFuzzer counts both for every input and runs an
+ * input with more mallocs than frees a second time, to look for a leak: spares that some heaps
+ * free early (a large block freed by sweeping, a spawned domain that terminates: freed at once,
+ * so that a stale pointer to them faults under ASan with the stack that freed them) and others
+ * keep would drain the cache, and the heaps that refill it would each run twice. */
 typedef enum gc_spare_kind {
   GC_SPARE_HEAP,   /* struct gc_heap */
-  GC_SPARE_DOMAIN, /* struct gc_domain */
+  GC_SPARE_DOMAIN, /* the main domain's struct gc_domain */
   GC_SPARE_ARENA,  /* the mark work buffers' arena (workbuf.c): any size */
-  GC_SPARE_LARGE,  /* a large block's memory (large.c): any size */
   GC_SPARE_KINDS
 } gc_spare_kind;
 
