@@ -101,6 +101,8 @@ typedef struct driver {
   /* A checkmark corruption waiting for its own collection's mark-done point (fuzz/corrupt.c),
    * or NULL. */
   struct corruption *corrupt_armed;
+  /* The corrupt op's planted reports have been printed (to memory) once in this program. */
+  int corrupt_printed;
 } driver;
 
 /* ---- driver.c, for threads.c ---- */

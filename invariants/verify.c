@@ -80,6 +80,16 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
   return found;
 }
 
+size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out) {
+  gc_verify_run run = {v->heap, "direct", out, v->scratch, 0, 0};
+  switch (pass) {
+    case GC_VERIFY_REACH: return gc_verify_reach_run(&run);
+    case GC_VERIFY_CHECKMARK: return gc_verify_checkmark_run(&run);
+    case GC_VERIFY_SWEPT: return gc_verify_swept_run(&run);
+  }
+  return 0;
+}
+
 static void verify_hook(gc_heap *heap, gc_hook_point point, void *user) {
   gc_verifier *v = user;
   if (v->prev_hook != NULL) v->prev_hook(heap, point, v->prev_user);

@@ -90,6 +90,13 @@ uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass);
  * reports, the verifier's reusable scratch memory). For tools and benchmarks. */
 size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point);
 
+/* One pass (GC_VERIFY_REACH, GC_VERIFY_CHECKMARK or GC_VERIFY_SWEPT) called directly on the
+ * verifier's heap, as gc_verify_reach and the others are (same rules for when), but in the
+ * verifier's scratch memory: a caller that runs passes between ops (the fuzz driver's corrupt op)
+ * allocates nothing. Its reports go to `out` (NULL: only count), never to the verifier's own list,
+ * whatever the mode. Any other `pass` runs nothing and returns 0. */
+size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out);
+
 #ifdef __cplusplus
 }
 #endif
