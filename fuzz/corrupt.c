@@ -334,6 +334,24 @@ static int plant_workbuf(corruption *c) {
   return 1;
 }
 
+/* checkmark_test marker_still_holds_a_buffer: the running domain's marker has not handed its
+ * work buffer back when marking is declared over (the buffer stays on the empty list too: only
+ * the marker is looked at). */
+static int plant_marker_busy(corruption *c) {
+  gc_mark_work *w = &c->heap->work;
+  gc_marker *m = &me()->dom->marker;
+  if (w->empty == NULL || m->buf != NULL) return 0;
+  POKE(&c->undo, m->buf, w->empty);
+  return 1;
+}
+
+/* checkmark_test follower_missing_at_the_barrier: one participant more than arrived at the mark
+ * barrier, as when the leader stops waiting one follower early. */
+static int plant_follower_missing(corruption *c) {
+  POKE(&c->undo, c->heap->participants, c->heap->participants + 1);
+  return 1;
+}
+
 /* Free-list entry k of pool p (entries are linked through their word 1), or NULL. */
 static gc_header *free_entry(gc_pool *p, size_t k) {
   gc_header *e = p->free_list;
@@ -581,6 +599,9 @@ static const corruption_row rows[FUZZ_CORRUPTION_COUNT] = {
     ROW(SWEPT_WORKBUF_LOST, ON_SWEPT, SWEPT_WORKBUF_LOST, 0, plant_workbuf),
     ROW(CHECKMARK_UNMARKED, ON_CHECKMARK, CHECKMARK_UNMARKED, NEED_BLOCK, plant_unmarked),
     ROW(CHECKMARK_BAD_POINTER, ON_CHECKMARK, CHECKMARK_BAD_POINTER, NEED_FIELD, plant_wild_field),
+    ROW(CHECKMARK_MARK_UNFINISHED, ON_CHECKMARK, CHECKMARK_MARK_UNFINISHED, 0, plant_marker_busy),
+    ROW(CHECKMARK_MARK_UNFINISHED_BARRIER, ON_CHECKMARK, CHECKMARK_MARK_UNFINISHED, 0,
+        plant_follower_missing),
     ROW(MODEL_DEAD, ON_MODEL_CYCLED, MODEL_DEAD, NEED_OBJECT, plant_model_garbage),
     ROW(MODEL_DEAD_FREE, ON_MODEL_CYCLED, MODEL_DEAD, NEED_OBJECT, plant_model_freed),
     ROW(MODEL_DEAD_REUSED, ON_MODEL_CYCLED, MODEL_DEAD, NEED_OBJECT, plant_model_reused),

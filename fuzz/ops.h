@@ -168,7 +168,9 @@ typedef enum fuzz_misuse {
   X(MODEL_FINALIZER_UNKNOWN, "model.finalizer-count/unknown-block")                              \
   X(MODEL_FINALIZER_UNQUEUED, "model.finalizer-count/unqueued")                                  \
   X(MODEL_LIVE_COUNT, "model.live-count")                                                        \
-  X(MODEL_ROOT, "model.root")
+  X(MODEL_ROOT, "model.root")                                                                    \
+  X(CHECKMARK_MARK_UNFINISHED, "checkmark.mark-unfinished")                                      \
+  X(CHECKMARK_MARK_UNFINISHED_BARRIER, "checkmark.mark-unfinished/barrier")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,

@@ -11,11 +11,67 @@
  * from the root. A reachable pointer that is no block at all is checkmark.bad-pointer (reach
  * names those precisely after the cycle).
  *
+ * Before the walk it checks that marking is really over, so that a marker still at work when the
+ * leader declared the end (an off-by-one in termination) is named as such, not found later as the
+ * damage it does (checkmark.mark-unfinished): every domain's marker has handed its work buffer back
+ * and holds no prefetched pointer (INV-WB-1 at the end of a mark), and, while the world is stopped,
+ * every follower waits at the barrier the leader passed (arrived == participants - 1). Whether the
+ * buffers themselves are all back on the empty list is the swept pass's check (swept.workbuf-lost).
+ *
  * Cost: O(reachable blocks + fields) with one address-map insert per edge; see walk.h.
  */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "gc/heap.h"
+#include "gc/platform.h"
+#include "invariants/pass.h"
 #include "invariants/verify.h"
 #include "invariants/walk.h"
+
+static size_t mark_unfinished(const gc_verify_run *run, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), cold));
+
+static size_t mark_unfinished(const gc_verify_run *run, const char *where, const char *fmt, ...) {
+  gc_verify_report *r = gc_verify_report_new(run, GC_VK_CHECKMARK_MARK_UNFINISHED);
+  if (r != NULL) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->what, sizeof r->what, fmt, ap);
+    va_end(ap);
+    gc_verify_report_where(r, "%s", where);
+  }
+  return 1;
+}
+
+/* The followers wrote their markers' state before arriving at the barrier, and the leader read
+ * `arrived` with acquire to pass it: this thread sees their final state. */
+static size_t check_marking_over(const gc_verify_run *run) {
+  gc_heap *heap = run->heap;
+  size_t found = 0;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    const gc_marker *m = &heap->domains[i]->marker;
+    if (m->buf == NULL && m->prefetch_count == 0) continue;
+    char where[48];
+    snprintf(where, sizeof where, "domain %u's marker", heap->domains[i]->id);
+    found += mark_unfinished(run, where,
+                             "marking is declared over, but domain %u's marker still holds %s "
+                             "and %u prefetched pointer(s): it has not finished marking",
+                             heap->domains[i]->id,
+                             m->buf != NULL ? "a work buffer" : "no work buffer",
+                             m->prefetch_count);
+  }
+  if (gc_atomic_load(&heap->stw_requested)) {
+    size_t arrived = gc_atomic_load(&heap->barrier.arrived);
+    if (arrived + 1 != heap->participants) {
+      found += mark_unfinished(run, "the mark barrier",
+                               "marking is declared over with %zu of the %zu following markers "
+                               "at the barrier: the others may still be marking",
+                               arrived, heap->participants - 1);
+    }
+  }
+  return found;
+}
 
 size_t gc_verify_checkmark_run(const gc_verify_run *run) {
   gc_walk_rules rules = {
@@ -29,7 +85,7 @@ size_t gc_verify_checkmark_run(const gc_verify_run *run) {
       .bad_header = GC_VK_CHECKMARK_BAD_POINTER,
       .bad_colour = GC_VK_CHECKMARK_UNMARKED,
   };
-  return gc_walk_run(run, &rules);
+  return check_marking_over(run) + gc_walk_run(run, &rules);
 }
 
 size_t gc_verify_checkmark(gc_heap *heap, gc_verify_reports *out) {

@@ -36,6 +36,7 @@ static const char *const kind_names[GC_VK_COUNT] = {
     [GC_VK_SWEPT_WORKBUF_LOST] = "swept.workbuf-lost",
     [GC_VK_CHECKMARK_UNMARKED] = "checkmark.unmarked",
     [GC_VK_CHECKMARK_BAD_POINTER] = "checkmark.bad-pointer",
+    [GC_VK_CHECKMARK_MARK_UNFINISHED] = "checkmark.mark-unfinished",
     [GC_VK_MODEL_DEAD] = "model.dead",
     [GC_VK_MODEL_CONTENTS] = "model.contents",
     [GC_VK_MODEL_NOT_FREED] = "model.not-freed",
@@ -51,7 +52,7 @@ const char *gc_verify_kind_name(gc_verify_kind kind) {
 const char *gc_verify_kind_pass(gc_verify_kind kind) {
   if (kind <= GC_VK_REACH_BAD_COLOUR) return "reach";
   if (kind <= GC_VK_SWEPT_WORKBUF_LOST) return "swept";
-  if (kind <= GC_VK_CHECKMARK_BAD_POINTER) return "checkmark";
+  if (kind <= GC_VK_CHECKMARK_MARK_UNFINISHED) return "checkmark";
   if (kind < GC_VK_COUNT) return "model";
   return "unknown";
 }

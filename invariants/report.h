@@ -53,6 +53,7 @@ typedef enum gc_verify_kind {
   /* checkmark: a second mark right after marking. */
   GC_VK_CHECKMARK_UNMARKED,    /* checkmark.unmarked: reachable, not MARKED by the collector */
   GC_VK_CHECKMARK_BAD_POINTER, /* checkmark.bad-pointer: a reachable pointer that is no block */
+  GC_VK_CHECKMARK_MARK_UNFINISHED, /* checkmark.mark-unfinished: a marker still busy at mark-done */
   /* model: the driver's shadow graph against the heap. */
   GC_VK_MODEL_DEAD,            /* model.dead: reachable in the model, freed or GARBAGE in the heap */
   GC_VK_MODEL_CONTENTS,        /* model.contents: header or a field differs from the model */
