@@ -142,7 +142,8 @@ static void driver_check_cycle(driver *d, gc_hook_point point) {
 }
 
 /* Runs at every hook point: its comparisons are of the driver's own bookkeeping, nothing the
- * fuzzer can steer by, so they are not traced for it (fuzz/ is built with trace-cmp). */
+ * fuzzer can steer by, so it is left out of coverage (an OSS-Fuzz build traces the comparisons
+ * of every file; the fuzz config already spares this one). */
 FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, void *user) {
   driver *d = user;
   (void)heap;
@@ -172,10 +173,11 @@ void drv_set_slot(driver *d, int s, gc_model_id obj) {
 }
 
 /* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
- * first, one call instead of a load per word. Not instrumented for coverage: with trace-cmp
- * (fuzz/ is built with it) a comparison per word of every new block cost more than the rest of
- * the driver, and the values of a fresh block's words are nothing the fuzzer can steer by. The
- * check is the same. (noinline: inlined, it would be instrumented as its caller's code.) */
+ * first, one call instead of a load per word. Not instrumented for coverage: traced (as an
+ * OSS-Fuzz build traces every file) a comparison per word of every new block cost more than the
+ * rest of the driver, and neither the values of a fresh block's words nor how many there are is
+ * anything the fuzzer can steer by. The check is the same. (noinline: inlined, it would be
+ * instrumented as its caller's code.) */
 FUZZ_NO_COVERAGE __attribute__((noinline))
 static size_t first_nonzero(const gc_value *words, size_t from, size_t n) {
   static const gc_value zeros[512];
