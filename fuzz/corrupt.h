@@ -11,9 +11,10 @@
  *      past the end, a pool without such an entry, its pass not in the heap's verify mask, a sweep
  *      not finished where the pass needs it finished) changes nothing: the op is a no-op;
  *   2. runs the one pass that must see it, directly, into reports of its own (never the driver's
- *      violation path), and requires at least one report of the corruption's kind. Every report
- *      is printed, and the first one drawn as Graphviz, to a memory stream: the report code runs
- *      on real reports under the build's sanitizers (the text is discarded);
+ *      violation path), and requires at least one report of the corruption's kind. The first
+ *      time in a program, every report is printed, and the first one drawn as Graphviz, to a
+ *      memory stream: the report code runs on real reports under the build's sanitizers (the text
+ *      is discarded);
  *   3. repairs: writes back every logged byte, newest first, so the heap and the model are exactly
  *      as before (the pass's own notes in the model included: a model check remembers what it
  *      reported, and forgets it again here);

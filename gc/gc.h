@@ -94,8 +94,8 @@ enum gc_verify_pass {
  * heap per input): a heap given one in its config takes pools from it before mapping new ones,
  * and leaves its pools there instead of unmapping them, up to `max_pools`. Reused pools keep no
  * state a new heap can see: a pool is set up from its header alone (INV-POOL-1). The cache also
- * keeps what a destroyed heap allocated for itself (its heap and domain structures, its mark
- * stack, its large blocks), handed to the next heap as fresh memory (gc/poolcache.h). Heaps
+ * keeps what every heap allocates exactly one of for itself (its heap structure, its main
+ * domain, its mark stack), handed to the next heap as fresh memory (gc/poolcache.h). Heaps
  * living at the same time may share one. Destroy it after its last heap; that unmaps every pool
  * in it and frees the rest. */
 typedef struct gc_pool_cache gc_pool_cache;

@@ -230,6 +230,38 @@ static void abort_mode_prints_and_aborts(void) {
   if (check_failures) fprintf(stderr, "child's stderr:\n%s\n", out);
 }
 
+/* gc_verify_pass_now: the pass runs directly, in the verifier's scratch, and reports to the
+ * caller's list only, in either mode; a bit that is not one of the three passes runs nothing. */
+static void pass_now_reports_to_the_caller(void) {
+  gc_verify_mode modes[] = {GC_VERIFY_COLLECT, GC_VERIFY_ABORT};
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    gc_heap *h = breaking_heap("verify=none");
+    static gc_value root;
+    gc_root_register(h, &root);
+    root = gc_alloc(gc_main_domain(h), 3, GC_TAG_SCAN);
+    gc_value child = gc_alloc(gc_main_domain(h), 2, GC_TAG_SCAN);
+    GC_FIELD(root, 1) = child;
+    gc_verifier *v = gc_verify_install(h, modes[m]);
+    run_cycles(h, 1);
+    gc_verify_reports out;
+    gc_verify_reports_init(&out);
+    CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_REACH, &out), 0);
+    CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_SWEPT, &out), 0);
+    gc_header saved = *gc_hp_val(child);
+    *gc_hp_val(child) = 0; /* a reachable block freed */
+    CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_REACH, &out), 1);
+    CHECK_ONLY_KIND(&out, GC_VK_REACH_ZERO_HEADER);
+    CHECK(out.count == 1 && out.items[0].block == child && strcmp(out.items[0].point, "direct") == 0);
+    CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_MODEL, &out), 0); /* not one of the three */
+    CHECK_EQ_U(gc_verify_violations(v), 0);                       /* never the verifier's list */
+    *gc_hp_val(child) = saved;
+    gc_verify_reports_free(&out);
+    gc_verify_uninstall(v);
+    gc_root_unregister(h, &root);
+    gc_heap_destroy(h);
+  }
+}
+
 int main(void) {
   RUN(kind_names_are_stable_and_unique);
   RUN(passes_follow_the_verify_parameter);
@@ -238,5 +270,6 @@ int main(void) {
   RUN(report_limit_counts_the_rest);
   RUN(dot_file_shows_the_neighbourhood);
   RUN(abort_mode_prints_and_aborts);
+  RUN(pass_now_reports_to_the_caller);
   CHECK_MAIN_END();
 }
