@@ -262,40 +262,33 @@ static void pointer_to_nowhere(void) {
  * names it before any block is left unmarked. First a marker that has not handed its work buffer
  * back, then a follower that never arrived at the mark barrier. */
 static void hold_a_buffer(gc_heap *h, void *arg) { h->main_domain->marker.buf = h->work.empty; }
-
-static void marker_still_holds_a_buffer(void) {
-  fixture f;
-  fixture_build(&f, "verify=checkmark");
-  f.hook.fn = hold_a_buffer;
-  f.hook.armed = 1;
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  f.d->marker.buf = NULL; /* repaired before anything marks again */
-  const gc_verify_reports *r = gc_verify_reports_of(f.v);
-  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_MARK_UNFINISHED);
-  CHECK_EQ_U(r->count, 1);
-  if (r->count > 0) {
-    CHECK(strstr(r->items[0].what, "still holds a work buffer") != NULL);
-    CHECK(strstr(r->items[0].where, "domain 0's marker") != NULL);
-  }
-  fixture_free(&f);
-}
-
 static void one_more_participant(gc_heap *h, void *arg) { h->participants++; }
 
-static void follower_missing_at_the_barrier(void) {
+/* `fn` at the next mark-done point; exactly one checkmark.mark-unfinished, saying `what` about
+ * `where`. */
+static void expect_mark_unfinished(breaking_fn fn, const char *what, const char *where) {
   fixture f;
   fixture_build(&f, "verify=checkmark");
-  f.hook.fn = one_more_participant;
+  f.hook.fn = fn;
   f.hook.armed = 1;
   gc_collect(f.d, GC_COLLECT_MAJOR);
+  f.d->marker.buf = NULL; /* a held buffer given back before anything marks again */
   const gc_verify_reports *r = gc_verify_reports_of(f.v);
   CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_MARK_UNFINISHED);
   CHECK_EQ_U(r->count, 1);
   if (r->count > 0) {
-    CHECK(strstr(r->items[0].what, "0 of the 1 following markers") != NULL);
-    CHECK(strstr(r->items[0].where, "the mark barrier") != NULL);
+    CHECK(strstr(r->items[0].what, what) != NULL);
+    CHECK(strstr(r->items[0].where, where) != NULL);
   }
-  fixture_free(&f);
+  fixture_free(&f); /* participants: set afresh by the next stop of the world */
+}
+
+static void marker_still_holds_a_buffer(void) {
+  expect_mark_unfinished(hold_a_buffer, "still holds a work buffer", "domain 0's marker");
+}
+
+static void follower_missing_at_the_barrier(void) {
+  expect_mark_unfinished(one_more_participant, "0 of the 1 following markers", "the mark barrier");
 }
 
 /* Called directly after a mark outside any collection (no world stopped), the pass checks the
