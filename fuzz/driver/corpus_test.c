@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/driver.h"
-#include "fuzz/program.h"
-#include "fuzz/text.h"
+#include "fuzz/driver/driver.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 
 static int failures;
 static int deterministic; /* schedule inputs that replayed identically */
@@ -126,8 +126,8 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   if (rc != 0) {
-    fprintf(stderr, "  (replay it: bazel run //fuzz:replay -- --target %s $PWD/%s)\n", set->name,
-            path);
+    fprintf(stderr, "  (replay it: bazel run //fuzz/replay:replay -- --target %s $PWD/%s)\n",
+            set->name, path);
     fail(path, rc < 0 ? "the heap could not be created" : "a verification pass reported a violation");
   } else {
     printf("ok   %-48s %4zu ops %3llu cycles\n", path, res.ops, (unsigned long long)res.cycles);

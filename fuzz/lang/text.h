@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fuzz/ops.h"
-#include "fuzz/program.h"
+#include "fuzz/lang/ops.h"
+#include "fuzz/lang/program.h"
 
 /* Longest line the printer writes (without the newline). */
 enum { FUZZ_OP_TEXT_MAX = 64 };

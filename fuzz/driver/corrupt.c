@@ -5,7 +5,7 @@
  * reaches into the collector's and the model's internals as those tests do; unlike them it runs
  * in the middle of a fuzz program, so every write goes through an undo log and the repair writes
  * the old bytes back. */
-#include "fuzz/corrupt.h"
+#include "fuzz/driver/corrupt.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ typedef struct undo_log {
 static void keep(undo_log *u, void *addr, size_t bsize) {
   if (u->count == UNDO_ENTRIES || u->used_bsize + bsize > UNDO_BSIZE) {
     /* A corruption of this file writes more than the log holds: a bug here, whatever the input. */
-    fprintf(stderr, "fuzz/corrupt.c: the undo log is too small\n");
+    fprintf(stderr, "fuzz/driver/corrupt.c: the undo log is too small\n");
     abort();
   }
   u->entries[u->count].addr = addr;

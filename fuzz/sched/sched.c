@@ -7,7 +7,7 @@
  * (FREE mode aside, where only spawning takes one).
  */
 #define _GNU_SOURCE
-#include "fuzz/sched.h"
+#include "fuzz/sched/sched.h"
 
 #include <errno.h>
 #include <pthread.h>

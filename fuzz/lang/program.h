@@ -1,8 +1,8 @@
 /* Decoding a byte string into ops, and encoding ops back into canonical bytes.
  *
- * Decoding never fails: every byte string is a program (fuzz/ops.h). Encoding writes the canonical
- * bytes of an op: the opcode byte is the op's index and each operand byte its reduced value, so
- * decode(encode(op)) == op. The text form (fuzz/text.h) is built on these two.
+ * Decoding never fails: every byte string is a program (fuzz/lang/ops.h). Encoding writes the
+ * canonical bytes of an op: the opcode byte is the op's index and each operand byte its reduced
+ * value, so decode(encode(op)) == op. The text form (fuzz/lang/text.h) is built on these two.
  */
 #ifndef FUZZ_PROGRAM_H
 #define FUZZ_PROGRAM_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fuzz/ops.h"
+#include "fuzz/lang/ops.h"
 
 /* A cursor over an input; decode with fuzz_program_next until it returns 0. */
 typedef struct fuzz_decoder {

@@ -1,9 +1,9 @@
-/* The corrupt op (fuzz/corrupt.h): each corruption's name says the kind it must produce, every
- * kind of report.h has a corruption, the corrupt seeds plant every corruption and run clean, and
- * both of the op's checks fail when they should: with the corruption undone before its pass looks
- * (driver.corruption-missed, once per corruption planted) and with the second run made before the
- * repair (driver.corruption-unrepaired); and a heap the collector broke before the op is reported
- * as the pass's own violation, never as one of those two.
+/* The corrupt op (fuzz/driver/corrupt.h): each corruption's name says the kind it must produce,
+ * every kind of report.h has a corruption, the corrupt seeds plant every corruption and run clean,
+ * and both of the op's checks fail when they should: with the corruption undone before its pass
+ * looks (driver.corruption-missed, once per corruption planted) and with the second run made before
+ * the repair (driver.corruption-unrepaired); and a heap the collector broke before the op is
+ * reported as the pass's own violation, never as one of those two.
  *
  * Usage: corrupt_test FILE... (the corpus/graph/corrupt-*.txt seeds; Bazel passes them).
  */
@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/corrupt.h"
-#include "fuzz/driver.h"
-#include "fuzz/program.h"
-#include "fuzz/text.h"
+#include "fuzz/driver/corrupt.h"
+#include "fuzz/driver/driver.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 #include "gc/check.h"
 #include "invariants/report.h"
 

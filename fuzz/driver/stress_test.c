@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "fuzz/driver.h"
-#include "fuzz/program.h"
-#include "fuzz/text.h"
+#include "fuzz/driver/driver.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
       cycles += res.cycles;
       if (rc != 0) {
         violations++;
-        fprintf(stderr, "FAIL %s: %s (replay: bazel run //fuzz:replay -- --target schedule "
+        fprintf(stderr, "FAIL %s: %s (replay: bazel run //fuzz/replay:replay -- --target schedule "
                 "--free $PWD/%s)\n", argv[i + 1], rc < 0 ? "no heap" : res.first_kind, argv[i + 1]);
       }
     }

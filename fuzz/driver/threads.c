@@ -3,10 +3,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "fuzz/driver_state.h"
-#include "fuzz/program.h"
-#include "fuzz/sched.h"
-#include "fuzz/text.h"
+#include "fuzz/driver/driver_state.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/sched/sched.h"
+#include "fuzz/lang/text.h"
 #include "gc/heap.h" /* the collector's locks, named in the printed interleaving */
 
 static void name_domain(driver *d, int k);

@@ -1,15 +1,15 @@
 /* The fuzz driver (see driver.h): one program, one fresh heap, every pass after every cycle. */
-#include "fuzz/driver.h"
+#include "fuzz/driver/driver.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/corrupt.h"
-#include "fuzz/driver_state.h"
-#include "fuzz/program.h"
-#include "fuzz/text.h"
+#include "fuzz/driver/corrupt.h"
+#include "fuzz/driver/driver_state.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 #include "gc/gc.h"
 #include "gc/pool_layout.h"
 #include "invariants/model.h"

@@ -1,5 +1,5 @@
 /* The op table, the operand encodings and the decoder. */
-#include "fuzz/program.h"
+#include "fuzz/lang/program.h"
 
 #include <stdlib.h>
 #include <string.h>

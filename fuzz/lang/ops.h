@@ -5,19 +5,19 @@
  * inside an op reads the missing operand bytes as 0. An op that cannot apply (a store into an
  * empty slot, a field past the end of the block, popping with no frame pushed) is a no-op.
  *
- * The text form (fuzz/text.h) prints one op a line, e.g.
+ * The text form (fuzz/lang/text.h) prints one op a line, e.g.
  *
  *   alloc s3 scan 4          # s3 = a new scanned block of 4 fields
  *   store s3.1 s5            # field 1 of s3 = the value in s5
  *   collect major
  *
- * The mutator state the ops act on (fuzz/driver.h): FUZZ_SLOTS slots s0..s15, always rooted (a
- * local root frame the driver pushes first); a stack of up to FUZZ_FRAMES local root frames, each a
- * snapshot of the slots taken by `push`; FUZZ_GLOBALS global root cells g0..g7. So the driver (and
- * the model oracle) knows exactly which blocks are reachable.
+ * The mutator state the ops act on (fuzz/driver/driver.h): FUZZ_SLOTS slots s0..s15, always rooted
+ * (a local root frame the driver pushes first); a stack of up to FUZZ_FRAMES local root frames,
+ * each a snapshot of the slots taken by `push`; FUZZ_GLOBALS global root cells g0..g7. So the
+ * driver (and the model oracle) knows exactly which blocks are reachable.
  *
  * Adding an op: append one X(...) line to FUZZ_OPS (never insert, so existing codes keep their
- * meaning for as long as possible), give it a case in the driver (fuzz/driver.c) and a seed in
+ * meaning for as long as possible), give it a case in the driver (fuzz/driver/) and a seed in
  * corpus/graph/ (corpus_test fails until one uses it). Byte inputs are re-decoded when the op
  * count changes; the text corpus is the stable form.
  *
@@ -27,7 +27,7 @@
  * running domain stops the others without waiting for them and scans their frames. `block` puts
  * the running domain itself in a blocking section: until `unblock` (or `on` another domain) the
  * program has no running domain, and every op but `on` and `unblock` is skipped, since a thread
- * in a blocking section must not touch the heap. The schedule target (issue 6) runs the same ops
+ * in a blocking section must not touch the heap. The schedule target runs the same ops
  * with each domain on its own thread.
  */
 #ifndef FUZZ_OPS_H
@@ -81,7 +81,7 @@ enum {
                 "header), or end, end+N, end-N from one past its last field (-28..+27)")      \
   X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
   X(CORRUPTION, 1, "a corruption: the verification kind it plants, e.g. reach.zero-header, or "  \
-                    "kind/variant (FUZZ_CORRUPTIONS in fuzz/ops.h lists them)")
+                    "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
@@ -94,7 +94,7 @@ typedef enum fuzz_operand_kind {
 typedef enum fuzz_block_kind { FUZZ_KIND_SCAN, FUZZ_KIND_RAW, FUZZ_KIND_CUSTOM, FUZZ_KIND_COUNT } fuzz_block_kind;
 /* COLLECT values: the same order as gc_collect_kind. */
 enum { FUZZ_COLLECT_COUNT = 3 };
-/* PARAM names; each has a table of values (fuzz/program.c) chosen to reach edge cases. */
+/* PARAM names; each has a table of values (fuzz/lang/program.c) chosen to reach edge cases. */
 typedef enum fuzz_param {
   FUZZ_PARAM_PERCENT,
   FUZZ_PARAM_MINTRIGGER,
@@ -119,10 +119,10 @@ typedef enum fuzz_misuse {
   FUZZ_MISUSE_UNKNOWN_PARAM,  /* gc_set_params("bogus=1"): param, nothing changed */
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
-/* CORRUPTION values (the corrupt op, fuzz/corrupt.h): each plants one violation that one
+/* CORRUPTION values (the corrupt op, fuzz/driver/corrupt.h): each plants one violation that one
  * verification pass must report, then repairs it. The name is the kind (report.h) it must
  * produce, or kind/variant when several corruptions produce one kind. Append only, like the ops:
- * the operand byte is the index modulo the count. What each one writes: fuzz/corrupt.c. */
+ * the operand byte is the index modulo the count. What each one writes: fuzz/driver/corrupt.c. */
 #define FUZZ_CORRUPTIONS(X)                                                                      \
   X(REACH_FOREIGN_POINTER, "reach.foreign-pointer")                                              \
   X(REACH_FOREIGN_FREE_POOL, "reach.foreign-pointer/free-pool")                                  \
@@ -265,7 +265,7 @@ typedef enum fuzz_corruption {
     "graph target: plant the corruption in the heap or the model (on sS's block; N a field, an " \
     "entry or a statistic), run the one pass that must report it, repair every byte, run the "  \
     "pass again: a missed or unrepaired corruption is a driver violation; no-op when it cannot " \
-    "apply (fuzz/corrupt.h)")
+    "apply (fuzz/driver/corrupt.h)")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,

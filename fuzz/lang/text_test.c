@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/program.h"
-#include "fuzz/text.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 #include "gc/check.h"
 
 static int ops_equal(const fuzz_op *x, const fuzz_op *y) {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fuzz/sched.h"
+#include "fuzz/sched/sched.h"
 #include "gc/check.h"
 
 /* One scheduling point of real work: an atomic read-modify-write, as the collector does. */

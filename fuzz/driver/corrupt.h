@@ -2,8 +2,8 @@
  *
  * A program run against a correct collector never makes a verification pass report anything, so
  * under the fuzzer the code that builds, locates, paths and prints reports never runs, and a pass
- * that stopped seeing what it checks would go unnoticed. `corrupt NAME sS N` (fuzz/ops.h) closes
- * that gap. Between two ops of the one-thread driver it
+ * that stopped seeing what it checks would go unnoticed. `corrupt NAME sS N` (fuzz/lang/ops.h)
+ * closes that gap. Between two ops of the one-thread driver it
  *
  *   1. plants the corruption NAME in the heap or in the model, on the block in slot sS, N naming
  *      a field, a free-list entry, a statistic or another slot as the corruption says; every byte
@@ -35,8 +35,8 @@
 #ifndef FUZZ_CORRUPT_H
 #define FUZZ_CORRUPT_H
 
-#include "fuzz/driver_state.h"
-#include "fuzz/ops.h"
+#include "fuzz/driver/driver_state.h"
+#include "fuzz/lang/ops.h"
 #include "invariants/report.h"
 
 /* corrupt NAME sS N, on the calling thread's mutator (the one-thread targets only). */

@@ -1,5 +1,5 @@
 /* The printer and the assembler of the text form (fuzz/text.h). */
-#include "fuzz/text.h"
+#include "fuzz/lang/text.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* The fuzz driver's state, shared by its two halves: driver.c (the ops, the checks, running a
  * program on one thread) and threads.c (running a program's parts on threads, one per domain).
- * Private to fuzz/: drivers use fuzz/driver.h. */
+ * Private to fuzz/: drivers use fuzz/driver/driver.h. */
 #ifndef FUZZ_DRIVER_STATE_H
 #define FUZZ_DRIVER_STATE_H
 
@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fuzz/driver.h"
-#include "fuzz/ops.h"
-#include "fuzz/sched.h"
+#include "fuzz/driver/driver.h"
+#include "fuzz/lang/ops.h"
+#include "fuzz/sched/sched.h"
 #include "gc/gc.h"
 #include "invariants/model.h"
 #include "invariants/verify.h"
@@ -98,8 +98,8 @@ typedef struct driver {
   long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
   fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
 
-  /* A checkmark corruption waiting for its own collection's mark-done point (fuzz/corrupt.c),
-   * or NULL. */
+  /* A checkmark corruption waiting for its own collection's mark-done point
+   * (fuzz/driver/corrupt.c), or NULL. */
   struct corruption *corrupt_armed;
   /* The corrupt op's planted reports have been printed (to memory) once in this program. */
   int corrupt_printed;
