@@ -1,9 +1,10 @@
-/* The corrupt op (fuzz/driver/corrupt.h): each corruption's name says the kind it must produce,
- * every kind of report.h has a corruption, the corrupt seeds plant every corruption and run clean,
- * and both of the op's checks fail when they should: with the corruption undone before its pass
- * looks (driver.corruption-missed, once per corruption planted) and with the second run made before
- * the repair (driver.corruption-unrepaired); and a heap the collector broke before the op is
- * reported as the pass's own violation, never as one of those two.
+/* The corrupt op (fuzz/driver/corrupt_op.h) and its catalogue (invariants/corrupt.h): each
+ * corruption's name says the kind it must produce, every kind of report.h has a corruption, the
+ * corrupt seeds plant every corruption and run clean, and both of the op's checks fail when they
+ * should: with the corruption undone before its pass looks (driver.corruption-missed, once per
+ * corruption planted) and with the second run made before the repair
+ * (driver.corruption-unrepaired); and a heap the collector broke before the op is reported as the
+ * pass's own violation, never as one of those two.
  *
  * Usage: corrupt_test FILE... (the corpus/graph/corrupt-*.txt seeds; Bazel passes them).
  */
@@ -11,26 +12,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/driver/corrupt.h"
 #include "fuzz/driver/driver.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
 #include "gc/check.h"
+#include "invariants/corrupt.h"
 #include "invariants/report.h"
 
-/* The names: "kind" or "kind/variant", the kind being the one the corruption must produce, and
- * the pass the one that reports that kind. Every kind is planted by some corruption. */
+/* The names: the op language's and the catalogue's are the same set, each "kind" or
+ * "kind/variant", the kind being the one the corruption must produce, and the pass that checks it
+ * the one that reports that kind. Every kind is planted by some corruption. */
 static void names_are_kinds(void) {
   int planted[GC_VK_COUNT] = {0};
+  size_t rows = gc_corruption_count();
+  int *named = calloc(rows, sizeof *named);
   for (int c = 0; c < FUZZ_CORRUPTION_COUNT; c++) {
     const char *name = fuzz_corruption_names[c];
-    gc_verify_kind kind = fuzz_corruption_kind((fuzz_corruption)c);
+    long row = gc_corruption_find(name, strlen(name));
+    if (row < 0) fprintf(stderr, "  the catalogue has no %s\n", name);
+    CHECK(row >= 0);
+    if (row < 0) continue;
+    CHECK(!named[row]);
+    named[row] = 1;
+    char again[64];
+    CHECK(strcmp(gc_corruption_name((size_t)row, again, sizeof again), name) == 0);
+    gc_verify_kind kind = gc_corruption_kind((size_t)row);
     char head[64];
     snprintf(head, sizeof head, "%.*s", (int)strcspn(name, "/"), name);
     CHECK(kind < GC_VK_COUNT && strcmp(head, gc_verify_kind_name(kind)) == 0);
-    CHECK(strcmp(fuzz_corruption_pass((fuzz_corruption)c), gc_verify_kind_pass(kind)) == 0);
+    CHECK(strcmp(gc_corruption_pass((size_t)row), gc_verify_kind_pass(kind)) == 0);
     if (kind < GC_VK_COUNT) planted[kind] = 1;
   }
+  for (size_t r = 0; r < rows; r++) {
+    char name[64];
+    if (!named[r]) {
+      fprintf(stderr, "  the op language has no %s\n", gc_corruption_name(r, name, sizeof name));
+    }
+    CHECK(named[r]);
+  }
+  free(named);
   for (int k = 0; k < GC_VK_COUNT; k++) {
     if (!planted[k]) fprintf(stderr, "  no corruption plants %s\n", gc_verify_kind_name(k));
     CHECK(planted[k]);

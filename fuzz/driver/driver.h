@@ -6,11 +6,11 @@
  * FUZZ_GLOBALS global root cells. Nothing else holds a block, so the model knows exactly what is
  * reachable.
  *
- * Besides the passes, the driver checks the API contract it exercises ("driver.*" violations):
- * an allocation fails exactly when an injected failure or a heap limit says it may, misuse of the
- * root and frame API is refused with the documented error, and a new block has the size, tag and
- * zeroed fields asked for. It also checks the passes themselves (the corrupt op,
- * fuzz/driver/corrupt.h): a corruption it plants must be reported, and gone once repaired.
+ * Besides the passes, the driver checks the API contract it exercises ("driver.*" violations): an
+ * allocation fails exactly when an injected failure or a heap limit says it may, misuse of the root
+ * and frame API is refused with the documented error, and a new block has the size, tag and zeroed
+ * fields asked for. It also checks the passes themselves (the corrupt op,
+ * fuzz/driver/corrupt_op.h): a corruption it plants must be reported, and gone once repaired.
  *
  * A violation names the op that started the cycle in which it was found (its index and text), and
  * the op that was running when the pass ran, when that is a different one (lazy sweeping finishes
@@ -35,8 +35,8 @@ typedef struct fuzz_scratch fuzz_scratch;
 fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
 void fuzz_scratch_destroy(fuzz_scratch *s);
 
-/* Tests only: the corrupt op (fuzz/driver/corrupt.h) misbehaving on purpose, to show that each of
- * its two checks fails when it should. */
+/* Tests only: the corrupt op (fuzz/driver/corrupt_op.h) misbehaving on purpose, to show that each
+ * of its two checks fails when it should. */
 typedef enum fuzz_corrupt_sabotage {
   FUZZ_CORRUPT_HONEST = 0,        /* the fuzz targets and the replay tool */
   FUZZ_CORRUPT_UNDO_BEFORE_CHECK, /* the corruption is undone before the pass looks: "missed" */

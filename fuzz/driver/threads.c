@@ -1,12 +1,16 @@
 /* Running a program's parts on threads, one per domain (the schedule target, and its free-thread
- * stress): splitting the program, the threads, the scheduler's configuration and names. */
+ * stress): splitting the program, the threads, the scheduler's configuration and names, and what
+ * `spawn` and `terminate dN` mean there. Calls down only: semantics.h, verdict.h. */
+#include "fuzz/driver/threads.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "fuzz/driver/driver_state.h"
+#include "fuzz/driver/semantics.h"
+#include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
-#include "fuzz/sched/sched.h"
 #include "fuzz/lang/text.h"
+#include "fuzz/sched/sched.h"
 #include "gc/heap.h" /* the collector's locks, named in the printed interleaving */
 
 static void name_domain(driver *d, int k);
@@ -33,9 +37,8 @@ typedef struct thread_plan {
 /* FUZZ_FREE_THREADS: one op at a time holds the turn, taken inside a blocking section so that a
  * collection never waits for a thread that waits for the turn. The model and the driver's own
  * state are then touched by one thread at a time; the collector's threads still race. */
-static void take_turn(driver *d) {
+static void take_turn(driver *d, const mutator *m) {
   if (d->opt->threads != FUZZ_FREE_THREADS) return;
-  mutator *m = me();
   if (m->dom != NULL) gc_enter_blocking(m->dom);
   pthread_mutex_lock(&d->turn);
   if (m->dom != NULL) gc_leave_blocking(m->dom);
@@ -45,27 +48,44 @@ static void give_turn(driver *d) {
   if (d->opt->threads == FUZZ_FREE_THREADS) pthread_mutex_unlock(&d->turn);
 }
 
-static void print_op(driver *d, const fuzz_op *op) {
+static void print_op(driver *d, const mutator *m, const fuzz_op *op) {
   if (d->opt->trace == NULL) return;
   char text[FUZZ_OP_TEXT_MAX];
-  fprintf(d->opt->trace, "%4zu  d%d  %s\n", op->index, me()->on, fuzz_op_format(op, text, sizeof text));
+  fprintf(d->opt->trace, "%4zu  d%d  %s\n", op->index, m->on,
+          fuzz_op_format(op, text, sizeof text));
+}
+
+static void spawn_thread(driver *d, mutator *m, int n);
+static void terminate_self(driver *d, mutator *m);
+
+/* An op on its domain's thread: `spawn dN` also starts dN's thread, `terminate dN` (in dN's own
+ * part) ends the domain and its thread; every other op means what it means on one thread. A
+ * blocked domain runs neither (drv_run_op skips them). */
+static void run_op(driver *d, mutator *m, const fuzz_op *op) {
+  if (m->dom != NULL && op->code == FUZZ_OP_SPAWN) {
+    spawn_thread(d, m, op->args[0].a);
+  } else if (m->dom != NULL && op->code == FUZZ_OP_TERMINATE && op->args[0].a != 0) {
+    terminate_self(d, m);
+  } else {
+    drv_run_op(d, m, op);
+  }
 }
 
 static void domain_thread(void *arg) {
   thread_plan *p = arg;
   driver *d = p->d;
-  drv_self = &d->muts[p->domain];
-  mutator *m = me();
+  mutator *m = &d->muts[p->domain];
+  drv_thread_mutator = m;
   gc_domain *dom = d->domains[p->domain];
   gc_leave_blocking(dom); /* born in a blocking section (d0: put there before the run) */
   m->dom = dom;
   if (p->domain != 0) gc_frame_push(dom, &m->slot_frame, m->slots, FUZZ_SLOTS);
   for (size_t i = 0; i < p->count && !m->terminated; i++) {
     const fuzz_op *op = &p->ops[i];
-    take_turn(d);
+    take_turn(d, m);
     m->op = op;
-    print_op(d, op);
-    drv_run_op(d, op);
+    print_op(d, m, op);
+    run_op(d, m, op);
     m->op = NULL;
     d->res->ops++;
     give_turn(d);
@@ -77,13 +97,13 @@ static void domain_thread(void *arg) {
 }
 
 /* spawn dN from another domain's part: the domain, then its thread, once per program. */
-void drv_op_spawn_thread(driver *d, int n) {
+static void spawn_thread(driver *d, mutator *m, int n) {
   thread_plan *p = &d->plans[n];
   if (n == 0 || p->started) return;
   /* Claimed before the call: gc_domain_spawn has scheduling points, and another domain's
    * `spawn dN` may run while this one waits at one; it must find dN taken, not spawn it too. */
   p->started = 1;
-  drv_op_spawn(d, n);
+  drv_op_spawn(d, m, n);
   if (d->domains[n] == NULL) return; /* refused: out of memory; dN's part never runs */
   name_domain(d, n);
   int thread = fuzz_sched_spawn(d->sched, domain_thread, p);
@@ -97,17 +117,16 @@ void drv_op_spawn_thread(driver *d, int n) {
 
 /* terminate dN in dN's own part: its frames and slots stop being roots (terminating drops
  * them) for good, the domain ends, and so does the thread. */
-void drv_op_terminate_self(driver *d) {
-  mutator *m = me();
-  for (int k; (k = drv_innermost_frame(d, m->on)) >= 0;) drv_release_frame(d, k);
+static void terminate_self(driver *d, mutator *m) {
+  for (int k; (k = drv_innermost_frame(m, m->on)) >= 0;) drv_release_frame(d, m, k);
   /* Retired, not just cleared: a resurrecting finalizer aimed at one of its slots must store
    * nothing there now (the frame is gone). */
   /* Its global cells would outlive the domain; a thread that ends lets go of them. */
   for (int g = 0; g < FUZZ_GLOBALS; g++) {
-    if (m->registered[g]) drv_op_unroot(d, g);
+    if (m->registered[g]) drv_op_unroot(d, m, g);
   }
   for (size_t r = 0; r < BANK_ROOTS; r++) gc_model_root_retire(d->model, m->root_base + r);
-  drv_expect_error(d, gc_domain_terminate(m->dom), GC_OK, "gc_domain_terminate");
+  drv_expect_error(d, m, gc_domain_terminate(m->dom), GC_OK, "gc_domain_terminate");
   d->domains[m->on] = NULL;
   m->dom = NULL;
   m->terminated = 1;
@@ -230,14 +249,15 @@ int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
   gc_enter_blocking(d->domains[0]); /* thread 0 leaves it */
   label_thread(d, fuzz_sched_spawn(d->sched, domain_thread, &d->plans[0]), 0);
   int status = fuzz_sched_run(d->sched);
-  drv_self = &d->muts[0];
+  mutator *m = &d->muts[0]; /* this thread's: the final checks run on it */
+  drv_thread_mutator = m;
   d->res->sched_steps = fuzz_sched_steps(d->sched);
   d->res->sched_switches = fuzz_sched_switches(d->sched);
   d->res->sched_hash = fuzz_sched_hash(d->sched);
   if (d->opt->interleaving != NULL) fuzz_sched_print_interleaving(d->sched, d->opt->interleaving);
   int ok = status == FUZZ_SCHED_OK;
   if (!ok) {
-    drv_violation(d, status == FUZZ_SCHED_DEADLOCK ? "driver.deadlock" : "driver.livelock",
+    drv_violation(d, m, status == FUZZ_SCHED_DEADLOCK ? "driver.deadlock" : "driver.livelock",
                      "every thread waits (see the scheduler's report above): the collector is "
                      "stuck");
   } else {
@@ -246,7 +266,7 @@ int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
     pthread_mutex_destroy(&d->turn);
     /* The program ends on d0, running, on this thread. */
     gc_leave_blocking(d->domains[0]);
-    me()->dom = d->domains[0];
+    m->dom = d->domains[0];
     d->blocked[0] = 0;
   }
   free(d->plans[0].ops); /* the one array of every part */

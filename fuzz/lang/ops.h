@@ -119,10 +119,10 @@ typedef enum fuzz_misuse {
   FUZZ_MISUSE_UNKNOWN_PARAM,  /* gc_set_params("bogus=1"): param, nothing changed */
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
-/* CORRUPTION values (the corrupt op, fuzz/driver/corrupt.h): each plants one violation that one
- * verification pass must report, then repairs it. The name is the kind (report.h) it must
- * produce, or kind/variant when several corruptions produce one kind. Append only, like the ops:
- * the operand byte is the index modulo the count. What each one writes: fuzz/driver/corrupt.c. */
+/* CORRUPTION values (the corrupt op, fuzz/driver/corrupt_op.h): each plants one violation that one
+ * verification pass must report, then repairs it. The name is the kind (report.h) it must produce,
+ * or kind/variant when several corruptions produce one kind. Append only, like the ops: the operand
+ * byte is the index modulo the count. What each one writes: invariants/corrupt.c. */
 #define FUZZ_CORRUPTIONS(X)                                                                      \
   X(REACH_FOREIGN_POINTER, "reach.foreign-pointer")                                              \
   X(REACH_FOREIGN_FREE_POOL, "reach.foreign-pointer/free-pool")                                  \
@@ -265,7 +265,7 @@ typedef enum fuzz_corruption {
     "graph target: plant the corruption in the heap or the model (on sS's block; N a field, an " \
     "entry or a statistic), run the one pass that must report it, repair every byte, run the "  \
     "pass again: a missed or unrepaired corruption is a driver violation; no-op when it cannot " \
-    "apply (fuzz/driver/corrupt.h)")
+    "apply (fuzz/driver/corrupt_op.h)")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,

@@ -1,6 +1,14 @@
-/* The fuzz driver's state, shared by its two halves: driver.c (the ops, the checks, running a
- * program on one thread) and threads.c (running a program's parts on threads, one per domain).
- * Private to fuzz/: drivers use fuzz/driver/driver.h. */
+/* The fuzz driver's state: the bottom of the driver package. Every other file of it reads these
+ * types and is handed the driver and the mutator it acts on as parameters. Nothing here calls
+ * anything; the layers above (each calls only the ones below it):
+ *
+ *   run.c         running a program: the heap's lifecycle, the hook, the final checks
+ *   threads.c     running a program's parts on threads, one per domain
+ *   semantics.c   what each op does to the heap and the model (the checks of the API contract)
+ *   corrupt_op.c  the corrupt op: plant (invariants/corrupt.h), check, repair, check again
+ *   verdict.c     violations: printed, counted per pass, attributed to an op
+ *
+ * Private to the driver package: drivers use fuzz/driver/driver.h. */
 #ifndef FUZZ_DRIVER_STATE_H
 #define FUZZ_DRIVER_STATE_H
 
@@ -15,7 +23,13 @@
 #include "invariants/model.h"
 #include "invariants/verify.h"
 
-enum { PASS_REACH, PASS_SWEPT, PASS_CHECKMARK, PASS_MODEL, PASS_DRIVER };
+/* Leaves a function out of libFuzzer's coverage instrumentation, trace-cmp included (clang;
+ * other compilers do not instrument). */
+#if defined(__clang__)
+#define FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#else
+#define FUZZ_NO_COVERAGE
+#endif
 
 /* Model roots: one bank per mutator: its slots, each frame's snapshot, its global cells (bank b
  * starts at b * BANK_ROOTS; the one-thread targets have bank 0 only). */
@@ -37,7 +51,7 @@ typedef struct driver_frame {
 
 /* A mutator: what one thread of the program holds. The graph and roots targets have one, which
  * moves from domain to domain with `on`; the schedule target has one per domain, on its own
- * thread (fuzz/schedule.c). */
+ * thread (fuzz/driver/threads.c). */
 typedef struct mutator {
   /* INV-DRV-1: every block a mutator can reach is in one of its slots, one of its pushed frames'
    * snapshots, a registered global cell, or a field of one of those; each of those words is a
@@ -61,11 +75,6 @@ typedef struct mutator {
   const fuzz_op *op; /* the op running, NULL during setup and the final checks */
   int terminated;    /* on threads: its domain terminated itself; its thread ends */
 } mutator;
-
-/* The calling thread's mutator (set by fuzz_run for the graph and roots targets, by each domain's
- * thread for the schedule target). */
-extern __thread mutator *drv_self;
-static inline mutator *me(void) { return drv_self; }
 
 typedef struct driver {
   const fuzz_options *opt;
@@ -94,47 +103,28 @@ typedef struct driver {
   struct thread_plan *plans; /* FUZZ_DOMAINS of them */
   pthread_mutex_t turn;      /* FUZZ_FREE_THREADS: held by the thread running an op */
 
-  /* Attribution of violations: the running op is the calling thread's mutator's. */
-  long cycle_op;          /* the op that started the latest cycle (-1: the final collection) */
-  fuzz_op cycle_op_copy;  /* that op (formatted only when a violation is printed) */
+  /* Attribution of violations. */
+  long cycle_op;         /* the op that started the latest cycle (-1: the final collection) */
+  fuzz_op cycle_op_copy; /* that op (formatted only when a violation is printed) */
+  long long cycles_seen; /* cycles the hook saw end (GC_HOOK_CYCLED): a violation's cycle */
 
-  /* A checkmark corruption waiting for its own collection's mark-done point
-   * (fuzz/driver/corrupt.c), or NULL. */
-  struct corruption *corrupt_armed;
+  /* A checkmark corrupt op waiting for its own collection's mark-done point
+   * (fuzz/driver/corrupt_op.c), or NULL. */
+  struct corrupt_op *corrupt_armed;
   /* The corrupt op's planted reports have been printed (to memory) once in this program. */
   int corrupt_printed;
 } driver;
 
-/* ---- driver.c, for threads.c ---- */
+/* The mutator whose thread calls the collector's hook: the hook's one parameter is the driver,
+ * and a collection is led by whichever thread's allocation or `collect` started it, so which
+ * mutator's op is running there is a fact about the calling thread. Set by run.c (one thread)
+ * and by threads.c (each domain's thread); read only by the hook (run.c) and by the sanitizer
+ * verdict (sanitizer.c), both callbacks that cannot be handed a mutator. */
+extern __thread mutator *drv_thread_mutator;
 
-/* Run one op on the calling thread's mutator. */
-void drv_run_op(driver *d, const fuzz_op *op);
-/* A violation of the API contract found by the driver itself (printed; aborts if asked to). */
-void drv_violation(driver *d, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Print and count every report in `reports` as a violation of the pass that made it, attributed
- * to the op that started the cycle; `how`, if not NULL, is one more line saying how it was found
- * (aborts if asked to). */
-void drv_report_passes(driver *d, const gc_verify_reports *reports, const char *how);
-/* A call that must return `want` (a check of the driver's). */
-void drv_expect_error(driver *d, gc_error got, gc_error want, const char *call);
-/* spawn dN: the domain (born in a blocking section), or nothing when it is refused. */
-void drv_op_spawn(driver *d, int n);
-/* The frame record of domain dom's innermost frame, or -1; and freeing a record. */
-int drv_innermost_frame(const driver *d, int dom);
-void drv_release_frame(driver *d, int k);
-void drv_op_unroot(driver *d, int g);
-void drv_set_slot(driver *d, int s, gc_model_id obj);
-
-/* ---- threads.c, for driver.c ---- */
-
-/* spawn dN from another domain's part (FUZZ_SCHEDULED, FUZZ_FREE_THREADS). */
-void drv_op_spawn_thread(driver *d, int n);
-/* terminate dN in dN's own part: the domain ends, and its thread with it. */
-void drv_op_terminate_self(driver *d);
-/* Run the program's parts on their threads: 1 when every thread ended, 0 when the collector is
- * stuck (reported; the threads stay parked and the heap cannot be used again), -1 when out of
- * memory. */
-int drv_run_threads(driver *d, const uint8_t *data, size_t size);
+/* The driver running a program in this process, or NULL: read only by the sanitizer death
+ * callback (sanitizer.c), which takes no parameter at all. One program runs at a time in a fuzz
+ * target and in the replay tool. */
+extern driver *drv_running;
 
 #endif /* FUZZ_DRIVER_STATE_H */

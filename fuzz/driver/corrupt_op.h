@@ -5,11 +5,12 @@
  * that stopped seeing what it checks would go unnoticed. `corrupt NAME sS N` (fuzz/lang/ops.h)
  * closes that gap. Between two ops of the one-thread driver it
  *
- *   1. plants the corruption NAME in the heap or in the model, on the block in slot sS, N naming
- *      a field, a free-list entry, a statistic or another slot as the corruption says; every byte
- *      it writes goes through an undo log. A corruption that cannot apply (an empty slot, a field
- *      past the end, a pool without such an entry, its pass not in the heap's verify mask, a sweep
- *      not finished where the pass needs it finished) changes nothing: the op is a no-op;
+ *   1. plants the corruption NAME of the catalogue (invariants/corrupt.h) in the heap or in the
+ *      model, on the block in slot sS, N naming a field, a free-list entry, a statistic or another
+ *      slot as the corruption says; every byte it writes goes through an undo log. A corruption
+ *      that cannot apply (an empty slot, a field past the end, a pool without such an entry, its
+ *      pass not in the heap's verify mask, a sweep not finished where the pass needs it finished)
+ *      changes nothing: the op is a no-op;
  *   2. runs the one pass that must see it, directly, into reports of its own (never the driver's
  *      violation path), and requires at least one report of the corruption's kind. The first
  *      time in a program, every report is printed, and the first one drawn as Graphviz, to a
@@ -29,25 +30,18 @@
  * on the running domain, so the model and every pass see an ordinary cycle) and plant, check and
  * repair at that collection's mark-done point, before the driver's own passes look.
  *
- * The names are the kinds of invariants/report.h ("reach.zero-header"), or kind/variant when
- * several corruptions produce one kind; the table of what each one writes is in corrupt.c.
+ * Calls down only: verdict.h, and the catalogue.
  */
-#ifndef FUZZ_CORRUPT_H
-#define FUZZ_CORRUPT_H
+#ifndef FUZZ_DRIVER_CORRUPT_OP_H
+#define FUZZ_DRIVER_CORRUPT_OP_H
 
-#include "fuzz/driver/driver_state.h"
+#include "fuzz/driver/state.h"
 #include "fuzz/lang/ops.h"
-#include "invariants/report.h"
 
-/* corrupt NAME sS N, on the calling thread's mutator (the one-thread targets only). */
-void drv_op_corrupt(driver *d, fuzz_corruption which, int slot, int n);
+/* corrupt NAME sS N, on mutator m (the one-thread targets only). */
+void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int n);
 /* At GC_HOOK_MARK_DONE, before the driver's passes, when d->corrupt_armed is set: the armed
  * checkmark corruption is planted, checked and repaired, once. */
 void drv_corrupt_mark_done(driver *d);
 
-/* What a corruption must produce, for tests: the kind, and the pass that checks it ("reach",
- * "swept", "checkmark", "model"). */
-gc_verify_kind fuzz_corruption_kind(fuzz_corruption which);
-const char *fuzz_corruption_pass(fuzz_corruption which);
-
-#endif /* FUZZ_CORRUPT_H */
+#endif /* FUZZ_DRIVER_CORRUPT_OP_H */
