@@ -177,7 +177,7 @@ static int plant_wastage_field(gc_corruption *c) {
  * the heap limit's byte count (swept_test statistic_off_by_one). */
 static int plant_statistic(gc_corruption *c) {
   static const size_t counts[] = {
-      offsetof(gc_heap_stats, pool_words),      offsetof(gc_heap_stats, pool_live_words),
+      offsetof(gc_heap_stats, pool_words),       offsetof(gc_heap_stats, pool_live_words),
       offsetof(gc_heap_stats, pool_live_blocks), offsetof(gc_heap_stats, pool_frag_words),
       offsetof(gc_heap_stats, large_words),      offsetof(gc_heap_stats, large_blocks),
   };
@@ -245,7 +245,7 @@ static int plant_wrong_owner(gc_corruption *c) {
 /* swept_test pool_on_two_lists: the pool also linked at the end of its owner's other list of its
  * class (avail <-> full). */
 static int plant_two_lists(gc_corruption *c) {
-  int other = c->at.list == GC_VERIFY_AVAIL ? GC_VERIFY_FULL
+  int other = c->at.list == GC_VERIFY_AVAIL  ? GC_VERIFY_FULL
               : c->at.list == GC_VERIFY_FULL ? GC_VERIFY_AVAIL
                                              : -1;
   if (other < 0) return 0;
@@ -512,60 +512,61 @@ static int plant_model_root(gc_corruption *c) {
 /* X(KIND, "variant", check, needs, plant): the kind of invariants/report.h the corruption must
  * produce, the variant that tells it from the others of its kind, the pass that checks it, what
  * it needs, and the function that writes it. */
-#define GC_CORRUPTIONS(X)                                                                          \
-    X(REACH_FOREIGN_POINTER, "", ON_REACH, NEED_FIELD, plant_wild_field)                           \
-    X(REACH_FOREIGN_POINTER, "free-pool", ON_REACH, NEED_FIELD, plant_free_pool_field)             \
-    X(REACH_INTERIOR_POINTER, "", ON_REACH, NEED_FIELD, plant_interior_field)                      \
-    X(REACH_INTERIOR_POINTER, "pool-start", ON_REACH, NEED_FIELD | NEED_POOL,                      \
-      plant_pool_start_field)                                                                      \
-    X(REACH_INTERIOR_POINTER, "unused-slot", ON_REACH, NEED_FIELD | NEED_POOL,                     \
-      plant_unused_slot_field)                                                                     \
-    X(REACH_INTERIOR_POINTER, "wastage", ON_REACH, NEED_FIELD | NEED_POOL, plant_wastage_field)    \
-    X(REACH_ZERO_HEADER, "", ON_REACH, NEED_BLOCK, plant_zero_header)                              \
-    X(REACH_BAD_HEADER, "", ON_REACH, NEED_BLOCK, plant_invalid_tag)                               \
-    X(REACH_BAD_HEADER, "oversized", ON_REACH, NEED_BLOCK, plant_oversized_unrooted)               \
-    X(REACH_BAD_COLOUR, "", ON_REACH, NEED_BLOCK, plant_garbage)                                   \
-    X(REACH_BAD_COLOUR, "marked", ON_REACH, NEED_BLOCK, plant_marked)                              \
-    X(SWEPT_STAT_MISMATCH, "", ON_SWEPT, NEED_BLOCK, plant_statistic)                              \
-    X(SWEPT_UNSWEPT_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_unswept)                                 \
-    X(SWEPT_UNSWEPT_LEFT, "sweeping", ON_SWEPT, NEED_BLOCK, plant_sweeping)                        \
-    X(SWEPT_BAD_POOL, "", ON_SWEPT, NEED_POOL, plant_wrong_owner)                                  \
-    X(SWEPT_BAD_POOL, "two-lists", ON_SWEPT, NEED_POOL, plant_two_lists)                           \
-    X(SWEPT_POOL_COUNT, "", ON_SWEPT, 0, plant_pool_count)                                         \
-    X(SWEPT_POOL_SET, "", ON_SWEPT, NEED_POOL, plant_pool_set)                                     \
-    X(SWEPT_TILING, "", ON_SWEPT, NEED_POOL, plant_oversized)                                      \
-    X(SWEPT_BAD_HEADER, "", ON_SWEPT, NEED_BLOCK, plant_invalid_tag)                               \
-    X(SWEPT_GARBAGE_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_garbage)                                 \
-    X(SWEPT_BAD_COLOUR, "", ON_SWEPT, NEED_BLOCK, plant_marked)                                    \
-    X(SWEPT_FREELIST_FOREIGN, "", ON_SWEPT, NEED_POOL, plant_freelist_foreign)                     \
-    X(SWEPT_FREELIST_MISALIGNED, "", ON_SWEPT, NEED_POOL, plant_freelist_misaligned)               \
-    X(SWEPT_FREELIST_LIVE, "", ON_SWEPT, NEED_POOL, plant_freelist_live)                           \
-    X(SWEPT_FREELIST_CYCLE, "", ON_SWEPT, NEED_POOL, plant_freelist_cycle)                         \
-    X(SWEPT_FREELIST_ORDER, "", ON_SWEPT, NEED_POOL, plant_freelist_order)                         \
-    X(SWEPT_FREELIST_COUNT, "", ON_SWEPT, NEED_POOL, plant_freelist_count)                         \
-    X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", ON_SWEPT, NEED_POOL, plant_full_with_free_slot)           \
-    X(SWEPT_AVAIL_POOL_FULL, "", ON_SWEPT, NEED_POOL, plant_avail_full)                            \
-    X(SWEPT_BAD_FRONTIER, "", ON_SWEPT, NEED_POOL, plant_frontier)                                 \
-    X(SWEPT_WORKBUF_LOST, "", ON_SWEPT, 0, plant_workbuf)                                          \
-    X(CHECKMARK_UNMARKED, "", ON_CHECKMARK, NEED_BLOCK, plant_unmarked)                            \
-    X(CHECKMARK_BAD_POINTER, "", ON_CHECKMARK, NEED_FIELD, plant_wild_field)                       \
-    X(CHECKMARK_MARK_UNFINISHED, "", ON_CHECKMARK, 0, plant_marker_busy)                           \
-    X(CHECKMARK_MARK_UNFINISHED, "barrier", ON_CHECKMARK, 0, plant_follower_missing)               \
-    X(MODEL_DEAD, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_garbage)                           \
-    X(MODEL_DEAD, "free", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_freed)                         \
-    X(MODEL_DEAD, "reused", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_reused)                      \
-    X(MODEL_CONTENTS, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_field)                         \
-    X(MODEL_CONTENTS, "header", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_tag)                     \
-    X(MODEL_NOT_FREED, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_doomed)                        \
-    X(MODEL_FINALIZER_COUNT, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_finalized)               \
-    X(MODEL_FINALIZER_COUNT, "unknown-block", ON_MODEL_CYCLED, 0, plant_model_unknown_finalized)   \
-    X(MODEL_FINALIZER_COUNT, "unqueued", ON_MODEL_CYCLED, NEED_OBJECT,                             \
-      plant_model_unqueued_finalizer)                                                              \
-    X(MODEL_LIVE_COUNT, "", ON_MODEL_SWEPT, NEED_BLOCK, plant_model_live_count)                    \
-    X(MODEL_ROOT, "", ON_MODEL_CYCLED, 0, plant_model_root)
+#define GC_CORRUPTIONS(X)                                                                      \
+  X(REACH_FOREIGN_POINTER, "", ON_REACH, NEED_FIELD, plant_wild_field)                         \
+  X(REACH_FOREIGN_POINTER, "free-pool", ON_REACH, NEED_FIELD, plant_free_pool_field)           \
+  X(REACH_INTERIOR_POINTER, "", ON_REACH, NEED_FIELD, plant_interior_field)                    \
+  X(REACH_INTERIOR_POINTER, "pool-start", ON_REACH, NEED_FIELD | NEED_POOL,                    \
+    plant_pool_start_field)                                                                    \
+  X(REACH_INTERIOR_POINTER, "unused-slot", ON_REACH, NEED_FIELD | NEED_POOL,                   \
+    plant_unused_slot_field)                                                                   \
+  X(REACH_INTERIOR_POINTER, "wastage", ON_REACH, NEED_FIELD | NEED_POOL, plant_wastage_field)  \
+  X(REACH_ZERO_HEADER, "", ON_REACH, NEED_BLOCK, plant_zero_header)                            \
+  X(REACH_BAD_HEADER, "", ON_REACH, NEED_BLOCK, plant_invalid_tag)                             \
+  X(REACH_BAD_HEADER, "oversized", ON_REACH, NEED_BLOCK, plant_oversized_unrooted)             \
+  X(REACH_BAD_COLOUR, "", ON_REACH, NEED_BLOCK, plant_garbage)                                 \
+  X(REACH_BAD_COLOUR, "marked", ON_REACH, NEED_BLOCK, plant_marked)                            \
+  X(SWEPT_STAT_MISMATCH, "", ON_SWEPT, NEED_BLOCK, plant_statistic)                            \
+  X(SWEPT_UNSWEPT_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_unswept)                               \
+  X(SWEPT_UNSWEPT_LEFT, "sweeping", ON_SWEPT, NEED_BLOCK, plant_sweeping)                      \
+  X(SWEPT_BAD_POOL, "", ON_SWEPT, NEED_POOL, plant_wrong_owner)                                \
+  X(SWEPT_BAD_POOL, "two-lists", ON_SWEPT, NEED_POOL, plant_two_lists)                         \
+  X(SWEPT_POOL_COUNT, "", ON_SWEPT, 0, plant_pool_count)                                       \
+  X(SWEPT_POOL_SET, "", ON_SWEPT, NEED_POOL, plant_pool_set)                                   \
+  X(SWEPT_TILING, "", ON_SWEPT, NEED_POOL, plant_oversized)                                    \
+  X(SWEPT_BAD_HEADER, "", ON_SWEPT, NEED_BLOCK, plant_invalid_tag)                             \
+  X(SWEPT_GARBAGE_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_garbage)                               \
+  X(SWEPT_BAD_COLOUR, "", ON_SWEPT, NEED_BLOCK, plant_marked)                                  \
+  X(SWEPT_FREELIST_FOREIGN, "", ON_SWEPT, NEED_POOL, plant_freelist_foreign)                   \
+  X(SWEPT_FREELIST_MISALIGNED, "", ON_SWEPT, NEED_POOL, plant_freelist_misaligned)             \
+  X(SWEPT_FREELIST_LIVE, "", ON_SWEPT, NEED_POOL, plant_freelist_live)                         \
+  X(SWEPT_FREELIST_CYCLE, "", ON_SWEPT, NEED_POOL, plant_freelist_cycle)                       \
+  X(SWEPT_FREELIST_ORDER, "", ON_SWEPT, NEED_POOL, plant_freelist_order)                       \
+  X(SWEPT_FREELIST_COUNT, "", ON_SWEPT, NEED_POOL, plant_freelist_count)                       \
+  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", ON_SWEPT, NEED_POOL, plant_full_with_free_slot)         \
+  X(SWEPT_AVAIL_POOL_FULL, "", ON_SWEPT, NEED_POOL, plant_avail_full)                          \
+  X(SWEPT_BAD_FRONTIER, "", ON_SWEPT, NEED_POOL, plant_frontier)                               \
+  X(SWEPT_WORKBUF_LOST, "", ON_SWEPT, 0, plant_workbuf)                                        \
+  X(CHECKMARK_UNMARKED, "", ON_CHECKMARK, NEED_BLOCK, plant_unmarked)                          \
+  X(CHECKMARK_BAD_POINTER, "", ON_CHECKMARK, NEED_FIELD, plant_wild_field)                     \
+  X(CHECKMARK_MARK_UNFINISHED, "", ON_CHECKMARK, 0, plant_marker_busy)                         \
+  X(CHECKMARK_MARK_UNFINISHED, "barrier", ON_CHECKMARK, 0, plant_follower_missing)             \
+  X(MODEL_DEAD, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_garbage)                         \
+  X(MODEL_DEAD, "free", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_freed)                       \
+  X(MODEL_DEAD, "reused", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_reused)                    \
+  X(MODEL_CONTENTS, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_field)                       \
+  X(MODEL_CONTENTS, "header", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_tag)                   \
+  X(MODEL_NOT_FREED, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_doomed)                      \
+  X(MODEL_FINALIZER_COUNT, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_finalized)             \
+  X(MODEL_FINALIZER_COUNT, "unknown-block", ON_MODEL_CYCLED, 0, plant_model_unknown_finalized) \
+  X(MODEL_FINALIZER_COUNT, "unqueued", ON_MODEL_CYCLED, NEED_OBJECT,                           \
+    plant_model_unqueued_finalizer)                                                            \
+  X(MODEL_LIVE_COUNT, "", ON_MODEL_SWEPT, NEED_BLOCK, plant_model_live_count)                  \
+  X(MODEL_ROOT, "", ON_MODEL_CYCLED, 0, plant_model_root)
 
 static const corruption_row rows[] = {
-#define GC_CORRUPTION_ROW(kind, variant, check, needs, plant) {GC_VK_##kind, variant, check, needs, plant},
+#define GC_CORRUPTION_ROW(kind, variant, check, needs, plant) \
+  {GC_VK_##kind, variant, check, needs, plant},
     GC_CORRUPTIONS(GC_CORRUPTION_ROW)
 #undef GC_CORRUPTION_ROW
 };
@@ -599,7 +600,7 @@ gc_verify_kind gc_corruption_kind(size_t which) { return rows[which].kind; }
 
 /* The pass each check runs (a row's kind must be that pass's: corrupt_test). */
 static const char *const check_pass_names[] = {
-    [ON_REACH] = "reach",        [ON_SWEPT] = "swept",        [ON_CHECKMARK] = "checkmark",
+    [ON_REACH] = "reach",        [ON_SWEPT] = "swept",       [ON_CHECKMARK] = "checkmark",
     [ON_MODEL_CYCLED] = "model", [ON_MODEL_SWEPT] = "model",
 };
 
@@ -660,7 +661,7 @@ static int sweep_unfinished(gc_heap *heap) {
  * never meet such a word there; between two ops they can, until the sweep ends. */
 static int pass_ready(const gc_corruption *c, corrupt_check pass) {
   static const unsigned bits[] = {
-      [ON_REACH] = GC_VERIFY_REACH, [ON_SWEPT] = GC_VERIFY_SWEPT,
+      [ON_REACH] = GC_VERIFY_REACH,         [ON_SWEPT] = GC_VERIFY_SWEPT,
       [ON_CHECKMARK] = GC_VERIFY_CHECKMARK, [ON_MODEL_CYCLED] = GC_VERIFY_MODEL,
       [ON_MODEL_SWEPT] = GC_VERIFY_MODEL,
   };

@@ -49,7 +49,7 @@ typedef struct gc_corrupt_place {
   gc_verify_owner owner;
   gc_pool *pool; /* the pool holding the victim, or NULL for a large block */
   gc_large *large;
-  int list;      /* GC_VERIFY_AVAIL.. for the pool, GC_VERIFY_SWEPT_LARGE.. for the large block */
+  int list; /* GC_VERIFY_AVAIL.. for the pool, GC_VERIFY_SWEPT_LARGE.. for the large block */
   gc_pool **pool_link; /* the link that points at the pool on its list */
   gc_large **large_link;
 } gc_corrupt_place;
@@ -57,18 +57,18 @@ typedef struct gc_corrupt_place {
 /* One corruption at one point of a program. */
 typedef struct gc_corruption {
   /* Set by the caller. */
-  size_t which;          /* the catalogue's row: gc_corruption_find */
+  size_t which; /* the catalogue's row: gc_corruption_find */
   gc_heap *heap;
   gc_model *model;       /* the model the heap runs with (every allocation through it) */
   gc_verifier *verifier; /* installed on the heap, the model set: its memory runs the pass */
   gc_domain *dom;        /* the running domain */
   gc_value *slots;       /* the running mutator's root slots; the victim is slots[slot] */
   size_t slot_count;
-  int slot, n;           /* the operands: a slot, and N (a field, an entry, a statistic...) */
+  int slot, n; /* the operands: a slot, and N (a field, an entry, a statistic...) */
   /* Set by gc_corruption_prepare. */
-  gc_value victim; /* the block in the slot, or 0 */
-  gc_model_id obj; /* its model object, or GC_MODEL_NONE */
-  gc_mobj *o;      /* that object's record, when the corruption needs one */
+  gc_value victim;     /* the block in the slot, or 0 */
+  gc_model_id obj;     /* its model object, or GC_MODEL_NONE */
+  gc_mobj *o;          /* that object's record, when the corruption needs one */
   gc_corrupt_place at; /* where the victim lives, when it is a block */
   gc_corrupt_undo undo;
 } gc_corruption;

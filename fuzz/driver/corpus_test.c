@@ -76,7 +76,8 @@ static const fuzz_opset *declared_target(const fuzz_opset *set, const fuzz_buf *
     if ((i > 0 && t[i - 1] != '\n') || memcmp(t + i, key, sizeof key - 1) != 0) continue;
     char name[32];
     size_t n = 0, at = i + sizeof key - 1;
-    while (at < text->size && t[at] != '\n' && t[at] != ' ' && n + 1 < sizeof name) name[n++] = t[at++];
+    while (at < text->size && t[at] != '\n' && t[at] != ' ' && n + 1 < sizeof name)
+      name[n++] = t[at++];
     name[n] = '\0';
     const fuzz_opset *named = fuzz_opset_find(name);
     if (named == NULL) fail(path, "names an unknown target");
@@ -128,7 +129,8 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
   if (rc != 0) {
     fprintf(stderr, "  (replay it: bazel run //fuzz/replay:replay -- --target %s $PWD/%s)\n",
             set->name, path);
-    fail(path, rc < 0 ? "the heap could not be created" : "a verification pass reported a violation");
+    fail(path,
+         rc < 0 ? "the heap could not be created" : "a verification pass reported a violation");
   } else {
     printf("ok   %-48s %4zu ops %3llu cycles\n", path, res.ops, (unsigned long long)res.cycles);
   }
@@ -145,13 +147,15 @@ static void check_input(const fuzz_opset *set, const char *path, int used[FUZZ_O
   if (threads == FUZZ_SCHEDULED) {
     if (again.sched_hash != res.sched_hash || again.sched_steps != res.sched_steps ||
         again.stats_hash != res.stats_hash) {
-      fprintf(stderr, "  interleaving %016llx (%llu steps) then %016llx (%llu steps); statistics "
-              "%016llx then %016llx\n", (unsigned long long)res.sched_hash,
-              (unsigned long long)res.sched_steps, (unsigned long long)again.sched_hash,
-              (unsigned long long)again.sched_steps, (unsigned long long)res.stats_hash,
-              (unsigned long long)again.stats_hash);
-      fail(path, "not deterministic: a second run of the same input took another interleaving or "
-                 "ended with other statistics");
+      fprintf(stderr,
+              "  interleaving %016llx (%llu steps) then %016llx (%llu steps); statistics "
+              "%016llx then %016llx\n",
+              (unsigned long long)res.sched_hash, (unsigned long long)res.sched_steps,
+              (unsigned long long)again.sched_hash, (unsigned long long)again.sched_steps,
+              (unsigned long long)res.stats_hash, (unsigned long long)again.stats_hash);
+      fail(path,
+           "not deterministic: a second run of the same input took another interleaving or "
+           "ended with other statistics");
     } else {
       printf("     same interleaving twice: %llu steps, %llu switches, hash %016llx\n",
              (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
@@ -212,7 +216,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--regressions") == 0) {
       mode = 2;
     } else if (mode == 0) {
-      fprintf(stderr, "usage: corpus_test [--target NAME] --seeds FILE... [--regressions FILE...]\n");
+      fprintf(stderr,
+              "usage: corpus_test [--target NAME] --seeds FILE... [--regressions FILE...]\n");
       return 2;
     } else {
       check_input(set, argv[i], mode == 1 ? t->used : regression_used);

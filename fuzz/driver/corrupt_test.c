@@ -189,8 +189,8 @@ static void broken_before_the_plant_is_the_collectors(void) {
   FILE *trace_f = open_memstream(&trace, &trace_bsize);
   FILE *out_f = open_memstream(&out, &out_bsize);
   gc_header saved = 0;
-  fuzz_options opt = {.out = out_f, .trace = trace_f, .after_op = break_before_corrupt,
-                      .after_op_user = &saved};
+  fuzz_options opt = {
+      .out = out_f, .trace = trace_f, .after_op = break_before_corrupt, .after_op_user = &saved};
   fuzz_result res;
   int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
   fclose(trace_f);

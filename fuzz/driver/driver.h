@@ -38,8 +38,8 @@ void fuzz_scratch_destroy(fuzz_scratch *s);
 /* Tests only: the corrupt op (fuzz/driver/corrupt_op.h) misbehaving on purpose, to show that each
  * of its two checks fails when it should. */
 typedef enum fuzz_corrupt_sabotage {
-  FUZZ_CORRUPT_HONEST = 0,        /* the fuzz targets and the replay tool */
-  FUZZ_CORRUPT_UNDO_BEFORE_CHECK, /* the corruption is undone before the pass looks: "missed" */
+  FUZZ_CORRUPT_HONEST = 0,          /* the fuzz targets and the replay tool */
+  FUZZ_CORRUPT_UNDO_BEFORE_CHECK,   /* the corruption is undone before the pass looks: "missed" */
   FUZZ_CORRUPT_CHECK_BEFORE_REPAIR, /* the second run comes before the repair: "unrepaired" */
 } fuzz_corrupt_sabotage;
 
@@ -53,14 +53,14 @@ typedef enum fuzz_threads {
 } fuzz_threads;
 
 typedef struct fuzz_options {
-  const fuzz_opset *ops;  /* the target's op set, how the bytes are read; NULL: graph */
+  const fuzz_opset *ops; /* the target's op set, how the bytes are read; NULL: graph */
   fuzz_threads threads;
-  FILE *interleaving;     /* FUZZ_SCHEDULED: the interleaving is printed here after the run */
-  int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
-  FILE *out;              /* violations and the summary go here; NULL: stderr */
-  FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
-  unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
-  const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
+  FILE *interleaving;        /* FUZZ_SCHEDULED: the interleaving is printed here after the run */
+  int abort_on_violation;    /* fuzz targets: print the first violation with its op, then abort() */
+  FILE *out;                 /* violations and the summary go here; NULL: stderr */
+  FILE *trace;               /* if set: each op as it runs, and each cycle's hook points */
+  unsigned verify;           /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
+  const char *params;        /* extra collector parameters (gc_config_parse syntax), or NULL */
   gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL
                               * (FUZZ_SCHEDULED then uses one of its own: the cache's lock is part
                               * of every interleaving) */
@@ -75,12 +75,12 @@ typedef struct fuzz_options {
 enum { FUZZ_PASS_COUNT = 5 }; /* reach, swept, checkmark, model, driver */
 
 typedef struct fuzz_result {
-  size_t ops;         /* ops run */
-  uint64_t cycles;    /* major cycles the heap completed, the final full collection included */
-  size_t violations;  /* every violation found (kept or not) */
+  size_t ops;        /* ops run */
+  uint64_t cycles;   /* major cycles the heap completed, the final full collection included */
+  size_t violations; /* every violation found (kept or not) */
   size_t pass_runs[FUZZ_PASS_COUNT];       /* runs of each pass (driver: checks made) */
   size_t pass_violations[FUZZ_PASS_COUNT]; /* violations of each pass */
-  long first_op;      /* the first violation's op: the op that started its cycle (a pass), or
+  long first_op;       /* the first violation's op: the op that started its cycle (a pass), or
                          the op that broke the contract (the driver); -1: none, or the final
                          collection */
   char first_kind[48]; /* the first violation's kind, e.g. "reach.zero-header"; "" if none */

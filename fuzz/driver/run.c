@@ -165,13 +165,15 @@ static void bind_roots(driver *d, gc_model *m) {
   for (size_t b = 0; b < bank_count(d->opt); b++) {
     mutator *mu = &d->muts[b];
     size_t base = b * BANK_ROOTS;
-    for (size_t i = 0; i < FUZZ_SLOTS; i++) gc_model_root_bind(m, base + BANK_SLOTS + i, &mu->slots[i]);
+    for (size_t i = 0; i < FUZZ_SLOTS; i++)
+      gc_model_root_bind(m, base + BANK_SLOTS + i, &mu->slots[i]);
     for (size_t k = 0; k < FUZZ_FRAMES; k++) {
       for (size_t i = 0; i < FUZZ_SLOTS; i++) {
         gc_model_root_bind(m, base + BANK_FRAMES + k * FUZZ_SLOTS + i, &mu->frames[k].values[i]);
       }
     }
-    for (size_t g = 0; g < FUZZ_GLOBALS; g++) gc_model_root_bind(m, base + BANK_GLOBALS + g, &mu->globals[g]);
+    for (size_t g = 0; g < FUZZ_GLOBALS; g++)
+      gc_model_root_bind(m, base + BANK_GLOBALS + g, &mu->globals[g]);
   }
 }
 
@@ -324,8 +326,8 @@ int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size)
   static fuzz_scratch *scratch;
   if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
   if (scratch == NULL) scratch = fuzz_scratch_create();
-  fuzz_options opt = {.ops = set, .abort_on_violation = 1, .pool_cache = pool_cache,
-                      .scratch = scratch};
+  fuzz_options opt = {
+      .ops = set, .abort_on_violation = 1, .pool_cache = pool_cache, .scratch = scratch};
   if (set == &fuzz_opset_schedule) opt.threads = FUZZ_SCHEDULED;
   fuzz_result res;
   fuzz_run(data, size, &opt, &res);

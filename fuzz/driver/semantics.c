@@ -27,8 +27,8 @@ static void set_slot(driver *d, mutator *m, int s, gc_model_id obj) {
  * rest of the driver, and neither the values of a fresh block's words nor how many there are is
  * anything the fuzzer can steer by. The check is the same. (noinline: inlined, it would be
  * instrumented as its caller's code.) */
-FUZZ_NO_COVERAGE __attribute__((noinline))
-static size_t first_nonzero(const gc_value *words, size_t from, size_t n) {
+FUZZ_NO_COVERAGE __attribute__((noinline)) static size_t first_nonzero(const gc_value *words,
+                                                                       size_t from, size_t n) {
   static const gc_value zeros[512];
   size_t i = from;
   while (n - i >= 32) {
@@ -52,14 +52,14 @@ static void check_new_block(driver *d, mutator *m, gc_value v, size_t wsize, uns
   }
   if (gc_wsize(v) != wsize || gc_tag(v) != tag) {
     drv_violation(d, m, "driver.bad-block",
-                     "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
-                     gc_wsize(v), gc_tag(v));
+                  "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
+                  gc_wsize(v), gc_tag(v));
     return;
   }
   size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
   if (i < wsize) {
     drv_violation(d, m, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
-                     GC_FIELD(v, i));
+                  GC_FIELD(v, i));
   }
 }
 
@@ -83,11 +83,12 @@ static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_
     gc_error e = gc_last_error(d->heap);
     if (e != GC_ERR_NOMEM) {
       drv_violation(d, m, "driver.api-error", "a failed allocation recorded %s, not nomem",
-                       gc_error_name(e));
+                    gc_error_name(e));
     } else if (!expect_fail && d->limit_bytes == 0) {
       drv_violation(d, m, "driver.unexpected-failure",
-                       "an allocation of %zu fields failed with no heap limit and no injected "
-                       "failure due: %s", wsize, gc_last_error_message(d->heap));
+                    "an allocation of %zu fields failed with no heap limit and no injected "
+                    "failure due: %s",
+                    wsize, gc_last_error_message(d->heap));
     }
     gc_clear_error(d->heap);
     set_slot(d, m, dst, GC_MODEL_NONE);
@@ -95,7 +96,7 @@ static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_
   }
   if (expect_fail) {
     drv_violation(d, m, "driver.injected-failure-missed",
-                     "the injected failure was due at this allocation, but it succeeded");
+                  "the injected failure was due at this allocation, but it succeeded");
   }
   check_new_block(d, m, gc_model_value(d->model, obj), wsize, tag);
   set_slot(d, m, dst, obj);
@@ -140,7 +141,8 @@ static void op_push(driver *d, mutator *m) {
   f->seq = ++m->frame_seq;
   size_t base = m->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
   gc_frame_push(m->dom, &f->frame, f->values, FUZZ_SLOTS);
-  for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, m, i));
+  for (int i = 0; i < FUZZ_SLOTS; i++)
+    gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, m, i));
 }
 
 /* The record of domain dom's innermost frame, or -1. */
@@ -167,8 +169,9 @@ static void op_pop(driver *d, mutator *m) {
   /* Popping a frame that is not the domain's innermost must be refused and change nothing: the
    * slots' frame is d0's outermost, and no frame of any other domain. */
   drv_expect_error(d, m, gc_frame_pop(m->dom, &m->slot_frame), GC_ERR_FRAME_ORDER,
-               "gc_frame_pop(a frame that is not the innermost)");
-  drv_expect_error(d, m, gc_frame_pop(m->dom, &m->frames[k].frame), GC_OK, "gc_frame_pop(innermost)");
+                   "gc_frame_pop(a frame that is not the innermost)");
+  drv_expect_error(d, m, gc_frame_pop(m->dom, &m->frames[k].frame), GC_OK,
+                   "gc_frame_pop(innermost)");
   drv_release_frame(d, m, k);
 }
 
@@ -200,7 +203,7 @@ void drv_op_spawn(driver *d, mutator *m, int n) {
 static void op_terminate(driver *d, mutator *m, int n) {
   if (n == 0) {
     drv_expect_error(d, m, gc_domain_terminate(d->domains[0]), GC_ERR_MAIN_DOMAIN,
-                 "gc_domain_terminate(the main domain)");
+                     "gc_domain_terminate(the main domain)");
     return;
   }
   if (d->domains[n] == NULL) return;
@@ -239,7 +242,8 @@ static void op_unblock(driver *d, mutator *m) {
 static void op_fin(driver *d, mutator *m, int s, int revive) {
   gc_model_id obj = slot_obj(d, m, s);
   if (obj == GC_MODEL_NONE) return;
-  size_t root = revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : m->root_base + BANK_SLOTS + (size_t)revive;
+  size_t root =
+      revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : m->root_base + BANK_SLOTS + (size_t)revive;
   /* The model refuses only an object whose finalizer is queued (INV-FIN-1); the collector
    * must accept everything else. */
   gc_model_finalizer_set_reviving(d->model, obj, root);
@@ -252,7 +256,7 @@ static void op_unfin(driver *d, mutator *m, int s) {
   if (gc_model_finalizer_clear(d->model, obj)) return;
   /* No finalizer set, as far as the model knows: the collector must refuse it too. */
   drv_expect_error(d, m, gc_finalizer_clear(d->heap, gc_model_value(d->model, obj)),
-               GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
+                   GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
 }
 
 static void op_range(driver *d, mutator *m, fuzz_arg word, int s, fuzz_arg offset) {
@@ -282,7 +286,7 @@ static void op_root(driver *d, mutator *m, int g, int src) {
   size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
   if (m->registered[g]) {
     drv_expect_error(d, m, gc_root_register(d->heap, &m->globals[g]), GC_ERR_DUP_ROOT,
-                 "gc_root_register(a registered cell)");
+                     "gc_root_register(a registered cell)");
   } else {
     drv_expect_error(d, m, gc_root_register(d->heap, &m->globals[g]), GC_OK, "gc_root_register");
     m->registered[g] = 1;
@@ -293,12 +297,13 @@ static void op_root(driver *d, mutator *m, int g, int src) {
 void drv_op_unroot(driver *d, mutator *m, int g) {
   size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
   if (m->registered[g]) {
-    drv_expect_error(d, m, gc_root_unregister(d->heap, &m->globals[g]), GC_OK, "gc_root_unregister");
+    drv_expect_error(d, m, gc_root_unregister(d->heap, &m->globals[g]), GC_OK,
+                     "gc_root_unregister");
     m->registered[g] = 0;
     gc_model_root_clear(d->model, root);
   } else {
     drv_expect_error(d, m, gc_root_unregister(d->heap, &m->globals[g]), GC_ERR_UNKNOWN_ROOT,
-                 "gc_root_unregister(an unregistered cell)");
+                     "gc_root_unregister(an unregistered cell)");
   }
 }
 
@@ -337,7 +342,7 @@ static void op_pin(driver *d, mutator *m, int s) {
   drv_check_made(d);
   if (!gc_model_pin(d->model, obj)) {
     drv_violation(d, m, "driver.api-error", "gc_pin of a live block failed: %s",
-                     gc_last_error_message(d->heap));
+                  gc_last_error_message(d->heap));
   }
   gc_clear_error(d->heap);
 }
@@ -348,7 +353,7 @@ static void op_unpin(driver *d, mutator *m, int s) {
   if (gc_model_unpin(d->model, obj)) return;
   /* Not pinned, as far as the model knows: the collector must refuse it too. */
   drv_expect_error(d, m, gc_unpin(d->heap, gc_model_value(d->model, obj)), GC_ERR_NOT_BLOCK,
-               "gc_unpin(a block that is not pinned)");
+                   "gc_unpin(a block that is not pinned)");
 }
 
 static void never_added_scanner(gc_visit_fn visit, void *visit_ctx, void *user) {
@@ -359,11 +364,12 @@ static void never_added_scanner(gc_visit_fn visit, void *visit_ctx, void *user) 
 
 /* A refused allocation returns 0 with `want` recorded, allocates nothing and does not count
  * toward an injected failure. */
-static void expect_alloc_refused(driver *d, mutator *m, gc_value v, gc_error want, const char *call) {
+static void expect_alloc_refused(driver *d, mutator *m, gc_value v, gc_error want,
+                                 const char *call) {
   drv_check_made(d);
   if (v != 0) {
     drv_violation(d, m, "driver.api-error", "%s returned a block, expected %s", call,
-                     gc_error_name(want));
+                  gc_error_name(want));
     return; /* the block is not in the model: the live count will say so too */
   }
   drv_expect_error(d, m, gc_last_error(d->heap), want, call);
@@ -383,7 +389,8 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
   gc_heap *h = d->heap;
   switch (which) {
     case FUZZ_MISUSE_ALLOC0:
-      expect_alloc_refused(d, m, gc_alloc(m->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE, "gc_alloc(0 fields)");
+      expect_alloc_refused(d, m, gc_alloc(m->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE,
+                           "gc_alloc(0 fields)");
       break;
     case FUZZ_MISUSE_TOO_LARGE:
       expect_alloc_refused(d, m, gc_alloc(m->dom, GC_MAX_WSIZE + 1, GC_TAG_RAW), GC_ERR_TOO_LARGE,
@@ -396,19 +403,23 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
       expect_alloc_refused(d, m, gc_alloc(m->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
                            "gc_alloc(the custom tag)");
       break;
-    case FUZZ_MISUSE_PIN_NULL: drv_expect_error(d, m, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)"); break;
+    case FUZZ_MISUSE_PIN_NULL:
+      drv_expect_error(d, m, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)");
+      break;
     case FUZZ_MISUSE_PIN_INT:
       drv_expect_error(d, m, gc_pin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_pin(an immediate)");
       break;
     case FUZZ_MISUSE_UNPIN_INT:
-      drv_expect_error(d, m, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_unpin(an immediate)");
+      drv_expect_error(d, m, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK,
+                       "gc_unpin(an immediate)");
       break;
     case FUZZ_MISUSE_SCANNER_REMOVE:
       drv_expect_error(d, m, gc_root_scanner_remove(h, never_added_scanner, d), GC_ERR_UNKNOWN_ROOT,
-                   "gc_root_scanner_remove(a scanner never added)");
+                       "gc_root_scanner_remove(a scanner never added)");
       break;
     case FUZZ_MISUSE_REGISTER_NULL:
-      drv_expect_error(d, m, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT, "gc_root_register(NULL)");
+      drv_expect_error(d, m, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT,
+                       "gc_root_register(NULL)");
       break;
     case FUZZ_MISUSE_BAD_PARAM:
     case FUZZ_MISUSE_UNKNOWN_PARAM: {
@@ -419,8 +430,10 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
        * so only the error is checked there.) */
       drv_check_made(d);
       if (d->opt->threads != FUZZ_SCHEDULED && !same_config(&before, gc_heap_config(h))) {
-        drv_violation(d, m, "driver.api-error", "a refused gc_set_params(\"%s\") changed the "
-                         "configuration", text);
+        drv_violation(d, m, "driver.api-error",
+                      "a refused gc_set_params(\"%s\") changed the "
+                      "configuration",
+                      text);
       }
       break;
     }

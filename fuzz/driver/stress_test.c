@@ -62,8 +62,10 @@ int main(int argc, char **argv) {
       cycles += res.cycles;
       if (rc != 0) {
         violations++;
-        fprintf(stderr, "FAIL %s: %s (replay: bazel run //fuzz/replay:replay -- --target schedule "
-                "--free $PWD/%s)\n", argv[i + 1], rc < 0 ? "no heap" : res.first_kind, argv[i + 1]);
+        fprintf(stderr,
+                "FAIL %s: %s (replay: bazel run //fuzz/replay:replay -- --target schedule "
+                "--free $PWD/%s)\n",
+                argv[i + 1], rc < 0 ? "no heap" : res.first_kind, argv[i + 1]);
       }
     }
     if (now_s() - last_progress >= 5) {
@@ -72,8 +74,10 @@ int main(int argc, char **argv) {
       last_progress = now_s();
     }
   }
-  printf("stress: %lu runs of %d programs on 2-4 free threads in %.1f s, %lu cycles, %lu "
-         "violations\n", runs, programs, now_s() - start, cycles, violations);
+  printf(
+      "stress: %lu runs of %d programs on 2-4 free threads in %.1f s, %lu cycles, %lu "
+      "violations\n",
+      runs, programs, now_s() - start, cycles, violations);
   for (int i = 0; i < programs; i++) fuzz_buf_free(&bytes[i]);
   free(bytes);
   return violations == 0 && runs > 0 ? 0 : 1;

@@ -89,8 +89,10 @@ static void domain_thread(void *arg) {
     m->op = NULL;
     d->res->ops++;
     give_turn(d);
-    if (m->dom != NULL) gc_poll(m->dom);
-    else fuzz_sched_point(GC_PLAT_SAFEPOINT, NULL);
+    if (m->dom != NULL)
+      gc_poll(m->dom);
+    else
+      fuzz_sched_point(GC_PLAT_SAFEPOINT, NULL);
   }
   if (m->dom != NULL) gc_enter_blocking(m->dom);
   m->dom = NULL;
@@ -167,7 +169,8 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
       }
       pct_seen = 1;
     } else if (op.code == FUZZ_OP_CHOOSE) {
-      for (int b = 0; b < 8; b++) (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
+      for (int b = 0; b < 8; b++)
+        (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
     } else {
       ops[kept] = op;
       owner[kept++] = op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? op.args[0].a : part;
@@ -211,7 +214,8 @@ static void label_thread(driver *d, int thread, int domain) {
 }
 
 static void name_domain(driver *d, int k) {
-  static const char *const names[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2", "domain d3"};
+  static const char *const names[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2",
+                                                  "domain d3"};
   static const char *const states[FUZZ_DOMAINS] = {"d0.state", "d1.state", "d2.state", "d3.state"};
   fuzz_sched_name(d->sched, d->domains[k], names[k]);
   fuzz_sched_name(d->sched, &d->domains[k]->state, states[k]);
@@ -258,8 +262,8 @@ int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
   int ok = status == FUZZ_SCHED_OK;
   if (!ok) {
     drv_violation(d, m, status == FUZZ_SCHED_DEADLOCK ? "driver.deadlock" : "driver.livelock",
-                     "every thread waits (see the scheduler's report above): the collector is "
-                     "stuck");
+                  "every thread waits (see the scheduler's report above): the collector is "
+                  "stuck");
   } else {
     fuzz_sched_destroy(d->sched);
     d->sched = NULL;

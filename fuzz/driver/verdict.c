@@ -96,7 +96,8 @@ void drv_report_passes(driver *d, const mutator *m, const gc_verify_reports *rep
     print_attribution(d, m);
     gc_verify_report_print(r, d->out);
   }
-  for (size_t i = 0; i < reports->dropped; i++) note_violation(d, -1, "verify.dropped", d->cycle_op);
+  for (size_t i = 0; i < reports->dropped; i++)
+    note_violation(d, -1, "verify.dropped", d->cycle_op);
   if (reports->dropped > 0) fprintf(d->out, "(%zu more violations not kept)\n\n", reports->dropped);
   const char *dot = getenv("GCFUZZ_VERIFY_DOT");
   if (dot != NULL && dot[0] != '\0' && reports->count > 0 &&

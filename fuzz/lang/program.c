@@ -58,7 +58,8 @@ static const struct {
     [FUZZ_PARAM_MINTRIGGER] = {"mintrigger", mintrigger_values,
                                sizeof mintrigger_values / sizeof(long)},
     [FUZZ_PARAM_SWEEP] = {"sweep", sweep_values, sizeof sweep_values / sizeof(long)},
-    [FUZZ_PARAM_MARKSTACK] = {"markstack", markstack_values, sizeof markstack_values / sizeof(long)},
+    [FUZZ_PARAM_MARKSTACK] = {"markstack", markstack_values,
+                              sizeof markstack_values / sizeof(long)},
     [FUZZ_PARAM_BATCH] = {"batch", batch_values, sizeof batch_values / sizeof(long)},
     [FUZZ_PARAM_KEEP] = {"keep", keep_values, sizeof keep_values / sizeof(long)},
 };
@@ -79,12 +80,12 @@ size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
 /* The ops of one thread: every op but the schedule-only ones, in table order (so the ops before
  * pct keep the bytes they had when the set was "every op before pct"). */
 static const fuzz_opcode graph_ops[] = {
-    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
-    FUZZ_OP_DROP, FUZZ_OP_COPY, FUZZ_OP_PUSH, FUZZ_OP_POP, FUZZ_OP_ROOT, FUZZ_OP_UNROOT,
-    FUZZ_OP_COLLECT, FUZZ_OP_PARAM, FUZZ_OP_FAIL, FUZZ_OP_LIMIT, FUZZ_OP_PIN, FUZZ_OP_UNPIN,
-    FUZZ_OP_MISUSE, FUZZ_OP_SPAWN, FUZZ_OP_TERMINATE, FUZZ_OP_ON, FUZZ_OP_FIN, FUZZ_OP_UNFIN,
-    FUZZ_OP_RANGE, FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK, FUZZ_OP_UNBLOCK, FUZZ_OP_RANGE_WORD,
-    FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
+    FUZZ_OP_ALLOC,  FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,      FUZZ_OP_STORE_IMM,  FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,   FUZZ_OP_COPY,        FUZZ_OP_PUSH,       FUZZ_OP_POP,        FUZZ_OP_ROOT,
+    FUZZ_OP_UNROOT, FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,      FUZZ_OP_FAIL,       FUZZ_OP_LIMIT,
+    FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
+    FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
+    FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
 };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
                "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
@@ -92,9 +93,9 @@ const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / size
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
 static const fuzz_opcode roots_ops[] = {
-    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,      FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
-    FUZZ_OP_DROP,  FUZZ_OP_COPY,        FUZZ_OP_PUSH,       FUZZ_OP_POP,       FUZZ_OP_COLLECT,
-    FUZZ_OP_PARAM, FUZZ_OP_PIN,         FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,  FUZZ_OP_POP,       FUZZ_OP_COLLECT,
+    FUZZ_OP_PARAM,      FUZZ_OP_PIN,         FUZZ_OP_UNPIN, FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
@@ -103,12 +104,12 @@ const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / size
  * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
  * interleaving), plus the scheduling ops. */
 static const fuzz_opcode schedule_ops[] = {
-    FUZZ_OP_ALLOC, FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
-    FUZZ_OP_DROP, FUZZ_OP_COPY, FUZZ_OP_PUSH, FUZZ_OP_POP, FUZZ_OP_ROOT, FUZZ_OP_UNROOT,
-    FUZZ_OP_COLLECT, FUZZ_OP_PARAM, FUZZ_OP_PIN, FUZZ_OP_UNPIN, FUZZ_OP_MISUSE, FUZZ_OP_SPAWN,
-    FUZZ_OP_TERMINATE, FUZZ_OP_ON, FUZZ_OP_FIN, FUZZ_OP_UNFIN, FUZZ_OP_RANGE, FUZZ_OP_RANGE_INT,
-    FUZZ_OP_BLOCK, FUZZ_OP_UNBLOCK, FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_PCT,
-    FUZZ_OP_CHOOSE,
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,      FUZZ_OP_POP,       FUZZ_OP_ROOT,
+    FUZZ_OP_UNROOT,     FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,       FUZZ_OP_UNPIN,
+    FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,       FUZZ_OP_TERMINATE, FUZZ_OP_ON,        FUZZ_OP_FIN,
+    FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK,     FUZZ_OP_UNBLOCK,
+    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,
 };
 const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
                                         sizeof schedule_ops / sizeof schedule_ops[0]};
@@ -208,8 +209,7 @@ size_t fuzz_program_count(const fuzz_opset *set, const uint8_t *data, size_t siz
   fuzz_decoder dec;
   fuzz_op op;
   fuzz_decoder_init(&dec, set, data, size);
-  while (fuzz_program_next(&dec, &op)) {
-  }
+  while (fuzz_program_next(&dec, &op)) {}
   return dec.index;
 }
 
@@ -222,18 +222,14 @@ static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out)
       out[0] = (uint8_t)arg.a;
       out[1] = (uint8_t)arg.b;
       return 2;
-    case FUZZ_OPND_SMALL:
-      out[0] = (uint8_t)(arg.a - 1);
-      return 1;
+    case FUZZ_OPND_SMALL: out[0] = (uint8_t)(arg.a - 1); return 1;
     case FUZZ_OPND_LARGE: {
       unsigned v = (unsigned)(arg.a - FUZZ_LARGE_MIN);
       out[0] = (uint8_t)(v & 0xff);
       out[1] = (uint8_t)(v >> 8);
       return 2;
     }
-    case FUZZ_OPND_RWORD:
-      out[0] = (uint8_t)(arg.a * FUZZ_RANGE_WORDS + arg.b);
-      return 1;
+    case FUZZ_OPND_RWORD: out[0] = (uint8_t)(arg.a * FUZZ_RANGE_WORDS + arg.b); return 1;
     case FUZZ_OPND_OFFSET:
       out[0] = (uint8_t)(arg.a == FUZZ_FROM_START ? arg.b - FUZZ_OFFSET_START_MIN
                                                   : arg.b + FUZZ_OFFSET_END_ZERO);
@@ -242,11 +238,8 @@ static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out)
       for (int i = 0; i < FUZZ_OPERAND_MAX_BYTES; i++) out[i] = (uint8_t)(arg.word >> (8 * i));
       return FUZZ_OPERAND_MAX_BYTES;
     case FUZZ_OPND_NONE:
-    case FUZZ_OPND_KIND_COUNT:
-      return 0;
-    default:
-      out[0] = (uint8_t)arg.a;
-      return 1;
+    case FUZZ_OPND_KIND_COUNT: return 0;
+    default: out[0] = (uint8_t)arg.a; return 1;
   }
 }
 

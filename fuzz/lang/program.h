@@ -38,7 +38,10 @@ int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op);
 size_t fuzz_program_count(const fuzz_opset *set, const uint8_t *data, size_t size);
 
 /* Largest encoded op: the opcode byte and every operand's bytes (a WORD is 8). */
-enum { FUZZ_OPERAND_MAX_BYTES = 8, FUZZ_OP_MAX_BYTES = 1 + FUZZ_OPERAND_MAX_BYTES * FUZZ_MAX_OPERANDS };
+enum {
+  FUZZ_OPERAND_MAX_BYTES = 8,
+  FUZZ_OP_MAX_BYTES = 1 + FUZZ_OPERAND_MAX_BYTES * FUZZ_MAX_OPERANDS
+};
 
 /* The canonical bytes of op in `set` (its args must already be in range) into out; returns the
  * length, or 0 if the set does not have the op. */

@@ -18,13 +18,13 @@
 #include <string.h>
 
 enum {
-  MAX_HELD = 64,       /* mutexes held at once by managed threads */
+  MAX_HELD = 64, /* mutexes held at once by managed threads */
   MAX_NAMES = 64,
   NAME_BYTES = 32,
-  MAX_CHANGES = 15,    /* PCT change points: depth up to 16 */
-  WORK_STEPS = 16,     /* a thread passing this many steps without a spin turn makes progress */
-  BATON_TRIES = 10,    /* yields before sleeping on a baton (see baton_wait) */
-  AT_RUNNING = 200,    /* thread positions besides the step kinds */
+  MAX_CHANGES = 15, /* PCT change points: depth up to 16 */
+  WORK_STEPS = 16,  /* a thread passing this many steps without a spin turn makes progress */
+  BATON_TRIES = 10, /* yields before sleeping on a baton (see baton_wait) */
+  AT_RUNNING = 200, /* thread positions besides the step kinds */
   AT_START = 201,
 };
 
@@ -41,18 +41,18 @@ typedef struct sched_thread {
   fuzz_sched *sched;
   void (*fn)(void *);
   void *arg;
-  worker *worker;       /* the OS thread it runs on (see "Workers") */
-  sem_t baton;          /* posted once each time the thread is resumed */
-  jmp_buf abandon_env;  /* where an abandoned thread leaves its program */
+  worker *worker;      /* the OS thread it runs on (see "Workers") */
+  sem_t baton;         /* posted once each time the thread is resumed */
+  jmp_buf abandon_env; /* where an abandoned thread leaves its program */
   int index;
-  int ended;            /* its program returned (or was abandoned) */
+  int ended; /* its program returned (or was abandoned) */
   int joined;
-  int abandon;          /* set by destroy before the post that wakes a parked thread */
-  int at_kind;          /* where it stands while not running: a step kind, AT_START, AT_RUNNING */
+  int abandon; /* set by destroy before the post that wakes a parked thread */
+  int at_kind; /* where it stands while not running: a step kind, AT_START, AT_RUNNING */
   const void *at_object;
-  int64_t priority;     /* PCT: higher runs first */
+  int64_t priority; /* PCT: higher runs first */
   uint32_t steps_since_spin;
-  char label[8];        /* how reports and the interleaving name it: "t2", or fuzz_sched_label's */
+  char label[8]; /* how reports and the interleaving name it: "t2", or fuzz_sched_label's */
 } sched_thread;
 
 typedef struct held_mutex {
@@ -66,7 +66,7 @@ typedef struct object_name {
 } object_name;
 
 struct fuzz_sched {
-  fuzz_sched_config cfg;  /* defaults filled in */
+  fuzz_sched_config cfg; /* defaults filled in */
   sched_thread threads[FUZZ_SCHED_MAX_THREADS];
   int n_threads;
   pthread_mutex_t spawn_lock; /* FREE mode: n_threads and threads[] grow while threads run */
@@ -74,7 +74,7 @@ struct fuzz_sched {
   int running;                /* run started */
   int status;                 /* fuzz_sched_status */
 
-  held_mutex held[MAX_HELD];  /* the owner table (INV-SCHED-1) */
+  held_mutex held[MAX_HELD]; /* the owner table (INV-SCHED-1) */
   int n_held;
   object_name names[MAX_NAMES];
   int n_names;
@@ -82,8 +82,8 @@ struct fuzz_sched {
   uint64_t steps;
   uint64_t switches;
   uint64_t hash;
-  fuzz_sched_step *log;       /* ring: step i at log[(i - 1) % log_steps], a power of two */
-  uint64_t spin_only_steps;   /* steps since some thread last made progress */
+  fuzz_sched_step *log;     /* ring: step i at log[(i - 1) % log_steps], a power of two */
+  uint64_t spin_only_steps; /* steps since some thread last made progress */
 
   /* PCT: change points sorted by step; change_label[i] is the priority it gives. */
   uint64_t change_step[MAX_CHANGES];
@@ -143,8 +143,8 @@ static void baton_wait(sem_t *sem) {
  * state of its own between jobs (trampoline sets and clears the thread-local `self`).
  */
 struct worker {
-  sem_t go;            /* posted once per job */
-  sem_t finished;      /* posted when the job's trampoline has returned */
+  sem_t go;       /* posted once per job */
+  sem_t finished; /* posted when the job's trampoline has returned */
   sched_thread *job;
   worker *next_idle;
 };
@@ -210,17 +210,17 @@ static FILE *report_file(const fuzz_sched *s) { return s->cfg.trace ? s->cfg.tra
 
 const char *fuzz_sched_kind_name(int kind) {
   switch (kind) {
-  case GC_PLAT_LOCK: return "lock";
-  case GC_PLAT_UNLOCK: return "unlock";
-  case GC_PLAT_TRYLOCK: return "trylock";
-  case GC_PLAT_ATOMIC: return "atomic";
-  case GC_PLAT_BARRIER: return "barrier";
-  case GC_PLAT_SPIN: return "spin";
-  case GC_PLAT_SAFEPOINT: return "safepoint";
-  case FUZZ_SCHED_SPAWN: return "spawn";
-  case FUZZ_SCHED_END: return "end";
-  case AT_START: return "start";
-  default: return "?";
+    case GC_PLAT_LOCK: return "lock";
+    case GC_PLAT_UNLOCK: return "unlock";
+    case GC_PLAT_TRYLOCK: return "trylock";
+    case GC_PLAT_ATOMIC: return "atomic";
+    case GC_PLAT_BARRIER: return "barrier";
+    case GC_PLAT_SPIN: return "spin";
+    case GC_PLAT_SAFEPOINT: return "safepoint";
+    case FUZZ_SCHED_SPAWN: return "spawn";
+    case FUZZ_SCHED_END: return "end";
+    case AT_START: return "start";
+    default: return "?";
   }
 }
 

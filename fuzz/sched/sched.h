@@ -55,17 +55,17 @@ typedef enum fuzz_sched_mode {
 
 typedef struct fuzz_sched_config {
   fuzz_sched_mode mode;
-  uint64_t seed;          /* PCT: all randomness comes from it */
-  unsigned depth;         /* PCT: d; 0 means 3 */
-  uint64_t pct_steps;     /* PCT: k, the steps change points are drawn from; 0 means 2000 */
-  const uint8_t *bytes;   /* BYTES: the choices (not copied: must outlive the run) */
+  uint64_t seed;        /* PCT: all randomness comes from it */
+  unsigned depth;       /* PCT: d; 0 means 3 */
+  uint64_t pct_steps;   /* PCT: k, the steps change points are drawn from; 0 means 2000 */
+  const uint8_t *bytes; /* BYTES: the choices (not copied: must outlive the run) */
   size_t bytes_len;
-  uint64_t step_limit;    /* no preemption after this step (the run still goes to its end);
+  uint64_t step_limit;     /* no preemption after this step (the run still goes to its end);
                              0: no limit */
   uint64_t livelock_steps; /* steps of spinning only before a livelock is reported; 0: 100000 */
-  size_t log_steps;       /* steps kept for the printed interleaving, rounded up to a power of
+  size_t log_steps;        /* steps kept for the printed interleaving, rounded up to a power of
                              two; 0 means 65536 */
-  FILE *trace;            /* if set: one line per switch, and the deadlock/livelock report
+  FILE *trace;             /* if set: one line per switch, and the deadlock/livelock report
                              (else stderr) */
 } fuzz_sched_config;
 
@@ -120,7 +120,7 @@ enum { FUZZ_SCHED_SPAWN = 100, FUZZ_SCHED_END = 101 };
 typedef struct fuzz_sched_step {
   const void *object; /* NULL for SPAWN and END */
   uint8_t thread;
-  uint8_t kind;       /* a gc_plat_point, FUZZ_SCHED_SPAWN or FUZZ_SCHED_END */
+  uint8_t kind; /* a gc_plat_point, FUZZ_SCHED_SPAWN or FUZZ_SCHED_END */
 } fuzz_sched_step;
 
 /* Steps of the run: every point a managed thread reached, every spawn during the run, every

@@ -24,16 +24,16 @@
 static void work(uintptr_t *counter) { gc_atomic_fetch_add(counter, 1); }
 
 static fuzz_sched *make(fuzz_sched_mode mode, uint64_t seed, unsigned depth, uint64_t k) {
-  fuzz_sched_config cfg = {.mode = mode, .seed = seed, .depth = depth, .pct_steps = k,
-                           .log_steps = 1024};
+  fuzz_sched_config cfg = {
+      .mode = mode, .seed = seed, .depth = depth, .pct_steps = k, .log_steps = 1024};
   fuzz_sched *s = fuzz_sched_create(&cfg);
   CHECK(s != NULL);
   return s;
 }
 
 static fuzz_sched *make_bytes(const uint8_t *bytes, size_t len) {
-  fuzz_sched_config cfg = {.mode = FUZZ_SCHED_BYTES, .bytes = bytes, .bytes_len = len,
-                           .log_steps = 1024};
+  fuzz_sched_config cfg = {
+      .mode = FUZZ_SCHED_BYTES, .bytes = bytes, .bytes_len = len, .log_steps = 1024};
   fuzz_sched *s = fuzz_sched_create(&cfg);
   CHECK(s != NULL);
   return s;
@@ -139,10 +139,10 @@ static void test_determinism(void) {
 typedef struct section {
   gc_mutex m;
   uintptr_t atomics;
-  int inside;          /* 1 while the holder is in its critical section */
-  int violations;      /* a waiter saw inside == 1 */
-  unsigned tries;      /* waiters about to lock */
-  int waited;          /* a waiter tried while the holder was inside */
+  int inside;     /* 1 while the holder is in its critical section */
+  int violations; /* a waiter saw inside == 1 */
+  unsigned tries; /* waiters about to lock */
+  int waited;     /* a waiter tried while the holder was inside */
 } section;
 
 static void section_holder(void *arg) {
@@ -207,7 +207,8 @@ static void test_blocking(void) {
   /* The interesting case happened: a waiter reached the lock while the holder was inside. */
   CHECK(lock_waited > 0);
   CHECK(try_waited > 0);
-  fprintf(stderr, "  blocking: a waiter met the held lock in %d (lock) and %d (trylock) of 150 runs\n",
+  fprintf(stderr,
+          "  blocking: a waiter met the held lock in %d (lock) and %d (trylock) of 150 runs\n",
           lock_waited, try_waited);
 }
 
@@ -300,8 +301,8 @@ static void test_deadlock(void) {
   gc_mutex_init(&x->a);
   gc_mutex_init(&x->b);
   static const uint8_t inversion_bytes[] = {1, 1};
-  fuzz_sched_config cfg = {.mode = FUZZ_SCHED_BYTES, .bytes = inversion_bytes,
-                           .bytes_len = sizeof inversion_bytes};
+  fuzz_sched_config cfg = {
+      .mode = FUZZ_SCHED_BYTES, .bytes = inversion_bytes, .bytes_len = sizeof inversion_bytes};
   CHECK_EQ_U(run_pair(cfg, take_ab, take_ba, x, &report), FUZZ_SCHED_DEADLOCK);
   free(report);
 
@@ -334,8 +335,8 @@ static void test_livelock(void) {
   char *report = NULL;
   size_t report_len;
   FILE *trace = open_memstream(&report, &report_len);
-  fuzz_sched_config cfg = {.mode = FUZZ_SCHED_PCT, .seed = 1, .livelock_steps = 2000,
-                           .trace = trace};
+  fuzz_sched_config cfg = {
+      .mode = FUZZ_SCHED_PCT, .seed = 1, .livelock_steps = 2000, .trace = trace};
   fuzz_sched *s = fuzz_sched_create(&cfg);
   fuzz_sched_name(s, &x.flag_a, "flag_a");
   fuzz_sched_name(s, &x.flag_b, "flag_b");
@@ -415,10 +416,10 @@ enum { PRE = 2, WINDOW = 3, POST = 2, RUNS = 1000 };
 
 typedef struct planted {
   uintptr_t atomics;
-  int object;        /* what the shared pointer points to */
-  int alive;         /* depth 3: the object is retired when 0 */
+  int object; /* what the shared pointer points to */
+  int alive;  /* depth 3: the object is retired when 0 */
   int *shared;
-  int hit;           /* the bug happened */
+  int hit; /* the bug happened */
 } planted;
 
 /* Depth 2, check-then-act: the user checks the pointer, works, then uses it; the clearer sets
@@ -428,8 +429,10 @@ static void cta_user(void *arg) {
   for (int i = 0; i < PRE; i++) work(&x->atomics);
   if (x->shared != NULL) {
     for (int i = 0; i < WINDOW; i++) work(&x->atomics);
-    if (x->shared == NULL) x->hit = 1; /* *x->shared would dereference NULL */
-    else (*x->shared)++;
+    if (x->shared == NULL)
+      x->hit = 1; /* *x->shared would dereference NULL */
+    else
+      (*x->shared)++;
   }
   for (int i = 0; i < POST; i++) work(&x->atomics);
 }
@@ -463,8 +466,10 @@ static void uar_reader(void *arg) {
   int *p = x->shared; /* B1 */
   for (int i = 0; i < WINDOW; i++) work(&x->atomics);
   if (p != NULL) { /* B2 */
-    if (!x->alive) x->hit = 1; /* a use after free */
-    else (*p)++;
+    if (!x->alive)
+      x->hit = 1; /* a use after free */
+    else
+      (*p)++;
   }
   for (int i = 0; i < POST; i++) work(&x->atomics);
 }
@@ -478,8 +483,8 @@ typedef struct program {
 } program;
 
 static const program check_then_act = {"depth-2 bug (check-then-act)", cta_user, cta_clearer, 1, 2};
-static const program use_after_retire = {"depth-3 bug (use after retire)", uar_owner, uar_reader,
-                                         0, 3};
+static const program use_after_retire = {"depth-3 bug (use after retire)", uar_owner, uar_reader, 0,
+                                         3};
 
 /* One run of p under s: 1 if the bug happened. *steps gets the run's step count. */
 static int run_program(const program *p, fuzz_sched *s, uint64_t *steps) {
@@ -577,8 +582,8 @@ static void test_cost(void) {
   timing off = {0}, kept = {0};
   kept_points(&off); /* an unmanaged thread: the call returns at once */
 
-  fuzz_sched_config cfg = {.mode = FUZZ_SCHED_PCT, .depth = 1, .log_steps = 1024,
-                           .livelock_steps = UINT64_MAX};
+  fuzz_sched_config cfg = {
+      .mode = FUZZ_SCHED_PCT, .depth = 1, .log_steps = 1024, .livelock_steps = UINT64_MAX};
   fuzz_sched *s = fuzz_sched_create(&cfg);
   fuzz_sched_spawn(s, kept_points, &kept);
   CHECK_EQ_U(fuzz_sched_run(s), FUZZ_SCHED_OK);
@@ -600,10 +605,12 @@ static void test_cost(void) {
   /* Whole programs: create, two threads, run, destroy. */
   enum { PROGRAMS = 300 };
   start = now_ns();
-  for (int i = 0; i < PROGRAMS; i++) run_program(&use_after_retire, make(FUZZ_SCHED_PCT, i, 3, 16), NULL);
+  for (int i = 0; i < PROGRAMS; i++)
+    run_program(&use_after_retire, make(FUZZ_SCHED_PCT, i, 3, 16), NULL);
   uint64_t program_ns = now_ns() - start;
 
-  fprintf(stderr, "  cost: step with no scheduler %.1f ns, kept step %.1f ns, switch %.0f ns, "
+  fprintf(stderr,
+          "  cost: step with no scheduler %.1f ns, kept step %.1f ns, switch %.0f ns, "
           "2-thread program of 16 steps %.0f us (%.0f programs/s)\n",
           (double)off.ns / KEPT_POINTS, (double)kept.ns / KEPT_POINTS,
           (double)switch_ns / (double)switches, (double)program_ns / PROGRAMS / 1000,
