@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "invariants/pass.h"
+#include "invariants/verdict.h"
 
 /* ---- Passes and kinds: readers of gc/passes.h and kinds.h ---------------------------------- */
 
@@ -383,11 +384,31 @@ void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
   fputc('\n', out);
 }
 
-void gc_verify_reports_print(const gc_verify_reports *r, FILE *out) {
-  for (size_t i = 0; i < r->count; i++) gc_verify_report_print(&r->items[i], out);
+static void print_violation_count(const gc_verify_reports *r, FILE *out) {
   fprintf(out, "gcfuzz verify: %zu violation(s)", r->count + r->dropped);
   if (r->dropped) fprintf(out, " (%zu not kept)", r->dropped);
   fputc('\n', out);
+}
+
+void gc_verify_reports_print(const gc_verify_reports *r, FILE *out) {
+  for (size_t i = 0; i < r->count; i++) gc_verify_report_print(&r->items[i], out);
+  print_violation_count(r, out);
+}
+
+void gc_verify_reports_emit(const gc_verify_reports *r, long op, const char *dot_path, FILE *out) {
+  for (size_t i = 0; i < r->count; i++) {
+    gc_verify_report_print(&r->items[i], out);
+    gc_verify_report_print_verdict(&r->items[i], op, out);
+  }
+  print_violation_count(r, out);
+  if (dot_path != NULL && r->count > 0) {
+    if (gc_verify_report_write_dot(&r->items[0], dot_path)) {
+      fprintf(out, "gcfuzz verify: neighbourhood of the first report written to %s\n", dot_path);
+    } else {
+      fprintf(out, "gcfuzz verify: cannot write %s\n", dot_path);
+    }
+  }
+  fflush(out);
 }
 
 /* ---- Graphviz ------------------------------------------------------------------------------ */

@@ -131,8 +131,21 @@ void gc_verify_reports_clear(gc_verify_reports *r);
 void gc_verify_reports_free(gc_verify_reports *r);
 /* How many kept reports have this kind. */
 size_t gc_verify_reports_count_kind(const gc_verify_reports *r, gc_verify_kind kind);
-/* Print every report, then "N violation(s)". */
+/* Print every report, then "N violation(s)": human text only, no verdict line (see below). */
 void gc_verify_reports_print(const gc_verify_reports *r, FILE *out);
+
+/* One verdict line per finding (verdict.h), printed by whoever attributes the finding: the
+ * reports a caller emits as its findings go through gc_verify_reports_emit, which prints each
+ * with its verdict line; gc_verify_reports_print and gc_verify_report_print print human text
+ * only, for reports that are evidence of another finding (the corrupt op shows what a pass said
+ * under its driver.corruption-missed verdict) or that a test keeps.
+ *
+ * gc_verify_reports_emit: every report, each followed by its verdict line attributed to `op` (-1:
+ * none), then "N violation(s)"; then, when `dot_path` is not NULL and there is a report, the
+ * first report's neighbourhood written there as Graphviz, and a line saying where (or that it
+ * could not be written). Flushes `out`. The verifier's ABORT mode ends in it (verify.h:
+ * gc_verify_fail_and_abort), and so does the fuzz driver. */
+void gc_verify_reports_emit(const gc_verify_reports *r, long op, const char *dot_path, FILE *out);
 
 /* Print one report, several lines, ending in a blank line. */
 void gc_verify_report_print(const gc_verify_report *r, FILE *out);

@@ -22,19 +22,10 @@ struct gc_verifier {
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
 };
 
-/* In ABORT mode the reports of one point are printed and the process ends. */
-static void abort_with_reports(gc_verifier *v) {
-  fflush(stdout);
-  gc_verify_reports_print(&v->reports, stderr);
-  if (v->dot_path != NULL && v->reports.count > 0) {
-    if (gc_verify_report_write_dot(&v->reports.items[0], v->dot_path)) {
-      fprintf(stderr, "gcfuzz verify: neighbourhood of the first report written to %s\n",
-              v->dot_path);
-    } else {
-      fprintf(stderr, "gcfuzz verify: cannot write %s\n", v->dot_path);
-    }
-  }
-  fflush(stderr);
+void gc_verify_fail_and_abort(const gc_verify_reports *r, long op, const char *dot_path,
+                              FILE *out) {
+  fflush(stdout); /* what the program printed before comes first */
+  gc_verify_reports_emit(r, op, dot_path, out);
   abort();
 }
 
@@ -74,7 +65,9 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
     v->runs[GC_VERIFY_BIT_MODEL]++;
     found += gc_model_check_with_index(v->model, point, &v->reports, &v->scratch->index);
   }
-  if (found > 0 && v->mode == GC_VERIFY_ABORT) abort_with_reports(v);
+  if (found > 0 && v->mode == GC_VERIFY_ABORT) {
+    gc_verify_fail_and_abort(&v->reports, -1, v->dot_path, stderr);
+  }
   return found;
 }
 
@@ -139,6 +132,8 @@ void gc_verify_set_dot_path(gc_verifier *v, const char *path) {
   free(v->dot_path);
   v->dot_path = path != NULL ? strdup(path) : NULL;
 }
+
+const char *gc_verify_dot_path(const gc_verifier *v) { return v->dot_path; }
 
 const gc_verify_reports *gc_verify_reports_of(const gc_verifier *v) { return &v->reports; }
 size_t gc_verify_violations(const gc_verifier *v) { return v->reports.count + v->reports.dropped; }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "invariants/breaking.h"
+#include "invariants/verdict.h"
 
 /* ---- Choosing passes ----------------------------------------------------------------------- */
 
@@ -118,6 +119,46 @@ static char *read_file(const char *path) {
   return buf;
 }
 
+static size_t count_of(const char *text, const char *what) {
+  size_t n = 0;
+  for (const char *at = strstr(text, what); at != NULL; at = strstr(at + 1, what)) n++;
+  return n;
+}
+
+/* gc_verify_reports_emit gives each report its verdict line with the caller's op, the count, and
+ * the first report's Graphviz file; gc_verify_reports_print gives no verdict line. */
+static void emit_reports(const gc_verify_reports *out) {
+  char dot_path[512];
+  tmp_path("emitted.dot", dot_path, sizeof dot_path);
+  unlink(dot_path);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  gc_verify_reports_emit(out, 7, dot_path, f);
+  fclose(f);
+  CHECK_EQ_U(count_of(text, GC_VERDICT_PREFIX), out->count);
+  /* The pass ran directly, during what the caller calls op 7: the verdict's point is "op". */
+  const char *human = strstr(text, "gcfuzz verify: reach.bad-colour (pass reach");
+  const char *verdict = strstr(text, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", "
+                                     "\"pass\": \"reach\", \"point\": \"op\", \"op\": 7, "
+                                     "\"cycle\": ");
+  CHECK(human != NULL && verdict != NULL && human < verdict);
+  CHECK(strstr(text, "gcfuzz verify: 1 violation(s)\n") != NULL);
+  CHECK(strstr(text, "neighbourhood of the first report written to") != NULL);
+  const char *dot = read_file(dot_path);
+  CHECK(dot != NULL && strstr(dot, "reach.bad-colour") != NULL);
+  free(text);
+
+  f = open_memstream(&text, &len);
+  gc_verify_reports_emit(out, -1, NULL, f); /* no file named: none written, none mentioned */
+  gc_verify_reports_print(out, f);
+  fclose(f);
+  CHECK_EQ_U(count_of(text, GC_VERDICT_PREFIX), out->count);
+  CHECK(strstr(text, "\"op\": -1") != NULL);
+  CHECK(strstr(text, "neighbourhood") == NULL);
+  free(text);
+}
+
 /* A small tree whose middle node is bad: the dot file holds the bad block, its referrer and the
  * referrer's referrer, its children and grandchildren. */
 static void dot_file_shows_the_neighbourhood(void) {
@@ -155,6 +196,7 @@ static void dot_file_shows_the_neighbourhood(void) {
     gc_verify_report_print(r, stderr);
     gc_verify_report_print_dot(r, stderr);
     CHECK(!gc_verify_report_write_dot(r, "/nonexistent-dir/x.dot"));
+    emit_reports(&out);
   }
   gc_verify_reports_free(&out);
   set_colour(bad, h->colours.unmarked);
@@ -166,8 +208,10 @@ static void dot_file_shows_the_neighbourhood(void) {
 
 static void garbage_arg(gc_heap *h, void *arg) { set_colour(*(gc_value *)arg, h->colours.garbage); }
 
-/* The child: a heap whose reachable block turns GARBAGE right after the cycle; never returns. */
+/* The child: a heap whose reachable block turns GARBAGE right after the cycle; never returns.
+ * The Graphviz file is named the way a user names it, in the environment. */
 static void aborting_child(const char *dot_path) {
+  setenv("GCFUZZ_VERIFY_DOT", dot_path, 1);
   gc_heap *h = breaking_heap("verify=reach+swept+checkmark");
   gc_domain *d = gc_main_domain(h);
   static gc_value root;
@@ -179,7 +223,7 @@ static void aborting_child(const char *dot_path) {
   breaking_hook b;
   breaking_hook_set(h, &b, GC_HOOK_CYCLED, garbage_arg, &child);
   gc_verifier *v = gc_verify_install(h, GC_VERIFY_ABORT);
-  gc_verify_set_dot_path(v, dot_path);
+  CHECK(v != NULL && strcmp(gc_verify_dot_path(v), dot_path) == 0);
   gc_collect(d, GC_COLLECT_FULL); /* clean */
   b.armed = 1;
   gc_collect(d, GC_COLLECT_FULL); /* aborts in the reach pass */
@@ -211,6 +255,11 @@ static void abort_mode_prints_and_aborts(void) {
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
   CHECK(strstr(out, "gcfuzz verify: reach.bad-colour (pass reach, cycle 2, cycled)") != NULL);
   CHECK(strstr(out, "gcfuzz verify: 1 violation(s)") != NULL);
+  /* One verdict line for the one finding, attributed to no op. */
+  CHECK_EQ_U(count_of(out, GC_VERDICT_PREFIX), 1);
+  CHECK(strstr(out, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", \"pass\": \"reach\", "
+                    "\"point\": \"cycled\", \"op\": -1, \"cycle\": 2}\n") != NULL);
+  CHECK(strstr(out, "neighbourhood of the first report written to") != NULL);
   const char *dot = read_file(dot_path);
   CHECK(dot != NULL && strncmp(dot, "digraph", 7) == 0);
   if (check_failures) fprintf(stderr, "child's stderr:\n%s\n", out);
