@@ -92,7 +92,7 @@
   X(SWEPT_FULL_POOL_HAS_FREE_SLOT, SWEPT, "swept.full-pool-has-free-slot", "INV-POOL-2", SWEPT,   \
     "a pool on a full list has neither a free nor an unused slot")                               \
   X(SWEPT_AVAIL_POOL_FULL, SWEPT, "swept.avail-pool-full", "INV-POOL-2", SWEPT,                   \
-    "a pool on an avail list has a free-list entry or an unused slot")                                         \
+    "a pool on an avail list has a free-list entry or an unused slot")                           \
   X(SWEPT_BAD_FRONTIER, SWEPT, "swept.bad-frontier", "INV-POOL-1", SWEPT,                         \
     "a pool's frontier is a slot boundary between its first slot and its end")                   \
   X(SWEPT_WORKBUF_LOST, SWEPT, "swept.workbuf-lost", "INV-WB-1", SWEPT,                           \

@@ -67,7 +67,9 @@ static void passes_match_the_verify_mask(void) {
     const char *name = gc_verify_pass_name(pass);
     CHECK(gc_verify_pass_of_name(name) == pass);
     int kinds = 0;
-    for (int k = 0; k < GC_VK_COUNT; k++) kinds += gc_verify_kind_pass_id((gc_verify_kind)k) == pass;
+    for (int k = 0; k < GC_VK_COUNT; k++) {
+      kinds += gc_verify_kind_pass_id((gc_verify_kind)k) == pass;
+    }
     CHECK(kinds > 0);
     unsigned bit = gc_verify_pass_mask(pass);
     if (pass == GC_VPASS_DRIVER) {

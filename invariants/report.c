@@ -78,7 +78,9 @@ const char *gc_verify_kind_pass(gc_verify_kind kind) {
   return gc_verify_pass_name(gc_verify_kind_pass_id(kind));
 }
 
-const char *gc_verify_kind_tag(gc_verify_kind kind) { return kind_known(kind) ? kinds[kind].tag : ""; }
+const char *gc_verify_kind_tag(gc_verify_kind kind) {
+  return kind_known(kind) ? kinds[kind].tag : "";
+}
 
 const char *gc_verify_kind_rule(gc_verify_kind kind) {
   return kind_known(kind) ? kinds[kind].rule : "";

@@ -52,7 +52,8 @@ static void escapes_quotes_backslashes_and_control_characters(void) {
   gc_verdict v = {"a\"b\\c\nd\te\x01" "f\x7f", "p", "caf\xc3\xa9", 0, 0};
   captured c = verdict_bytes(&v);
   CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"a\\\"b\\\\c\\u000ad\\u0009e\\u0001f\\u007f\", "
-                       "\"pass\": \"p\", \"point\": \"caf\xc3\xa9\", \"op\": 0, \"cycle\": 0}\n") == 0);
+                       "\"pass\": \"p\", \"point\": \"caf\xc3\xa9\", \"op\": 0, "
+                       "\"cycle\": 0}\n") == 0);
   if (c.len > 0) fprintf(stderr, "  %s", c.text);
 }
 
@@ -66,8 +67,8 @@ static void a_long_string_is_cut_to_one_line(void) {
   CHECK(c.len > 100 && c.len < 1024);
   const char *head = "GCFUZZ-VERDICT {\"kind\": \"";
   CHECK(strncmp(c.text, head, strlen(head)) == 0);
-  CHECK(strstr(c.text, "\", \"pass\": \"model\", \"point\": \"swept\", \"op\": 7, \"cycle\": 9}\n") !=
-        NULL);
+  CHECK(strstr(c.text, "\", \"pass\": \"model\", \"point\": \"swept\", \"op\": 7, "
+                       "\"cycle\": 9}\n") != NULL);
   CHECK(strchr(c.text, '\n') == c.text + c.len - 1);
   const char *body = c.text + strlen(head);
   size_t body_len = (size_t)(strchr(body, '"') - body);
