@@ -49,8 +49,9 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   gc_mutex_init(&heap->pool_lock);
   gc_mutex_init(&heap->roots_lock);
   gc_mutex_init(&heap->work.lock);
+  gc_mutex_init(&heap->params_lock);
   heap->created_ns = gc_plat_now_ns();
-  heap->trigger_words = gc_cycle_trigger_words(heap);
+  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
   heap->swept_reported = 1; /* nothing to sweep before the first cycle */
   heap->fail_countdown = config.fail_alloc_after;
   heap->main_domain = gc_domain_new(heap, GC_DOMAIN_RUNNING);
@@ -94,6 +95,7 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_work_free(heap);
   free(heap->ranges);
   free(heap->scanners);
+  gc_mutex_destroy(&heap->params_lock);
   gc_mutex_destroy(&heap->work.lock);
   gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
@@ -101,13 +103,33 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_spare_free(heap->cfg.pool_cache, GC_SPARE_HEAP, heap, sizeof *heap);
 }
 
+/* Put `next` in force (INV-PARAM-1, heap.h). Every key gc_config_parse knows is applied here,
+ * field by field: a whole-struct copy would also write the fields running domains read. */
+static void apply_params(gc_heap *heap, const gc_config *next) {
+  /* Read by running domains on their slow paths: relaxed atomic words. */
+  gc_param_store(&heap->cfg.sweep_budget_words, next->sweep_budget_words);
+  gc_param_store(&heap->cfg.heap_limit_bytes, next->heap_limit_bytes);
+  gc_param_store(&heap->cfg.pools_per_batch, next->pools_per_batch);
+  gc_param_store(&heap->cfg.free_pools_kept, next->free_pools_kept);
+  /* Read only with the world stopped (marking, pacing, tracing, the hook points), or here. */
+  heap->cfg.gc_percent = next->gc_percent;
+  heap->cfg.min_trigger_words = next->min_trigger_words;
+  heap->cfg.mark_stack_entries = next->mark_stack_entries; /* the work buffers: at the next mark */
+  heap->cfg.fail_alloc_after = next->fail_alloc_after;
+  heap->cfg.trace = next->trace;
+  heap->cfg.verify = next->verify;
+  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
+}
+
 gc_error gc_set_params(gc_heap *heap, const char *params) {
-  gc_config next = heap->cfg;
+  gc_mutex_lock(&heap->params_lock);
+  gc_config next = heap->cfg; /* only gc_set_params writes cfg, and it holds the lock */
   /* "failafter=N" arms a countdown from now each time it is given, even with the value it had:
    * a sentinel tells whether the string set it at all. */
   next.fail_alloc_after = UINT64_MAX;
   char err[200];
   if (gc_config_parse(&next, params, err, sizeof err) != GC_OK) {
+    gc_mutex_unlock(&heap->params_lock);
     return gc_fail(heap, GC_ERR_PARAM, "gc_set_params: %s", err);
   }
   if (next.fail_alloc_after == UINT64_MAX) {
@@ -115,8 +137,7 @@ gc_error gc_set_params(gc_heap *heap, const char *params) {
   } else {
     gc_atomic_store(&heap->fail_countdown, next.fail_alloc_after);
   }
-  heap->cfg = next; /* the work buffers take the new mark stack size at the next mark */
-  heap->trigger_words = gc_cycle_trigger_words(heap);
+  apply_params(heap, &next);
+  gc_mutex_unlock(&heap->params_lock);
   return GC_OK;
 }
-
