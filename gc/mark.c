@@ -175,7 +175,7 @@ static void redarken_pool(gc_marker *m, gc_pool *p) {
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   const gc_header marked = m->heap->colours.marked;
   for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
-    gc_header hd = slot[0];
+    gc_header hd = gc_atomic_load_word(slot); /* read like every header a marker reads */
     if (hd == 0 || gc_hd_colour(hd) != marked || !gc_tag_is_scanned(gc_hd_tag(hd))) continue;
     scan_fields(m, gc_val_hp(slot));
     /* Drain only when the buffer is full: draining after every block would empty the prefetch
