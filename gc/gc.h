@@ -121,7 +121,8 @@ typedef struct gc_config {
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
 void gc_config_default(gc_config *cfg);
 /* Apply "key=value,key=value" (see README: percent, mintrigger, sweep, markstack, limit, batch,
- * keep, failafter, trace, verify). Returns GC_OK or GC_ERR_PARAM with a message in `err`. */
+ * keep, failafter, trace, verify). Each key at most once: a key given twice is an error naming
+ * it. Returns GC_OK, or GC_ERR_PARAM with a message in `err` and cfg unchanged. */
 gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t err_len);
 
 /* ---- Heap and domains ---------------------------------------------------------------------- */

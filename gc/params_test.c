@@ -69,6 +69,40 @@ static void set_params_at_run_time(void) {
   gc_heap_destroy(h);
 }
 
+/* A key given twice is refused, naming the key, wherever a parameter string is read: it would
+ * otherwise be a typo or a forgotten earlier setting that silently loses. */
+static void duplicate_key_is_an_error(void) {
+  static const char *dup[] = {"markstack=8,markstack=16", "percent=50,sweep=4,percent=off",
+                              "verify=reach,verify=swept", "limit=1M,,limit=1M"};
+  for (size_t i = 0; i < sizeof dup / sizeof dup[0]; i++) {
+    gc_config cfg, orig;
+    gc_config_default(&cfg);
+    orig = cfg;
+    char err[200] = "";
+    CHECK(gc_config_parse(&cfg, dup[i], err, sizeof err) == GC_ERR_PARAM);
+    CHECK(strstr(err, "given twice") != NULL);
+    CHECK(memcmp(&cfg, &orig, sizeof cfg) == 0);
+  }
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200] = "";
+  gc_config_parse(&cfg, "percent=50,sweep=4,percent=off", err, sizeof err);
+  CHECK(strstr(err, "'percent'") != NULL);
+
+  setenv(GC_PARAMS_ENV, "markstack=8,trace=0,markstack=16", 1);
+  CHECK(gc_heap_create(NULL) == NULL); /* and "markstack ... given twice" on stderr */
+  unsetenv(GC_PARAMS_ENV);
+
+  gc_heap *h = gc_heap_create(NULL);
+  CHECK(gc_set_params(h, "sweep=10,sweep=20") == GC_ERR_PARAM);
+  CHECK(strstr(gc_last_error_message(h), "'sweep'") != NULL);
+  CHECK(gc_heap_config(h)->sweep_budget_words != 10 && gc_heap_config(h)->sweep_budget_words != 20);
+  CHECK(gc_set_params(h, "sweep=10") == GC_OK); /* once is fine, and so is again later */
+  CHECK(gc_set_params(h, "sweep=20") == GC_OK);
+  CHECK_EQ_U(gc_heap_config(h)->sweep_budget_words, 20);
+  gc_heap_destroy(h);
+}
+
 static void trace_line_per_cycle(void) {
   FILE *out = tmpfile();
   gc_config cfg;
@@ -117,6 +151,7 @@ int main(void) {
   RUN(rejects_bad_input_and_keeps_config);
   RUN(environment_variable_applies);
   RUN(set_params_at_run_time);
+  RUN(duplicate_key_is_an_error);
   RUN(trace_line_per_cycle);
   CHECK_MAIN_END();
 }
