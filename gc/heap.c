@@ -141,7 +141,21 @@ void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
 }
 
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point) {
-  if (heap->hook != NULL) heap->hook(heap, point, heap->hook_user);
+  if (heap->hook != NULL) {
+    heap->hook(heap, point, heap->hook_user);
+    return;
+  }
+  /* The passes live in invariants/, above the collector: a verify mask without them installed
+   * would silently check nothing. Hook points run with stw_lock held, which guards the flag. */
+  if (heap->cfg.verify != 0 && !heap->warned_no_verifier) {
+    heap->warned_no_verifier = 1;
+    fprintf(stderr,
+            "gcfuzz: verify= asks for verification passes (mask 0x%x), but this heap has no "
+            "verifier installed, so none runs. Install one after gc_heap_create with "
+            "gc_verify_install(heap, GC_VERIFY_ABORT) from invariants/verify.h (Bazel: "
+            "//invariants), or drop verify= from the parameters. (Said once per heap.)\n",
+            heap->cfg.verify);
+  }
 }
 
 const char *gc_colour_name(const gc_heap *heap, gc_header colour) {

@@ -272,9 +272,9 @@ struct gc_heap {
   uintptr_t fail_countdown; /* atomic: 0 off; n: the n-th allocation from now fails */
   uint64_t serial;          /* unique per heap in the process (the thread-local last error) */
 
-
   gc_hook_fn hook;
   void *hook_user;
+  int warned_no_verifier; /* a hook point found a verify mask and no hook; under stw_lock */
 };
 
 /* A parameter running domains read while another may change it (INV-PARAM-1). The parameters
@@ -292,7 +292,8 @@ gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...)
 /* The colour name of `colour` in this cycle: "UNMARKED", "MARKED", "GARBAGE", "NOT_MARKABLE". */
 const char *gc_colour_name(const gc_heap *heap, gc_header colour);
 
-/* Call the verification hook, if any. */
+/* Call the verification hook, if any. With none installed and a non-empty verify mask, say once
+ * per heap on stderr that nothing verifies. Called with stw_lock held. */
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point);
 
 /* Sum of every domain's stats and the orphans'. Exact when the world is stopped or the heap has

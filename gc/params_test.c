@@ -1,6 +1,7 @@
 /* Parameters: the key=value syntax, its errors, GCFUZZ_PARAMS and gc_set_params. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gc/check.h"
 #include "gc/gc.h"
@@ -103,6 +104,73 @@ static void duplicate_key_is_an_error(void) {
   gc_heap_destroy(h);
 }
 
+/* Everything written to stderr while `run` runs on a new heap made from `params`. */
+static size_t stderr_of(const char *params, void (*run)(gc_heap *), char *out, size_t out_len) {
+  FILE *capture = tmpfile();
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  dup2(fileno(capture), STDERR_FILENO);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200];
+  CHECK(gc_config_parse(&cfg, params, err, sizeof err) == GC_OK);
+  gc_heap *h = gc_heap_create(&cfg);
+  run(h);
+  gc_heap_destroy(h);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(capture);
+  size_t n = fread(out, 1, out_len - 1, capture);
+  out[n] = '\0';
+  fclose(capture);
+  return n;
+}
+
+static size_t count(const char *haystack, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(haystack, needle); p != NULL; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+static void three_cycles(gc_heap *h) {
+  for (int i = 0; i < 3; i++) gc_collect(gc_main_domain(h), GC_COLLECT_FULL);
+}
+
+static void verify_set_at_run_time(gc_heap *h) {
+  gc_collect(gc_main_domain(h), GC_COLLECT_FULL);
+  CHECK(gc_set_params(h, "verify=reach") == GC_OK);
+  three_cycles(h);
+}
+
+static int hook_calls;
+static void counting_hook(gc_heap *h, gc_hook_point point, void *user) { hook_calls++; }
+static void three_cycles_with_hook(gc_heap *h) {
+  gc_set_hook(h, counting_hook, NULL);
+  three_cycles(h);
+}
+
+/* A verify mask with no verifier installed checks nothing: the first hook point says so once
+ * per heap, naming the way to install one. The default mask, or an installed hook, says
+ * nothing. */
+static void verify_without_verifier_warns_once(void) {
+  char out[4096];
+  stderr_of("verify=all", three_cycles, out, sizeof out);
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  CHECK(strstr(out, "gc_verify_install") != NULL);
+  stderr_of("verify=all", three_cycles, out, sizeof out); /* a new heap: said again, once */
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  stderr_of("", verify_set_at_run_time, out, sizeof out);
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  CHECK_EQ_U(cfg.verify, 0); /* the default: nothing to verify, nothing to say */
+  CHECK_EQ_U(stderr_of("", three_cycles, out, sizeof out), 0);
+  hook_calls = 0;
+  CHECK_EQ_U(stderr_of("verify=all", three_cycles_with_hook, out, sizeof out), 0);
+  CHECK(hook_calls >= 6);
+}
+
 static void trace_line_per_cycle(void) {
   FILE *out = tmpfile();
   gc_config cfg;
@@ -152,6 +220,7 @@ int main(void) {
   RUN(environment_variable_applies);
   RUN(set_params_at_run_time);
   RUN(duplicate_key_is_an_error);
+  RUN(verify_without_verifier_warns_once);
   RUN(trace_line_per_cycle);
   CHECK_MAIN_END();
 }
