@@ -276,6 +276,22 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   }
 }
 
+size_t gc_mark_marked_blocks(const gc_heap *heap) { return heap->marked_blocks; }
+
+size_t gc_mark_domain_marked_blocks(const gc_domain *d) { return d->marker.marked_blocks; }
+
+int gc_mark_undo_full(gc_heap *heap) {
+  gc_heap_stats s;
+  gc_heap_sum_stats(heap, &s);
+  /* Unswept dead blocks count in the stats until swept (INV-STATS-1), so a heap with sweeping
+   * left is refused too: its GARBAGE blocks were not reached. */
+  if (heap->marked_blocks + heap->pinned.count != s.pool_live_blocks + s.large_blocks) return 0;
+  gc_header unmarked = heap->colours.unmarked;
+  heap->colours.unmarked = heap->colours.marked;
+  heap->colours.marked = unmarked;
+  return 1;
+}
+
 void gc_mark_heap(gc_heap *heap) {
   gc_domain *d = heap->main_domain;
   gc_mark_begin(heap, 1);
