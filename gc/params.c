@@ -128,7 +128,7 @@ static int key_given_before(const char *params, const char *upto, const char *ke
   size_t key_len = strlen(key);
   for (const char *p = params; p < upto;) {
     size_t len = strcspn(p, ",");
-    if (strcspn(p, "=") == key_len && strncmp(p, key, key_len) == 0) return 1;
+    if (strcspn(p, "=,") == key_len && strncmp(p, key, key_len) == 0) return 1;
     p += len;
     if (*p == ',') p++;
   }
