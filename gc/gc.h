@@ -131,7 +131,8 @@ typedef struct gc_config {
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
 void gc_config_default(gc_config *cfg);
 /* Apply "key=value,key=value" (see README: percent, mintrigger, sweep, markstack, limit, batch,
- * keep, failafter, trace, verify). Returns GC_OK or GC_ERR_PARAM with a message in `err`. */
+ * keep, failafter, trace, verify). Each key at most once: a key given twice is an error naming
+ * it. Returns GC_OK, or GC_ERR_PARAM with a message in `err` and cfg unchanged. */
 gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t err_len);
 
 /* ---- Heap and domains ---------------------------------------------------------------------- */
@@ -144,8 +145,16 @@ void gc_heap_destroy(gc_heap *heap);
 /* The domain created with the heap, for the thread that created it. */
 gc_domain *gc_main_domain(gc_heap *heap);
 gc_heap *gc_domain_heap(gc_domain *d);
+/* The heap's parameters. gc_set_params changes them in place: read them on a thread that no
+ * other thread's gc_set_params can overlap (the one that changes them, or from a hook). */
 const gc_config *gc_heap_config(const gc_heap *heap);
-/* Change a parameter at run time, same syntax as gc_config_parse (e.g. "markstack=4"). */
+/* Change parameters at run time, same syntax as gc_config_parse (e.g. "markstack=4"); a string
+ * that does not parse changes nothing. Thread contract: call it from a thread running a domain
+ * of this heap (not inside a blocking section), or while no other thread uses the heap. Other
+ * domains may allocate and collect meanwhile, and several domains may call it at once (the calls
+ * take a lock in turn, and no call is lost): a domain's next allocation slow path sees the new
+ * sweep budget, heap limit, pool batch and reserve and pacing; markstack applies from the next
+ * mark; failafter arms its countdown at once. */
 gc_error gc_set_params(gc_heap *heap, const char *params);
 
 /* ---- Domains --------------------------------------------------------------------------------- */
