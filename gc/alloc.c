@@ -35,13 +35,13 @@ static void alloc_safepoint(gc_domain *d) {
   if (gc_cycle_due(d) && !d->in_collection) {
     gc_major_cycle(d);
   } else if (d->sweeping) {
-    gc_sweep_slice(d, d->heap->cfg.sweep_budget_words);
+    gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
   }
 }
 
 static int limit_allows(gc_heap *heap, size_t more_bytes) {
-  return heap->cfg.heap_limit_bytes == 0 ||
-         gc_heap_used_bytes(heap) + more_bytes <= heap->cfg.heap_limit_bytes;
+  size_t limit_bytes = gc_param_load(&heap->cfg.heap_limit_bytes);
+  return limit_bytes == 0 || gc_heap_used_bytes(heap) + more_bytes <= limit_bytes;
 }
 
 static gc_header *alloc_small_slow(gc_domain *d, gc_sizeclass c) {
@@ -138,7 +138,7 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
   if (hp == NULL) {
     hp = alloc_after_collection(d, whsize);
     if (hp == NULL) {
-      return alloc_failed(d, wsize, heap->cfg.heap_limit_bytes ? "heap limit" : "out of memory");
+      return alloc_failed(d, wsize, gc_param_load(&heap->cfg.heap_limit_bytes) ? "heap limit" : "out of memory");
     }
   }
   return init_block(d, hp, wsize, tag);

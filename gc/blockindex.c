@@ -124,7 +124,9 @@ void gc_large_index_free(gc_heap *heap) {
 
 static gc_value large_if_inside(gc_large *a, uintptr_t word) {
   gc_header *hp = gc_large_hp(a);
-  if (word < (uintptr_t)hp || word >= (uintptr_t)(hp + gc_hd_whsize(*hp))) return 0;
+  if (word < (uintptr_t)hp) return 0;
+  gc_header hd = gc_atomic_load_word(hp); /* other markers may be marking it: see below */
+  if (word >= (uintptr_t)(hp + gc_hd_whsize(hd))) return 0;
   return gc_val_hp(hp);
 }
 
@@ -165,7 +167,9 @@ gc_value gc_block_containing(gc_heap *heap, uintptr_t word) {
     size_t slot_whsize = gc_wsize_of_class[p->size_class];
     size_t index = (word - (uintptr_t)first) / gc_bsize_wsize(slot_whsize);
     gc_header *slot = first + index * slot_whsize;
-    gc_header hd = *slot;
+    /* The leader resolves conservative ranges while other markers mark (mark.h): the header
+     * may be changing colour under a compare-and-swap right now. */
+    gc_header hd = gc_atomic_load_word(slot);
     if (hd == 0 || word >= (uintptr_t)(slot + gc_hd_whsize(hd))) return 0;
     return gc_val_hp(slot);
   }

@@ -57,6 +57,7 @@ static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats
   gc_heap_sum_stats(heap, &s);
   FILE *out = heap->cfg.trace_file ? heap->cfg.trace_file : stderr;
   const size_t kib = 1024 / GC_WORD_BSIZE;
+  size_t trigger_words = gc_param_load(&heap->trigger_words);
   fprintf(out,
           "gc %llu @%.3fs %zu markers: sweep %.3f ms, mark %.3f ms, pause %.3f ms; "
           "heap %zu->%zu KiB (pools %zu, large %zu), blocks %zu->%zu, live %zu KiB in %zu blocks, "
@@ -68,7 +69,7 @@ static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats
           s.pool_words / kib, s.large_words / kib, before->pool_live_blocks + before->large_blocks,
           s.pool_live_blocks + s.large_blocks, heap->marked_words / kib, heap->marked_blocks,
           (unsigned long long)(freed_words / kib),
-          heap->trigger_words == SIZE_MAX ? 0 : heap->trigger_words / kib,
+          trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));
 }
@@ -129,7 +130,7 @@ void gc_major_cycle(gc_domain *d) {
   heap->swept_reported = 0;
   heap->cycles++;
   heap->live_words_after_mark = heap->marked_words;
-  heap->trigger_words = gc_cycle_trigger_words(heap);
+  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
   heap->freed_words_at_last_cycle = freed_total;
   gc_atomic_store(&heap->alloc_words_since_cycle, 0);
   gc_heap_call_hook(heap, GC_HOOK_CYCLED);
@@ -165,7 +166,7 @@ int gc_cycle_due(gc_domain *d) {
   } else {
     total = gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
   }
-  return total >= heap->trigger_words;
+  return total >= gc_param_load(&heap->trigger_words);
 }
 
 void gc_collect(gc_domain *d, gc_collect_kind kind) {
@@ -176,7 +177,7 @@ void gc_collect(gc_domain *d, gc_collect_kind kind) {
       if (gc_cycle_due(d)) {
         gc_major_cycle(d);
       } else {
-        gc_sweep_slice(d, d->heap->cfg.sweep_budget_words);
+        gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
       }
       break;
     case GC_COLLECT_MAJOR:

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gc/passes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,13 +83,21 @@ const char *gc_error_name(gc_error err);
 #define GC_PERCENT_OFF (-1)
 #define GC_PARAMS_ENV "GCFUZZ_PARAMS"
 
-/* Verification passes (bit mask), run by invariants/ through the hooks below. */
+/* Verification passes (bit mask), run by invariants/ through the hooks below: one bit per row of
+ * GC_VERIFY_PASS_TABLE (gc/passes.h), in its order. */
+enum gc_verify_pass_bit {
+#define GC_VERIFY_PASS_BIT_(id, name, points, what) GC_VERIFY_BIT_##id,
+  GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_BIT_)
+#undef GC_VERIFY_PASS_BIT_
+  GC_VERIFY_PASS_COUNT
+};
 enum gc_verify_pass {
-  GC_VERIFY_REACH = 1u << 0,
-  GC_VERIFY_SWEPT = 1u << 1,
-  GC_VERIFY_CHECKMARK = 1u << 2,
-  GC_VERIFY_MODEL = 1u << 3,
-  GC_VERIFY_ALL = (1u << 4) - 1,
+#define GC_VERIFY_PASS_MASK_(id, name, points, what) GC_VERIFY_##id = 1u << GC_VERIFY_BIT_##id,
+  GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_MASK_)
+#undef GC_VERIFY_PASS_MASK_
+#define GC_VERIFY_PASS_OR_(id, name, points, what) | GC_VERIFY_##id
+  GC_VERIFY_ALL = 0 GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_OR_),
+#undef GC_VERIFY_PASS_OR_
 };
 
 /* A cache of mapped pools for heaps made one after another (a fuzz target makes and destroys a
@@ -121,7 +131,8 @@ typedef struct gc_config {
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
 void gc_config_default(gc_config *cfg);
 /* Apply "key=value,key=value" (see README: percent, mintrigger, sweep, markstack, limit, batch,
- * keep, failafter, trace, verify). Returns GC_OK or GC_ERR_PARAM with a message in `err`. */
+ * keep, failafter, trace, verify). Each key at most once: a key given twice is an error naming
+ * it. Returns GC_OK, or GC_ERR_PARAM with a message in `err` and cfg unchanged. */
 gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t err_len);
 
 /* ---- Heap and domains ---------------------------------------------------------------------- */
@@ -134,8 +145,16 @@ void gc_heap_destroy(gc_heap *heap);
 /* The domain created with the heap, for the thread that created it. */
 gc_domain *gc_main_domain(gc_heap *heap);
 gc_heap *gc_domain_heap(gc_domain *d);
+/* The heap's parameters. gc_set_params changes them in place: read them on a thread that no
+ * other thread's gc_set_params can overlap (the one that changes them, or from a hook). */
 const gc_config *gc_heap_config(const gc_heap *heap);
-/* Change a parameter at run time, same syntax as gc_config_parse (e.g. "markstack=4"). */
+/* Change parameters at run time, same syntax as gc_config_parse (e.g. "markstack=4"); a string
+ * that does not parse changes nothing. Thread contract: call it from a thread running a domain
+ * of this heap (not inside a blocking section), or while no other thread uses the heap. Other
+ * domains may allocate and collect meanwhile, and several domains may call it at once (the calls
+ * take a lock in turn, and no call is lost): a domain's next allocation slow path sees the new
+ * sweep budget, heap limit, pool batch and reserve and pacing; markstack applies from the next
+ * mark; failafter arms its countdown at once. */
 gc_error gc_set_params(gc_heap *heap, const char *params);
 
 /* ---- Domains --------------------------------------------------------------------------------- */

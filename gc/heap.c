@@ -1,126 +1,18 @@
-/* The heap object: creation, destruction, errors, statistics, parameters and hooks. */
+/* The heap's ground floor: errors, statistics, accessors and the verification hook. Every other
+ * collector file calls these, so this file calls none of them: creation and destruction, which
+ * call everything, live above the rest in lifecycle.c. */
 #include "gc/heap.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "gc/blockindex.h"
-#include "gc/cycle.h"
-#include "gc/domain.h"
-#include "gc/finalizer.h"
-#include "gc/large.h"
-#include "gc/mark.h"
-#include "gc/pool.h"
-#include "gc/poolcache.h"
-#include "gc/workbuf.h"
+#include "gc/pool_layout.h"
 
-/* ---- Creation and destruction ---- */
-
-gc_heap *gc_heap_create(const gc_config *cfg) {
-  gc_config config;
-  if (cfg != NULL) {
-    config = *cfg;
-  } else {
-    gc_config_default(&config);
-    char err[256];
-    if (gc_config_parse(&config, getenv(GC_PARAMS_ENV), err, sizeof err) != GC_OK) {
-      fprintf(stderr, "gcfuzz: %s: %s\n", GC_PARAMS_ENV, err);
-      return NULL;
-    }
-  }
-  if (config.mark_stack_entries < 4 || config.pools_per_batch < 1 ||
-      config.sweep_budget_words < 1) {
-    fprintf(stderr, "gcfuzz: gc_heap_create: markstack >= 4, batch >= 1 and sweep >= 1 needed\n");
-    return NULL;
-  }
-
-  gc_heap *heap = gc_spare_calloc(config.pool_cache, GC_SPARE_HEAP, sizeof *heap);
-  if (heap == NULL) return NULL;
-  heap->cfg = config;
-  /* Serials tell heaps apart for the thread-local last error even when a new heap reuses a
-   * destroyed one's address. (Not a scheduling point: heaps are made outside the world.) */
-  static uint64_t next_serial;
-  heap->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
-  heap->colours = (gc_colours){GC_COLOUR_0, GC_COLOUR_1, GC_COLOUR_2};
-  gc_mutex_init(&heap->stw_lock);
-  gc_mutex_init(&heap->pool_lock);
-  gc_mutex_init(&heap->roots_lock);
-  gc_mutex_init(&heap->work.lock);
-  heap->created_ns = gc_plat_now_ns();
-  heap->trigger_words = gc_cycle_trigger_words(heap);
-  heap->swept_reported = 1; /* nothing to sweep before the first cycle */
-  heap->fail_countdown = config.fail_alloc_after;
-  heap->main_domain = gc_domain_new(heap, GC_DOMAIN_RUNNING);
-  if (heap->main_domain == NULL || !gc_domain_list_add(heap, heap->main_domain)) {
-    free(heap->main_domain);
-    heap->main_domain = NULL;
-    gc_heap_destroy(heap);
-    return NULL;
-  }
-  gc_work_shape(heap, config.mark_stack_entries, 1);
-  if (heap->work.arena == NULL) {
-    gc_heap_destroy(heap);
-    return NULL;
-  }
-  return heap;
-}
-
-static void destroy_pool_list(gc_heap *heap, gc_pool *p) {
-  while (p != NULL) {
-    gc_pool *next = p->next;
-    gc_pool_destroy(heap, p);
-    p = next;
-  }
-}
-
-void gc_heap_destroy(gc_heap *heap) {
-  if (heap == NULL) return;
-  for (size_t i = 0; i < heap->domain_count; i++) gc_domain_destroy(heap->domains[i]);
-  free(heap->domains);
-  for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-    destroy_pool_list(heap, heap->orphans.avail[c]);
-    destroy_pool_list(heap, heap->orphans.full[c]);
-  }
-  gc_large_destroy_list(heap->orphans.large);
-  gc_pool_unmap_free(heap);
-  gc_ptr_vec_free(&heap->global_roots);
-  gc_ptr_vec_free(&heap->pinned);
-  gc_finalizer_free_all(heap);
-  gc_pool_set_free(heap);
-  gc_large_index_free(heap);
-  gc_work_free(heap);
-  free(heap->ranges);
-  free(heap->scanners);
-  gc_mutex_destroy(&heap->work.lock);
-  gc_mutex_destroy(&heap->roots_lock);
-  gc_mutex_destroy(&heap->pool_lock);
-  gc_mutex_destroy(&heap->stw_lock);
-  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_HEAP, heap, sizeof *heap);
-}
+/* ---- Accessors ---- */
 
 gc_domain *gc_main_domain(gc_heap *heap) { return heap->main_domain; }
 gc_heap *gc_domain_heap(gc_domain *d) { return d->heap; }
 const gc_config *gc_heap_config(const gc_heap *heap) { return &heap->cfg; }
-
-gc_error gc_set_params(gc_heap *heap, const char *params) {
-  gc_config next = heap->cfg;
-  /* "failafter=N" arms a countdown from now each time it is given, even with the value it had:
-   * a sentinel tells whether the string set it at all. */
-  next.fail_alloc_after = UINT64_MAX;
-  char err[200];
-  if (gc_config_parse(&next, params, err, sizeof err) != GC_OK) {
-    return gc_fail(heap, GC_ERR_PARAM, "gc_set_params: %s", err);
-  }
-  if (next.fail_alloc_after == UINT64_MAX) {
-    next.fail_alloc_after = heap->cfg.fail_alloc_after;
-  } else {
-    gc_atomic_store(&heap->fail_countdown, next.fail_alloc_after);
-  }
-  heap->cfg = next; /* the work buffers take the new mark stack size at the next mark */
-  heap->trigger_words = gc_cycle_trigger_words(heap);
-  return GC_OK;
-}
 
 /* ---- Errors ---- */
 
@@ -249,7 +141,21 @@ void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
 }
 
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point) {
-  if (heap->hook != NULL) heap->hook(heap, point, heap->hook_user);
+  if (heap->hook != NULL) {
+    heap->hook(heap, point, heap->hook_user);
+    return;
+  }
+  /* The passes live in invariants/, above the collector: a verify mask without them installed
+   * would silently check nothing. Hook points run with stw_lock held, which guards the flag. */
+  if (heap->cfg.verify != 0 && !heap->warned_no_verifier) {
+    heap->warned_no_verifier = 1;
+    fprintf(stderr,
+            "gcfuzz: verify= asks for verification passes (mask 0x%x), but this heap has no "
+            "verifier installed, so none runs. Install one after gc_heap_create with "
+            "gc_verify_install(heap, GC_VERIFY_ABORT) from invariants/verify.h (Bazel: "
+            "//invariants), or drop verify= from the parameters. (Said once per heap.)\n",
+            heap->cfg.verify);
+  }
 }
 
 const char *gc_colour_name(const gc_heap *heap, gc_header colour) {

@@ -187,7 +187,15 @@ typedef struct gc_range {
 #define GC_PAUSE_RING GC_PAUSE_HISTORY
 
 struct gc_heap {
+  /* The parameters. INV-PARAM-1: cfg changes after creation only in gc_set_params, under
+   * params_lock. The fields a running domain reads outside a stopped world (sweep_budget_words,
+   * heap_limit_bytes, pools_per_batch, free_pools_kept; and trigger_words below) are written
+   * and read as relaxed atomic words (gc_param_load/gc_param_store): each is a tuning value on
+   * its own, publishing no other data, so a reader needs the value, not an ordering. The other
+   * fields are read only with the world stopped, or by gc_set_params under the lock; its caller
+   * runs a domain (gc.h), so no stop of the world overlaps a change. pool_cache never changes. */
   gc_config cfg;
+  gc_mutex params_lock;
   gc_colours colours;
   gc_domain *main_domain;
 
@@ -245,7 +253,7 @@ struct gc_heap {
 
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
   uintptr_t alloc_words_since_cycle; /* atomic */
-  size_t trigger_words;
+  size_t trigger_words; /* atomic (INV-PARAM-1): gc_param_load/gc_param_store */
   size_t live_words_after_mark;
   uint64_t freed_words_at_last_cycle; /* for the trace line's "freed since last cycle" */
   int swept_reported; /* the SWEPT hook ran for the current cycle's sweep */
@@ -264,10 +272,18 @@ struct gc_heap {
   uintptr_t fail_countdown; /* atomic: 0 off; n: the n-th allocation from now fails */
   uint64_t serial;          /* unique per heap in the process (the thread-local last error) */
 
-
   gc_hook_fn hook;
   void *hook_user;
+  int warned_no_verifier; /* a hook point found a verify mask and no hook; under stw_lock */
 };
+
+/* A parameter running domains read while another may change it (INV-PARAM-1). The parameters
+ * are size_t, the platform's atomic words uintptr_t: the same type on every target we build. */
+_Static_assert(_Generic((size_t)0, uintptr_t: 1, default: 0), "size_t is not uintptr_t");
+static inline size_t gc_param_load(const size_t *field) { return gc_atomic_load_relaxed(field); }
+static inline void gc_param_store(size_t *field, size_t value) {
+  gc_atomic_store_relaxed(field, value);
+}
 
 /* Record a misuse or failure; returns `err` so callers can `return gc_fail(...)`. */
 gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...)
@@ -276,7 +292,8 @@ gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...)
 /* The colour name of `colour` in this cycle: "UNMARKED", "MARKED", "GARBAGE", "NOT_MARKABLE". */
 const char *gc_colour_name(const gc_heap *heap, gc_header colour);
 
-/* Call the verification hook, if any. */
+/* Call the verification hook, if any. With none installed and a non-empty verify mask, say once
+ * per heap on stderr that nothing verifies. Called with stw_lock held. */
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point);
 
 /* Sum of every domain's stats and the orphans'. Exact when the world is stopped or the heap has

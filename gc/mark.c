@@ -175,7 +175,7 @@ static void redarken_pool(gc_marker *m, gc_pool *p) {
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   const gc_header marked = m->heap->colours.marked;
   for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
-    gc_header hd = slot[0];
+    gc_header hd = gc_atomic_load_word(slot); /* read like every header a marker reads */
     if (hd == 0 || gc_hd_colour(hd) != marked || !gc_tag_is_scanned(gc_hd_tag(hd))) continue;
     scan_fields(m, gc_val_hp(slot));
     /* Drain only when the buffer is full: draining after every block would empty the prefetch
@@ -274,6 +274,22 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
     heap->marked_words += heap->domains[i]->marker.marked_words;
     heap->marked_blocks += heap->domains[i]->marker.marked_blocks;
   }
+}
+
+size_t gc_mark_marked_blocks(const gc_heap *heap) { return heap->marked_blocks; }
+
+size_t gc_mark_domain_marked_blocks(const gc_domain *d) { return d->marker.marked_blocks; }
+
+int gc_mark_undo_full(gc_heap *heap) {
+  gc_heap_stats s;
+  gc_heap_sum_stats(heap, &s);
+  /* Unswept dead blocks count in the stats until swept (INV-STATS-1), so a heap with sweeping
+   * left is refused too: its GARBAGE blocks were not reached. */
+  if (heap->marked_blocks + heap->pinned.count != s.pool_live_blocks + s.large_blocks) return 0;
+  gc_header unmarked = heap->colours.unmarked;
+  heap->colours.unmarked = heap->colours.marked;
+  heap->colours.marked = unmarked;
+  return 1;
 }
 
 void gc_mark_heap(gc_heap *heap) {

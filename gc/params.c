@@ -50,10 +50,15 @@ static int parse_size(const char *s, unsigned long long *out) {
   return 1;
 }
 
+/* One pass name of GC_VERIFY_PASS_TABLE, or "all" (every pass) or "none" (no pass: an empty
+ * mask), joined by '+'. */
 static int parse_verify(const char *s, unsigned *out) {
   static const struct { const char *name; unsigned bit; } passes[] = {
-      {"reach", GC_VERIFY_REACH}, {"swept", GC_VERIFY_SWEPT}, {"checkmark", GC_VERIFY_CHECKMARK},
-      {"model", GC_VERIFY_MODEL}, {"all", GC_VERIFY_ALL},     {"none", 0},
+#define PASS_NAME(id, name, points, what) {name, GC_VERIFY_##id},
+      GC_VERIFY_PASS_TABLE(PASS_NAME)
+#undef PASS_NAME
+      {"all", GC_VERIFY_ALL},
+      {"none", 0},
   };
   unsigned mask = 0;
   while (*s) {
@@ -76,8 +81,11 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   unsigned long long n = 0;
   if (strcmp(key, "verify") == 0) {
     if (!parse_verify(value, &cfg->verify)) {
-      return param_error(err, err_len, "verify=%s: expected passes joined by '+' from reach, "
-                         "swept, checkmark, model, all, none", value);
+      return param_error(err, err_len, "verify=%s: expected passes joined by '+' from"
+#define PASS_NAME(id, name, points, what) " " name ","
+                         GC_VERIFY_PASS_TABLE(PASS_NAME)
+#undef PASS_NAME
+                         " all, none", value);
     }
     return GC_OK;
   }
@@ -122,6 +130,19 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   return GC_OK;
 }
 
+/* 1 if one of the items in [params, upto) has the key `key`. Those items have been applied, so
+ * each is "key=value". */
+static int key_given_before(const char *params, const char *upto, const char *key) {
+  size_t key_len = strlen(key);
+  for (const char *p = params; p < upto;) {
+    size_t len = strcspn(p, ",");
+    if (strcspn(p, "=,") == key_len && strncmp(p, key, key_len) == 0) return 1;
+    p += len;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
+
 gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t err_len) {
   if (params == NULL) return GC_OK;
   /* Parse into a copy so a bad item leaves cfg untouched. */
@@ -132,6 +153,7 @@ gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t e
     size_t len = strcspn(p, ",");
     if (len == 0) { p++; continue; }
     if (len >= sizeof item) return param_error(err, err_len, "parameter item too long: %.40s...", p);
+    const char *item_start = p;
     memcpy(item, p, len);
     item[len] = '\0';
     p += len;
@@ -139,6 +161,10 @@ gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t e
     char *eq = strchr(item, '=');
     if (eq == NULL) return param_error(err, err_len, "'%s': expected key=value", item);
     *eq = '\0';
+    /* Taking the last of two values would hide a typo or a forgotten earlier setting. */
+    if (key_given_before(params, item_start, item)) {
+      return param_error(err, err_len, "parameter '%s' given twice: give each key once", item);
+    }
     gc_error e = apply_one(&next, item, eq + 1, err, err_len);
     if (e != GC_OK) return e;
   }

@@ -1,6 +1,7 @@
 /* Parameters: the key=value syntax, its errors, GCFUZZ_PARAMS and gc_set_params. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gc/check.h"
 #include "gc/gc.h"
@@ -69,6 +70,107 @@ static void set_params_at_run_time(void) {
   gc_heap_destroy(h);
 }
 
+/* A key given twice is refused, naming the key, wherever a parameter string is read: it would
+ * otherwise be a typo or a forgotten earlier setting that silently loses. */
+static void duplicate_key_is_an_error(void) {
+  static const char *dup[] = {"markstack=8,markstack=16", "percent=50,sweep=4,percent=off",
+                              "verify=reach,verify=swept", "limit=1M,,limit=1M"};
+  for (size_t i = 0; i < sizeof dup / sizeof dup[0]; i++) {
+    gc_config cfg, orig;
+    gc_config_default(&cfg);
+    orig = cfg;
+    char err[200] = "";
+    CHECK(gc_config_parse(&cfg, dup[i], err, sizeof err) == GC_ERR_PARAM);
+    CHECK(strstr(err, "given twice") != NULL);
+    CHECK(memcmp(&cfg, &orig, sizeof cfg) == 0);
+  }
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200] = "";
+  gc_config_parse(&cfg, "percent=50,sweep=4,percent=off", err, sizeof err);
+  CHECK(strstr(err, "'percent'") != NULL);
+
+  setenv(GC_PARAMS_ENV, "markstack=8,trace=0,markstack=16", 1);
+  CHECK(gc_heap_create(NULL) == NULL); /* and "markstack ... given twice" on stderr */
+  unsetenv(GC_PARAMS_ENV);
+
+  gc_heap *h = gc_heap_create(NULL);
+  CHECK(gc_set_params(h, "sweep=10,sweep=20") == GC_ERR_PARAM);
+  CHECK(strstr(gc_last_error_message(h), "'sweep'") != NULL);
+  CHECK(gc_heap_config(h)->sweep_budget_words != 10 && gc_heap_config(h)->sweep_budget_words != 20);
+  CHECK(gc_set_params(h, "sweep=10") == GC_OK); /* once is fine, and so is again later */
+  CHECK(gc_set_params(h, "sweep=20") == GC_OK);
+  CHECK_EQ_U(gc_heap_config(h)->sweep_budget_words, 20);
+  gc_heap_destroy(h);
+}
+
+/* Everything written to stderr while `run` runs on a new heap made from `params`. */
+static size_t stderr_of(const char *params, void (*run)(gc_heap *), char *out, size_t out_len) {
+  FILE *capture = tmpfile();
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  dup2(fileno(capture), STDERR_FILENO);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200];
+  CHECK(gc_config_parse(&cfg, params, err, sizeof err) == GC_OK);
+  gc_heap *h = gc_heap_create(&cfg);
+  run(h);
+  gc_heap_destroy(h);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(capture);
+  size_t n = fread(out, 1, out_len - 1, capture);
+  out[n] = '\0';
+  fclose(capture);
+  return n;
+}
+
+static size_t count(const char *haystack, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(haystack, needle); p != NULL; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+static void three_cycles(gc_heap *h) {
+  for (int i = 0; i < 3; i++) gc_collect(gc_main_domain(h), GC_COLLECT_FULL);
+}
+
+static void verify_set_at_run_time(gc_heap *h) {
+  gc_collect(gc_main_domain(h), GC_COLLECT_FULL);
+  CHECK(gc_set_params(h, "verify=reach") == GC_OK);
+  three_cycles(h);
+}
+
+static int hook_calls;
+static void counting_hook(gc_heap *h, gc_hook_point point, void *user) { hook_calls++; }
+static void three_cycles_with_hook(gc_heap *h) {
+  gc_set_hook(h, counting_hook, NULL);
+  three_cycles(h);
+}
+
+/* A verify mask with no verifier installed checks nothing: the first hook point says so once
+ * per heap, naming the way to install one. The default mask, or an installed hook, says
+ * nothing. */
+static void verify_without_verifier_warns_once(void) {
+  char out[4096];
+  stderr_of("verify=all", three_cycles, out, sizeof out);
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  CHECK(strstr(out, "gc_verify_install") != NULL);
+  stderr_of("verify=all", three_cycles, out, sizeof out); /* a new heap: said again, once */
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  stderr_of("", verify_set_at_run_time, out, sizeof out);
+  CHECK_EQ_U(count(out, "no verifier installed"), 1);
+  gc_config cfg;
+  gc_config_default(&cfg);
+  CHECK_EQ_U(cfg.verify, 0); /* the default: nothing to verify, nothing to say */
+  CHECK_EQ_U(stderr_of("", three_cycles, out, sizeof out), 0);
+  hook_calls = 0;
+  CHECK_EQ_U(stderr_of("verify=all", three_cycles_with_hook, out, sizeof out), 0);
+  CHECK(hook_calls >= 6);
+}
+
 static void trace_line_per_cycle(void) {
   FILE *out = tmpfile();
   gc_config cfg;
@@ -117,6 +219,8 @@ int main(void) {
   RUN(rejects_bad_input_and_keeps_config);
   RUN(environment_variable_applies);
   RUN(set_params_at_run_time);
+  RUN(duplicate_key_is_an_error);
+  RUN(verify_without_verifier_warns_once);
   RUN(trace_line_per_cycle);
   CHECK_MAIN_END();
 }

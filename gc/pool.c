@@ -26,7 +26,7 @@ static gc_pool *map_batch_with_lock(gc_heap *heap) {
       return cached;
     }
   }
-  size_t count = heap->cfg.pools_per_batch;
+  size_t count = gc_param_load(&heap->cfg.pools_per_batch);
   char *mem = gc_plat_map_aligned(count * GC_POOL_BSIZE, GC_POOL_BSIZE);
   if (mem == NULL) return NULL;
   for (size_t i = 1; i < count; i++) {
@@ -63,8 +63,9 @@ gc_pool *gc_pool_acquire(gc_heap *heap) {
  * the next cycle (it starts after trigger_words more words), so those are kept as well as the
  * configured reserve; unmapping and re-faulting them would cost more than the memory. */
 static size_t keep_limit(const gc_heap *heap) {
-  size_t until_next_cycle = heap->trigger_words == SIZE_MAX ? 0 : heap->trigger_words / GC_POOL_WSIZE;
-  return heap->cfg.free_pools_kept + until_next_cycle;
+  size_t trigger_words = gc_param_load(&heap->trigger_words);
+  size_t until_next_cycle = trigger_words == SIZE_MAX ? 0 : trigger_words / GC_POOL_WSIZE;
+  return gc_param_load(&heap->cfg.free_pools_kept) + until_next_cycle;
 }
 
 void gc_pool_release(gc_heap *heap, gc_pool *p) {

@@ -15,6 +15,7 @@ static size_t buckets_for(size_t expected) {
 }
 
 static int alloc_buckets(gc_addrmap *m, size_t n) {
+  if (m->max_buckets != 0 && n > m->max_buckets) return 0;
   gc_addrmap_entry *b = calloc(n, sizeof *b);
   if (b == NULL) return 0;
   m->buckets = b;
@@ -48,8 +49,10 @@ int gc_addrmap_reset(gc_addrmap *m, size_t expected) {
     }
     return 1;
   }
-  free(m->buckets);
-  return gc_addrmap_init(m, expected);
+  size_t max_buckets = m->max_buckets;
+  gc_addrmap_free(m);
+  m->max_buckets = max_buckets;
+  return alloc_buckets(m, n);
 }
 
 /* Double the buckets, keeping the keys of the current epoch. */

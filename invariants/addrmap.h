@@ -39,6 +39,9 @@ typedef struct gc_addrmap {
   size_t count;   /* keys held in the current epoch */
   unsigned shift; /* 64 - log2(bucket count): the pool scramble keeps the top bits */
   uint64_t epoch; /* 1..65535, already shifted left by GC_ADDRMAP_VALUE_BITS */
+  /* 0: none. Otherwise the map never allocates more buckets than this, as if the allocation
+   * failed: how tests reach the passes' out-of-memory paths. Kept by reset, cleared by free. */
+  size_t max_buckets;
 } gc_addrmap;
 
 /* An empty map sized for about `expected` keys without growing. Returns 0 when out of memory

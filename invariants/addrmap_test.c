@@ -153,6 +153,28 @@ static void random_keys(void) { against_reference(0); }
 static void sequential_keys(void) { against_reference(1); }
 static void colliding_pools(void) { against_reference(2); }
 
+/* The bucket limit (tests' stand-in for a failed allocation): growing past it fails with -1 and
+ * leaves the map holding what it held; a reset that needs more buckets fails too; the limit
+ * stays across resets; lifted, the map grows again. */
+static void bucket_limit_fails_like_out_of_memory(void) {
+  gc_addrmap m;
+  CHECK(gc_addrmap_init(&m, 0));
+  m.max_buckets = 16;
+  uintptr_t key = 0x10000;
+  for (int i = 0; i < 8; i++) CHECK_EQ_U(gc_addrmap_add(&m, key + 16 * (uintptr_t)i, 1), 1);
+  CHECK_EQ_U(gc_addrmap_add(&m, key + 16 * 8, 1), (unsigned long long)-1);
+  CHECK(!gc_addrmap_put(&m, key + 16 * 8, 1));
+  CHECK_EQ_U(m.count, 8);
+  for (int i = 0; i < 8; i++) CHECK(gc_addrmap_has(&m, key + 16 * (uintptr_t)i));
+  CHECK(!gc_addrmap_reset(&m, 100));
+  CHECK_EQ_U(m.max_buckets, 16);
+  CHECK(gc_addrmap_reset(&m, 0));
+  CHECK_EQ_U(m.max_buckets, 16);
+  m.max_buckets = 0;
+  for (int i = 0; i < 100; i++) CHECK_EQ_U(gc_addrmap_add(&m, key + 16 * (uintptr_t)i, 1), 1);
+  gc_addrmap_free(&m);
+}
+
 int main(void) {
   RUN(basic);
   RUN(one_pool_run);
@@ -160,5 +182,6 @@ int main(void) {
   RUN(random_keys);
   RUN(sequential_keys);
   RUN(colliding_pools);
+  RUN(bucket_limit_fails_like_out_of_memory);
   CHECK_MAIN_END();
 }

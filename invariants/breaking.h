@@ -1,11 +1,13 @@
 /* Helpers for the tests that break heaps on purpose: a heap from a parameter string, a chained
- * hook that runs a corruption at one point of the next cycle, and the check that a pass reported
- * exactly one kind of violation and nothing else. Test-only (header-only, static functions). */
+ * hook that runs a corruption at one point of the next cycle, the check that a pass reported
+ * exactly one kind of violation and nothing else, and what a pass printed on stderr. Test-only
+ * (header-only, static functions). */
 #ifndef INVARIANTS_BREAKING_H
 #define INVARIANTS_BREAKING_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "gc/check.h"
 #include "gc/gc.h"
@@ -79,6 +81,25 @@ static inline void breaking_hook_set(gc_heap *heap, breaking_hook *b, gc_hook_po
   b->armed = 0;
   b->fired = 0;
   gc_set_hook(heap, breaking_hook_run, b);
+}
+
+/* What `run` prints on stderr (the first 4 KiB; a static buffer, valid until the next call):
+ * for the messages a pass prints instead of a report, such as running out of memory. */
+static inline const char *breaking_stderr_of(void (*run)(void *), void *arg) {
+  static char text[4096];
+  FILE *tmp = tmpfile();
+  if (tmp == NULL) abort();
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  run(arg);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  ssize_t n = pread(fileno(tmp), text, sizeof text - 1, 0);
+  text[n > 0 ? (size_t)n : 0] = '\0';
+  fclose(tmp);
+  return text;
 }
 
 /* Repaint v's header colour. */

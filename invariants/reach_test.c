@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "invariants/breaking.h"
+#include "invariants/pass.h"
 
 /* The fixture graph, rooted in global root `root`:
  *   a (3 fields) -> [0] b, [1] 42, [2] big
@@ -252,6 +253,50 @@ static void through_the_hook(void) {
   fixture_free(&f);
 }
 
+typedef struct limited_run {
+  gc_verifier *v;
+  gc_verify_reports out;
+  size_t found;
+} limited_run;
+
+static void run_reach_now(void *arg) {
+  limited_run *l = arg;
+  l->found = gc_verify_pass_now(l->v, GC_VERIFY_REACH, &l->out);
+}
+
+
+/* Out of memory for the walk's map of blocks seen (16 buckets: 8 blocks of a chain of 40): the
+ * walk stops, says it checked part of the heap only, and reports nothing. */
+static void out_of_memory_stops_the_walk(void) {
+  fixture f;
+  fixture_build(&f, "verify=none");
+  for (int i = 0; i < 40; i++) {
+    gc_value next = gc_alloc(f.d, 1, GC_TAG_SCAN);
+    GC_FIELD(next, 0) = GC_FIELD(f.big, 10);
+    GC_FIELD(f.big, 10) = next;
+  }
+  gc_collect(f.d, GC_COLLECT_FULL);
+  limited_run l;
+  l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
+  gc_verify_scratch *scratch = gc_verify_scratch_create();
+  CHECK(l.v != NULL && scratch != NULL);
+  gc_verify_use_scratch(l.v, scratch);
+  gc_verify_reports_init(&l.out);
+  scratch->seen.max_buckets = 16;
+  const char *said = breaking_stderr_of(run_reach_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK_NO_REPORT(&l.out);
+  CHECK(strstr(said, "gcfuzz verify: out of memory during the reach walk") != NULL);
+  scratch->seen.max_buckets = 0;
+  said = breaking_stderr_of(run_reach_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK(strstr(said, "out of memory") == NULL);
+  gc_verify_reports_free(&l.out);
+  gc_verify_uninstall(l.v);
+  gc_verify_scratch_destroy(scratch);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(zero_header);
@@ -263,5 +308,6 @@ int main(void) {
   RUN(oversized_header);
   RUN(long_path);
   RUN(through_the_hook);
+  RUN(out_of_memory_stops_the_walk);
   CHECK_MAIN_END();
 }

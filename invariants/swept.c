@@ -49,6 +49,7 @@ typedef struct sweptcheck {
   size_t owned_pools;
   size_t owned_words; /* recounted pool and large words of every owner */
   int recount_partial; /* a pool could not be walked: this owner's recount is not comparable */
+  int out_of_memory;   /* `seen` could not grow: the pass stops, what is left is unchecked */
 } sweptcheck;
 
 /* Count a violation; returns the report to fill, or NULL when it is only counted. */
@@ -345,7 +346,10 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
                      o, l, p);
           break;
         }
-        if (added < 0) break; /* out of memory: better an unchecked tail than a false report */
+        if (added < 0) {
+          sc->out_of_memory = 1; /* better an unchecked tail than a false report */
+          return;
+        }
         check_pool(sc, o, l, c, p, &s);
       }
     }
@@ -371,7 +375,10 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
         }
         break;
       }
-      if (added < 0) break;
+      if (added < 0) {
+        sc->out_of_memory = 1;
+        return;
+      }
       check_large(sc, o, l, a, &s);
     }
   }
@@ -397,7 +404,12 @@ static void check_free_pools(sweptcheck *sc) {
   gc_heap *heap = sc->heap;
   size_t count = 0;
   for (gc_pool *p = heap->free_pools; p != NULL; p = p->next) {
-    if (gc_addrmap_add(sc->seen, (uintptr_t)p, 0) == 0) {
+    int added = gc_addrmap_add(sc->seen, (uintptr_t)p, 0);
+    if (added < 0) {
+      sc->out_of_memory = 1; /* the counts below would compare a partial recount */
+      return;
+    }
+    if (added == 0) {
       gc_verify_report *r = violation(sc, GC_VK_SWEPT_BAD_POOL,
                                       "a pool on the heap's free pool list is also owned, or the "
                                       "free list loops");
@@ -465,13 +477,20 @@ size_t gc_verify_swept_run(const gc_verify_run *run) {
   if (run->scratch == NULL) memset(&own, 0, sizeof own);
   gc_verify_scratch *scratch = run->scratch != NULL ? run->scratch : &own;
   sc.seen = &scratch->seen;
-  gc_addrmap_reset(sc.seen, 0); /* it keeps its buckets, and grows if need be */
+  /* It keeps its buckets, and grows if need be. Out of memory, here or while growing, the pass
+   * stops where it is, as the walk does (walk.c): every comparison after that point would hold
+   * the heap against a partial recount. */
+  sc.out_of_memory = !gc_addrmap_reset(sc.seen, 0);
   size_t cursor = 0;
   gc_verify_owner o;
-  while (gc_verify_owner_next(run->heap, &cursor, &o)) check_owner(&sc, &o);
-  check_free_pools(&sc);
-  check_used_bytes(&sc, sc.owned_words);
-  check_work_buffers(&sc);
+  while (!sc.out_of_memory && gc_verify_owner_next(run->heap, &cursor, &o)) check_owner(&sc, &o);
+  if (!sc.out_of_memory) check_free_pools(&sc);
+  if (!sc.out_of_memory) check_used_bytes(&sc, sc.owned_words);
+  check_work_buffers(&sc); /* reads no map */
+  if (sc.out_of_memory) {
+    fprintf(stderr, "gcfuzz verify: out of memory during the swept pass; it checked part of the "
+            "heap only\n");
+  }
   if (scratch == &own) gc_verify_scratch_free(&own);
   return sc.found;
 }

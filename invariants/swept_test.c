@@ -5,6 +5,7 @@
 #include "gc/blockindex.h"
 #include "gc/workbuf.h"
 #include "invariants/breaking.h"
+#include "invariants/pass.h"
 
 /* A heap with holes: a large holder block keeps every other block of several size classes, a
  * large block, and custom blocks alive; class 0 is allocated densely so some pools are full. */
@@ -430,6 +431,53 @@ static void through_the_hook(void) {
   fixture_free(&f);
 }
 
+
+typedef struct limited_run {
+  gc_verifier *v;
+  gc_verify_reports out;
+  size_t found;
+} limited_run;
+
+static void run_swept_now(void *arg) {
+  limited_run *l = arg;
+  l->found = gc_verify_pass_now(l->v, GC_VERIFY_SWEPT, &l->out);
+}
+
+/* Out of memory for the map of pools met (its buckets cannot grow past 16, so it holds 8 of the
+ * heap's many pools): the pass says it checked part of the heap only, and reports nothing it did
+ * not see, no statistic against a partial recount in particular. With memory back, the same
+ * scratch checks the whole heap again, and a real mismatch is still found. */
+static void out_of_memory_reports_nothing_false(void) {
+  fixture f;
+  fixture_build(&f, "verify=none");
+  limited_run l;
+  l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
+  gc_verify_scratch *scratch = gc_verify_scratch_create();
+  CHECK(l.v != NULL && scratch != NULL);
+  gc_verify_use_scratch(l.v, scratch);
+  gc_verify_reports_init(&l.out);
+  scratch->seen.max_buckets = 16;
+  const char *said = breaking_stderr_of(run_swept_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK_NO_REPORT(&l.out);
+  CHECK(strstr(said, "gcfuzz verify: out of memory during the swept pass") != NULL);
+  fprintf(stderr, "  %s", said);
+
+  scratch->seen.max_buckets = 0;
+  said = breaking_stderr_of(run_swept_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK(strstr(said, "out of memory") == NULL);
+  f.d->stats.pool_live_blocks++;
+  run_swept_now(&l);
+  CHECK_ONLY_KIND(&l.out, GC_VK_SWEPT_STAT_MISMATCH);
+  f.d->stats.pool_live_blocks--;
+
+  gc_verify_reports_free(&l.out);
+  gc_verify_uninstall(l.v);
+  gc_verify_scratch_destroy(scratch);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(statistic_off_by_one);
@@ -453,5 +501,6 @@ int main(void) {
   RUN(pool_missing_from_pool_set);
   RUN(block_overlaps_next_slot);
   RUN(through_the_hook);
+  RUN(out_of_memory_reports_nothing_false);
   CHECK_MAIN_END();
 }

@@ -13,8 +13,19 @@
  * Every pass runs in every build: nothing here depends on NDEBUG.
  *
  * Modes. GC_VERIFY_ABORT (fuzz targets, command-line tools): on a violation, print every report
- * of that point to stderr (and, if a dot path is set, the first report's neighbourhood as
- * Graphviz), then abort(). GC_VERIFY_COLLECT (tests): keep the reports for the caller.
+ * of that point to stderr with its verdict line (op -1: the verifier knows no op), and, if a dot
+ * path is set, the first report's neighbourhood as Graphviz, then abort()
+ * (gc_verify_fail_and_abort). GC_VERIFY_COLLECT (tests): keep the reports for the caller.
+ *
+ * Verdict lines (verdict.h). Each finding gets exactly one, from whoever attributes it: the
+ * verifier's ABORT mode for the reports of its hook points, with op -1; a driver that owns the
+ * hook and knows which op started the cycle (the fuzz driver) emits its findings itself with that
+ * op, through gc_verify_reports_emit or gc_verify_fail_and_abort, and so uses COLLECT mode or
+ * calls the passes directly. gc_verify_reports_print prints no verdict line: it shows reports
+ * that are evidence for another finding, or that a test keeps.
+ *
+ * The Graphviz file is named by the environment variable GCFUZZ_VERIFY_DOT, read in one place:
+ * gc_verify_install. A driver asks the verifier for it (gc_verify_dot_path).
  *
  * //gc does not know //invariants: the embedder installs the verifier. A hook already installed
  * on the heap keeps running, before the passes at each point (tests use this to break a heap
@@ -25,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gc/gc.h"
 #include "invariants/model.h"
@@ -76,6 +88,14 @@ void gc_verify_use_scratch(gc_verifier *v, gc_verify_scratch *s);
 void gc_verify_set_model(gc_verifier *v, gc_model *m);
 /* ABORT mode: also write the first report's neighbourhood to this Graphviz file (NULL: don't). */
 void gc_verify_set_dot_path(gc_verifier *v, const char *path);
+/* That path: GCFUZZ_VERIFY_DOT at install, or the last gc_verify_set_dot_path; NULL none. */
+const char *gc_verify_dot_path(const gc_verifier *v);
+
+/* The end of a run that found violations: gc_verify_reports_emit(r, op, dot_path, out) (every
+ * report with its verdict line, the count, the Graphviz file), after flushing stdout so what the
+ * program printed before comes first; then abort(). ABORT mode calls it with op -1 and stderr. */
+__attribute__((noreturn)) void gc_verify_fail_and_abort(const gc_verify_reports *r, long op,
+                                                        const char *dot_path, FILE *out);
 
 /* COLLECT mode: the reports kept so far, their number (violations counted past the list's limit
  * included), and forgetting them. */

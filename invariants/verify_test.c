@@ -1,4 +1,4 @@
-/* The verifier: kind names, choosing passes by parameter, chaining an existing hook, the report
+/* The verifier: choosing passes by parameter, chaining an existing hook, the report
  * limit, the Graphviz writer, and ABORT mode (in a child process). */
 #include <signal.h>
 #include <stdlib.h>
@@ -7,20 +7,8 @@
 #include <unistd.h>
 
 #include "invariants/breaking.h"
-
-static void kind_names_are_stable_and_unique(void) {
-  for (int k = 0; k < GC_VK_COUNT; k++) {
-    const char *name = gc_verify_kind_name((gc_verify_kind)k);
-    const char *pass = gc_verify_kind_pass((gc_verify_kind)k);
-    CHECK(strcmp(name, "unknown") != 0);
-    CHECK(strncmp(name, pass, strlen(pass)) == 0 && name[strlen(pass)] == '.');
-    CHECK(gc_verify_kind_of_name(name) == (gc_verify_kind)k);
-    for (int j = 0; j < k; j++) CHECK(strcmp(name, gc_verify_kind_name((gc_verify_kind)j)) != 0);
-  }
-  CHECK(strcmp(gc_verify_kind_name(GC_VK_REACH_ZERO_HEADER), "reach.zero-header") == 0);
-  CHECK(strcmp(gc_verify_kind_name(GC_VK_CHECKMARK_UNMARKED), "checkmark.unmarked") == 0);
-  CHECK(gc_verify_kind_of_name("no.such-kind") == GC_VK_COUNT);
-}
+#include "invariants/pass.h"
+#include "invariants/verdict.h"
 
 /* ---- Choosing passes ----------------------------------------------------------------------- */
 
@@ -67,6 +55,35 @@ static void passes_follow_the_environment(void) {
   gc_verifier *v = gc_verify_install(h, GC_VERIFY_ABORT); /* a clean heap: never aborts */
   run_cycles(h, 2);
   CHECK_EQ_U(gc_verify_runs(v, GC_VERIFY_SWEPT), 2);
+  gc_verify_uninstall(v);
+  gc_heap_destroy(h);
+}
+
+/* Each pass runs at exactly the hook points its row of gc/passes.h names (the model's too, once a
+ * model is attached). What the passes find at points they are not meant for is not the test. */
+static void passes_run_where_the_table_says(void) {
+  gc_heap *h = breaking_heap("verify=none");
+  gc_verifier *v = gc_verify_install(h, GC_VERIFY_COLLECT);
+  gc_model *m = gc_model_create(h, 1);
+  gc_verify_set_model(v, m);
+  const gc_hook_point points[] = {GC_HOOK_MARK_DONE, GC_HOOK_CYCLED, GC_HOOK_SWEPT};
+  for (int p = 0; p < GC_VERIFY_PASS_COUNT; p++) {
+    unsigned bit = gc_verify_pass_mask((gc_verify_pass_id)p);
+    for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
+      uint64_t before = gc_verify_runs(v, bit);
+      gc_verify_run_point(v, bit, points[i]);
+      int ran = gc_verify_runs(v, bit) == before + 1;
+      const char *at = gc_verify_point_name(points[i]);
+      int listed = strstr(gc_verify_pass_points((gc_verify_pass_id)p), at) != NULL;
+      CHECK(ran == listed);
+      if (ran != listed) {
+        fprintf(stderr, "  %s %s at %s\n", gc_verify_pass_name((gc_verify_pass_id)p),
+                ran ? "runs, unlisted," : "does not run", at);
+      }
+      gc_verify_clear(v);
+    }
+  }
+  gc_model_destroy(m);
   gc_verify_uninstall(v);
   gc_heap_destroy(h);
 }
@@ -132,6 +149,46 @@ static char *read_file(const char *path) {
   return buf;
 }
 
+static size_t count_of(const char *text, const char *what) {
+  size_t n = 0;
+  for (const char *at = strstr(text, what); at != NULL; at = strstr(at + 1, what)) n++;
+  return n;
+}
+
+/* gc_verify_reports_emit gives each report its verdict line with the caller's op, the count, and
+ * the first report's Graphviz file; gc_verify_reports_print gives no verdict line. */
+static void emit_reports(const gc_verify_reports *out) {
+  char dot_path[512];
+  tmp_path("emitted.dot", dot_path, sizeof dot_path);
+  unlink(dot_path);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  gc_verify_reports_emit(out, 7, dot_path, f);
+  fclose(f);
+  CHECK_EQ_U(count_of(text, GC_VERDICT_PREFIX), out->count);
+  /* The pass ran directly, during what the caller calls op 7: the verdict's point is "op". */
+  const char *human = strstr(text, "gcfuzz verify: reach.bad-colour (pass reach");
+  const char *verdict = strstr(text, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", "
+                                     "\"pass\": \"reach\", \"point\": \"op\", \"op\": 7, "
+                                     "\"cycle\": ");
+  CHECK(human != NULL && verdict != NULL && human < verdict);
+  CHECK(strstr(text, "gcfuzz verify: 1 violation(s)\n") != NULL);
+  CHECK(strstr(text, "neighbourhood of the first report written to") != NULL);
+  const char *dot = read_file(dot_path);
+  CHECK(dot != NULL && strstr(dot, "reach.bad-colour") != NULL);
+  free(text);
+
+  f = open_memstream(&text, &len);
+  gc_verify_reports_emit(out, -1, NULL, f); /* no file named: none written, none mentioned */
+  gc_verify_reports_print(out, f);
+  fclose(f);
+  CHECK_EQ_U(count_of(text, GC_VERDICT_PREFIX), out->count);
+  CHECK(strstr(text, "\"op\": -1") != NULL);
+  CHECK(strstr(text, "neighbourhood") == NULL);
+  free(text);
+}
+
 /* A small tree whose middle node is bad: the dot file holds the bad block, its referrer and the
  * referrer's referrer, its children and grandchildren. */
 static void dot_file_shows_the_neighbourhood(void) {
@@ -169,6 +226,7 @@ static void dot_file_shows_the_neighbourhood(void) {
     gc_verify_report_print(r, stderr);
     gc_verify_report_print_dot(r, stderr);
     CHECK(!gc_verify_report_write_dot(r, "/nonexistent-dir/x.dot"));
+    emit_reports(&out);
   }
   gc_verify_reports_free(&out);
   set_colour(bad, h->colours.unmarked);
@@ -180,8 +238,10 @@ static void dot_file_shows_the_neighbourhood(void) {
 
 static void garbage_arg(gc_heap *h, void *arg) { set_colour(*(gc_value *)arg, h->colours.garbage); }
 
-/* The child: a heap whose reachable block turns GARBAGE right after the cycle; never returns. */
+/* The child: a heap whose reachable block turns GARBAGE right after the cycle; never returns.
+ * The Graphviz file is named the way a user names it, in the environment. */
 static void aborting_child(const char *dot_path) {
+  setenv("GCFUZZ_VERIFY_DOT", dot_path, 1);
   gc_heap *h = breaking_heap("verify=reach+swept+checkmark");
   gc_domain *d = gc_main_domain(h);
   static gc_value root;
@@ -193,7 +253,7 @@ static void aborting_child(const char *dot_path) {
   breaking_hook b;
   breaking_hook_set(h, &b, GC_HOOK_CYCLED, garbage_arg, &child);
   gc_verifier *v = gc_verify_install(h, GC_VERIFY_ABORT);
-  gc_verify_set_dot_path(v, dot_path);
+  CHECK(v != NULL && strcmp(gc_verify_dot_path(v), dot_path) == 0);
   gc_collect(d, GC_COLLECT_FULL); /* clean */
   b.armed = 1;
   gc_collect(d, GC_COLLECT_FULL); /* aborts in the reach pass */
@@ -225,6 +285,11 @@ static void abort_mode_prints_and_aborts(void) {
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
   CHECK(strstr(out, "gcfuzz verify: reach.bad-colour (pass reach, cycle 2, cycled)") != NULL);
   CHECK(strstr(out, "gcfuzz verify: 1 violation(s)") != NULL);
+  /* One verdict line for the one finding, attributed to no op. */
+  CHECK_EQ_U(count_of(out, GC_VERDICT_PREFIX), 1);
+  CHECK(strstr(out, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", \"pass\": \"reach\", "
+                    "\"point\": \"cycled\", \"op\": -1, \"cycle\": 2}\n") != NULL);
+  CHECK(strstr(out, "neighbourhood of the first report written to") != NULL);
   const char *dot = read_file(dot_path);
   CHECK(dot != NULL && strncmp(dot, "digraph", 7) == 0);
   if (check_failures) fprintf(stderr, "child's stderr:\n%s\n", out);
@@ -263,9 +328,9 @@ static void pass_now_reports_to_the_caller(void) {
 }
 
 int main(void) {
-  RUN(kind_names_are_stable_and_unique);
   RUN(passes_follow_the_verify_parameter);
   RUN(passes_follow_the_environment);
+  RUN(passes_run_where_the_table_says);
   RUN(existing_hook_runs_first_and_comes_back);
   RUN(report_limit_counts_the_rest);
   RUN(dot_file_shows_the_neighbourhood);

@@ -52,6 +52,8 @@ static void names_are_kinds(void) {
   }
   free(named);
   for (int k = 0; k < GC_VK_COUNT; k++) {
+    /* The driver's own kinds are checks of the collector's API, not of a heap: nothing to plant. */
+    if (gc_verify_kind_pass_id((gc_verify_kind)k) == GC_VPASS_DRIVER) continue;
     if (!planted[k]) fprintf(stderr, "  no corruption plants %s\n", gc_verify_kind_name(k));
     CHECK(planted[k]);
   }
