@@ -49,17 +49,6 @@ void gc_corruption_undo(gc_corruption *c) {
 
 /* ---- One corruption ------------------------------------------------------------------------ */
 
-/* How a corruption's pass is run. The model's checks at the swept point (freed, finalized, live
- * count) have no effect between ops only once the last sweep's check has settled every object it
- * doomed (see pass_ready). */
-typedef enum corrupt_check {
-  ON_REACH,
-  ON_SWEPT,
-  ON_CHECKMARK,
-  ON_MODEL_CYCLED,
-  ON_MODEL_SWEPT,
-} corrupt_check;
-
 /* What a corruption needs from its operands before it can apply. */
 enum {
   NEED_BLOCK = 1u << 0,  /* a block in the slot (located: owner, pool or large block, list) */
@@ -71,7 +60,10 @@ enum {
 typedef struct corruption_row {
   gc_verify_kind kind;
   const char *variant; /* "" when the kind alone names it */
-  corrupt_check check;
+  /* The hook point its pass (the kind's) is run as: MARK_DONE (checkmark, planted at a
+   * collection's own mark-done point), or the model's check at CYCLED or SWEPT; reach and swept,
+   * called directly, run the same at any point, and their rows name where their kinds are. */
+  gc_hook_point at;
   unsigned needs;
   /* Write the corruption (every write through c->undo); 1 when planted, 0 when it cannot apply
    * here (then nothing was written). */
@@ -509,64 +501,64 @@ static int plant_model_root(gc_corruption *c) {
 
 /* ---- The table ----------------------------------------------------------------------------- */
 
-/* X(KIND, "variant", check, needs, plant): the kind of invariants/report.h the corruption must
- * produce, the variant that tells it from the others of its kind, the pass that checks it, what
- * it needs, and the function that writes it. */
+/* X(KIND, "variant", AT, needs, plant): the kind (invariants/kinds.h) the corruption must produce,
+ * whose pass checks it; the variant that tells it from the others of its kind; the hook point its
+ * pass is run as (corruption_row.at); what it needs; and the function that writes it. */
 #define GC_CORRUPTIONS(X)                                                                      \
-  X(REACH_FOREIGN_POINTER, "", ON_REACH, NEED_FIELD, plant_wild_field)                         \
-  X(REACH_FOREIGN_POINTER, "free-pool", ON_REACH, NEED_FIELD, plant_free_pool_field)           \
-  X(REACH_INTERIOR_POINTER, "", ON_REACH, NEED_FIELD, plant_interior_field)                    \
-  X(REACH_INTERIOR_POINTER, "pool-start", ON_REACH, NEED_FIELD | NEED_POOL,                    \
+  X(REACH_FOREIGN_POINTER, "", CYCLED, NEED_FIELD, plant_wild_field)                         \
+  X(REACH_FOREIGN_POINTER, "free-pool", CYCLED, NEED_FIELD, plant_free_pool_field)           \
+  X(REACH_INTERIOR_POINTER, "", CYCLED, NEED_FIELD, plant_interior_field)                    \
+  X(REACH_INTERIOR_POINTER, "pool-start", CYCLED, NEED_FIELD | NEED_POOL,                    \
     plant_pool_start_field)                                                                    \
-  X(REACH_INTERIOR_POINTER, "unused-slot", ON_REACH, NEED_FIELD | NEED_POOL,                   \
+  X(REACH_INTERIOR_POINTER, "unused-slot", CYCLED, NEED_FIELD | NEED_POOL,                   \
     plant_unused_slot_field)                                                                   \
-  X(REACH_INTERIOR_POINTER, "wastage", ON_REACH, NEED_FIELD | NEED_POOL, plant_wastage_field)  \
-  X(REACH_ZERO_HEADER, "", ON_REACH, NEED_BLOCK, plant_zero_header)                            \
-  X(REACH_BAD_HEADER, "", ON_REACH, NEED_BLOCK, plant_invalid_tag)                             \
-  X(REACH_BAD_HEADER, "oversized", ON_REACH, NEED_BLOCK, plant_oversized_unrooted)             \
-  X(REACH_BAD_COLOUR, "", ON_REACH, NEED_BLOCK, plant_garbage)                                 \
-  X(REACH_BAD_COLOUR, "marked", ON_REACH, NEED_BLOCK, plant_marked)                            \
-  X(SWEPT_STAT_MISMATCH, "", ON_SWEPT, NEED_BLOCK, plant_statistic)                            \
-  X(SWEPT_UNSWEPT_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_unswept)                               \
-  X(SWEPT_UNSWEPT_LEFT, "sweeping", ON_SWEPT, NEED_BLOCK, plant_sweeping)                      \
-  X(SWEPT_BAD_POOL, "", ON_SWEPT, NEED_POOL, plant_wrong_owner)                                \
-  X(SWEPT_BAD_POOL, "two-lists", ON_SWEPT, NEED_POOL, plant_two_lists)                         \
-  X(SWEPT_POOL_COUNT, "", ON_SWEPT, 0, plant_pool_count)                                       \
-  X(SWEPT_POOL_SET, "", ON_SWEPT, NEED_POOL, plant_pool_set)                                   \
-  X(SWEPT_TILING, "", ON_SWEPT, NEED_POOL, plant_oversized)                                    \
-  X(SWEPT_BAD_HEADER, "", ON_SWEPT, NEED_BLOCK, plant_invalid_tag)                             \
-  X(SWEPT_GARBAGE_LEFT, "", ON_SWEPT, NEED_BLOCK, plant_garbage)                               \
-  X(SWEPT_BAD_COLOUR, "", ON_SWEPT, NEED_BLOCK, plant_marked)                                  \
-  X(SWEPT_FREELIST_FOREIGN, "", ON_SWEPT, NEED_POOL, plant_freelist_foreign)                   \
-  X(SWEPT_FREELIST_MISALIGNED, "", ON_SWEPT, NEED_POOL, plant_freelist_misaligned)             \
-  X(SWEPT_FREELIST_LIVE, "", ON_SWEPT, NEED_POOL, plant_freelist_live)                         \
-  X(SWEPT_FREELIST_CYCLE, "", ON_SWEPT, NEED_POOL, plant_freelist_cycle)                       \
-  X(SWEPT_FREELIST_ORDER, "", ON_SWEPT, NEED_POOL, plant_freelist_order)                       \
-  X(SWEPT_FREELIST_COUNT, "", ON_SWEPT, NEED_POOL, plant_freelist_count)                       \
-  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", ON_SWEPT, NEED_POOL, plant_full_with_free_slot)         \
-  X(SWEPT_AVAIL_POOL_FULL, "", ON_SWEPT, NEED_POOL, plant_avail_full)                          \
-  X(SWEPT_BAD_FRONTIER, "", ON_SWEPT, NEED_POOL, plant_frontier)                               \
-  X(SWEPT_WORKBUF_LOST, "", ON_SWEPT, 0, plant_workbuf)                                        \
-  X(CHECKMARK_UNMARKED, "", ON_CHECKMARK, NEED_BLOCK, plant_unmarked)                          \
-  X(CHECKMARK_BAD_POINTER, "", ON_CHECKMARK, NEED_FIELD, plant_wild_field)                     \
-  X(CHECKMARK_MARK_UNFINISHED, "", ON_CHECKMARK, 0, plant_marker_busy)                         \
-  X(CHECKMARK_MARK_UNFINISHED, "barrier", ON_CHECKMARK, 0, plant_follower_missing)             \
-  X(MODEL_DEAD, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_garbage)                         \
-  X(MODEL_DEAD, "free", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_freed)                       \
-  X(MODEL_DEAD, "reused", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_reused)                    \
-  X(MODEL_CONTENTS, "", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_field)                       \
-  X(MODEL_CONTENTS, "header", ON_MODEL_CYCLED, NEED_OBJECT, plant_model_tag)                   \
-  X(MODEL_NOT_FREED, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_doomed)                      \
-  X(MODEL_FINALIZER_COUNT, "", ON_MODEL_SWEPT, NEED_OBJECT, plant_model_finalized)             \
-  X(MODEL_FINALIZER_COUNT, "unknown-block", ON_MODEL_CYCLED, 0, plant_model_unknown_finalized) \
-  X(MODEL_FINALIZER_COUNT, "unqueued", ON_MODEL_CYCLED, NEED_OBJECT,                           \
+  X(REACH_INTERIOR_POINTER, "wastage", CYCLED, NEED_FIELD | NEED_POOL, plant_wastage_field)  \
+  X(REACH_ZERO_HEADER, "", CYCLED, NEED_BLOCK, plant_zero_header)                            \
+  X(REACH_BAD_HEADER, "", CYCLED, NEED_BLOCK, plant_invalid_tag)                             \
+  X(REACH_BAD_HEADER, "oversized", CYCLED, NEED_BLOCK, plant_oversized_unrooted)             \
+  X(REACH_BAD_COLOUR, "", CYCLED, NEED_BLOCK, plant_garbage)                                 \
+  X(REACH_BAD_COLOUR, "marked", CYCLED, NEED_BLOCK, plant_marked)                            \
+  X(SWEPT_STAT_MISMATCH, "", SWEPT, NEED_BLOCK, plant_statistic)                            \
+  X(SWEPT_UNSWEPT_LEFT, "", SWEPT, NEED_BLOCK, plant_unswept)                               \
+  X(SWEPT_UNSWEPT_LEFT, "sweeping", SWEPT, NEED_BLOCK, plant_sweeping)                      \
+  X(SWEPT_BAD_POOL, "", SWEPT, NEED_POOL, plant_wrong_owner)                                \
+  X(SWEPT_BAD_POOL, "two-lists", SWEPT, NEED_POOL, plant_two_lists)                         \
+  X(SWEPT_POOL_COUNT, "", SWEPT, 0, plant_pool_count)                                       \
+  X(SWEPT_POOL_SET, "", SWEPT, NEED_POOL, plant_pool_set)                                   \
+  X(SWEPT_TILING, "", SWEPT, NEED_POOL, plant_oversized)                                    \
+  X(SWEPT_BAD_HEADER, "", SWEPT, NEED_BLOCK, plant_invalid_tag)                             \
+  X(SWEPT_GARBAGE_LEFT, "", SWEPT, NEED_BLOCK, plant_garbage)                               \
+  X(SWEPT_BAD_COLOUR, "", SWEPT, NEED_BLOCK, plant_marked)                                  \
+  X(SWEPT_FREELIST_FOREIGN, "", SWEPT, NEED_POOL, plant_freelist_foreign)                   \
+  X(SWEPT_FREELIST_MISALIGNED, "", SWEPT, NEED_POOL, plant_freelist_misaligned)             \
+  X(SWEPT_FREELIST_LIVE, "", SWEPT, NEED_POOL, plant_freelist_live)                         \
+  X(SWEPT_FREELIST_CYCLE, "", SWEPT, NEED_POOL, plant_freelist_cycle)                       \
+  X(SWEPT_FREELIST_ORDER, "", SWEPT, NEED_POOL, plant_freelist_order)                       \
+  X(SWEPT_FREELIST_COUNT, "", SWEPT, NEED_POOL, plant_freelist_count)                       \
+  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", SWEPT, NEED_POOL, plant_full_with_free_slot)         \
+  X(SWEPT_AVAIL_POOL_FULL, "", SWEPT, NEED_POOL, plant_avail_full)                          \
+  X(SWEPT_BAD_FRONTIER, "", SWEPT, NEED_POOL, plant_frontier)                               \
+  X(SWEPT_WORKBUF_LOST, "", SWEPT, 0, plant_workbuf)                                        \
+  X(CHECKMARK_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_unmarked)                          \
+  X(CHECKMARK_BAD_POINTER, "", MARK_DONE, NEED_FIELD, plant_wild_field)                     \
+  X(CHECKMARK_MARK_UNFINISHED, "", MARK_DONE, 0, plant_marker_busy)                         \
+  X(CHECKMARK_MARK_UNFINISHED, "barrier", MARK_DONE, 0, plant_follower_missing)             \
+  X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                         \
+  X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                       \
+  X(MODEL_DEAD, "reused", CYCLED, NEED_OBJECT, plant_model_reused)                    \
+  X(MODEL_CONTENTS, "", CYCLED, NEED_OBJECT, plant_model_field)                       \
+  X(MODEL_CONTENTS, "header", CYCLED, NEED_OBJECT, plant_model_tag)                   \
+  X(MODEL_NOT_FREED, "", SWEPT, NEED_OBJECT, plant_model_doomed)                      \
+  X(MODEL_FINALIZER_COUNT, "", SWEPT, NEED_OBJECT, plant_model_finalized)             \
+  X(MODEL_FINALIZER_COUNT, "unknown-block", CYCLED, 0, plant_model_unknown_finalized) \
+  X(MODEL_FINALIZER_COUNT, "unqueued", CYCLED, NEED_OBJECT,                           \
     plant_model_unqueued_finalizer)                                                            \
-  X(MODEL_LIVE_COUNT, "", ON_MODEL_SWEPT, NEED_BLOCK, plant_model_live_count)                  \
-  X(MODEL_ROOT, "", ON_MODEL_CYCLED, 0, plant_model_root)
+  X(MODEL_LIVE_COUNT, "", SWEPT, NEED_BLOCK, plant_model_live_count)                  \
+  X(MODEL_ROOT, "", CYCLED, 0, plant_model_root)
 
 static const corruption_row rows[] = {
-#define GC_CORRUPTION_ROW(kind, variant, check, needs, plant) \
-  {GC_VK_##kind, variant, check, needs, plant},
+#define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \
+  {GC_VK_##kind, variant, GC_HOOK_##at, needs, plant},
     GC_CORRUPTIONS(GC_CORRUPTION_ROW)
 #undef GC_CORRUPTION_ROW
 };
@@ -598,15 +590,15 @@ long gc_corruption_find(const char *name, size_t len) {
 
 gc_verify_kind gc_corruption_kind(size_t which) { return rows[which].kind; }
 
-/* The pass each check runs (a row's kind must be that pass's: corrupt_test). */
-static const char *const check_pass_names[] = {
-    [ON_REACH] = "reach",        [ON_SWEPT] = "swept",       [ON_CHECKMARK] = "checkmark",
-    [ON_MODEL_CYCLED] = "model", [ON_MODEL_SWEPT] = "model",
-};
+const char *gc_corruption_pass(size_t which) { return gc_verify_kind_pass(rows[which].kind); }
 
-const char *gc_corruption_pass(size_t which) { return check_pass_names[rows[which].check]; }
+const char *gc_corruption_point(size_t which) {
+  static const char *const names[] = {
+      [GC_HOOK_MARK_DONE] = "mark-done", [GC_HOOK_CYCLED] = "cycled", [GC_HOOK_SWEPT] = "swept"};
+  return names[rows[which].at];
+}
 
-int gc_corruption_at_mark_done(size_t which) { return rows[which].check == ON_CHECKMARK; }
+int gc_corruption_at_mark_done(size_t which) { return rows[which].at == GC_HOOK_MARK_DONE; }
 
 /* ---- Can it apply ------------------------------------------------------------------------- */
 
@@ -659,31 +651,22 @@ static int sweep_unfinished(gc_heap *heap) {
  * that mark found dead, GARBAGE until its pool is swept, which is no violation (the next mark
  * does not take it for a block). At the hook points no op ran since the mark, so the passes
  * never meet such a word there; between two ops they can, until the sweep ends. */
-static int pass_ready(const gc_corruption *c, corrupt_check pass) {
-  static const unsigned bits[] = {
-      [ON_REACH] = GC_VERIFY_REACH,         [ON_SWEPT] = GC_VERIFY_SWEPT,
-      [ON_CHECKMARK] = GC_VERIFY_CHECKMARK, [ON_MODEL_CYCLED] = GC_VERIFY_MODEL,
-      [ON_MODEL_SWEPT] = GC_VERIFY_MODEL,
-  };
-  if (!(gc_heap_config(c->heap)->verify & bits[pass])) return 0;
+static int pass_ready(const gc_corruption *c, const corruption_row *row) {
+  gc_verify_pass_id pass = gc_verify_kind_pass_id(row->kind);
+  if (!(gc_heap_config(c->heap)->verify & gc_verify_pass_mask(pass))) return 0;
+  if (row->at == GC_HOOK_MARK_DONE) return 1; /* runs at its own collection's mark-done point */
+  if (sweep_unfinished(c->heap)) return 0;
+  if (pass != GC_VPASS_MODEL) return 1;
+  /* The model's checks at the swept point (freed, finalized, live count) have no effect between
+   * ops only once the last sweep's check has settled every object it doomed. */
   const gc_model *m = c->model;
-  switch (pass) {
-    case ON_CHECKMARK: return 1; /* runs at its own collection's mark-done point */
-    case ON_REACH:
-    case ON_SWEPT: return !sweep_unfinished(c->heap);
-    case ON_MODEL_CYCLED:
-      return m->pend_count == 0 && m->pend_dropped == 0 && m->doomed_count == 0 &&
-             !sweep_unfinished(c->heap);
-    case ON_MODEL_SWEPT:
-      return m->pend_count == 0 && m->pend_dropped == 0 && m->doomed_count == 0 &&
-             m->finalized_notes == 0 && !sweep_unfinished(c->heap);
-  }
-  return 0;
+  if (m->pend_count != 0 || m->pend_dropped != 0 || m->doomed_count != 0) return 0;
+  return row->at != GC_HOOK_SWEPT || m->finalized_notes == 0;
 }
 
 int gc_corruption_prepare(gc_corruption *c) {
   const corruption_row *row = &rows[c->which];
-  if (!pass_ready(c, row->check)) return 0;
+  if (!pass_ready(c, row)) return 0;
   c->victim = c->slots[c->slot];
   c->obj = gc_is_block(c->victim) ? gc_model_id_of(c->model, c->victim) : GC_MODEL_NONE;
   c->o = NULL;
@@ -708,15 +691,11 @@ int gc_corruption_plant(gc_corruption *c) { return rows[c->which].plant(c); }
 
 /* The pass in the verifier's memory: a corruption allocates nothing for its checks. */
 size_t gc_corruption_check(gc_corruption *c, gc_verify_reports *out) {
-  gc_verifier *v = c->verifier;
-  switch (rows[c->which].check) {
-    case ON_REACH: return gc_verify_pass_now(v, GC_VERIFY_REACH, out);
-    case ON_SWEPT: return gc_verify_pass_now(v, GC_VERIFY_SWEPT, out);
-    case ON_CHECKMARK: return gc_verify_pass_now(v, GC_VERIFY_CHECKMARK, out);
-    case ON_MODEL_CYCLED: return gc_model_check(c->model, GC_HOOK_CYCLED, out);
-    case ON_MODEL_SWEPT: return gc_model_check(c->model, GC_HOOK_SWEPT, out);
-  }
-  return 0;
+  const corruption_row *row = &rows[c->which];
+  gc_verify_pass_id pass = gc_verify_kind_pass_id(row->kind);
+  /* The model's checks depend on the point; the verifier's passes, called directly, do not. */
+  if (pass == GC_VPASS_MODEL) return gc_model_check(c->model, row->at, out);
+  return gc_verify_pass_now(c->verifier, gc_verify_pass_mask(pass), out);
 }
 
 void gc_corruption_describe(const gc_corruption *c, char *buf, size_t bsize) {

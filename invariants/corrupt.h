@@ -74,13 +74,16 @@ typedef struct gc_corruption {
 } gc_corruption;
 
 /* The catalogue: its rows, each one's name ("kind" or "kind/variant", into buf; returns buf), the
- * row of a name (len bytes; -1 if none), the kind it must produce, and the pass that reports it
- * ("reach", "swept", "checkmark", "model"). */
+ * row of a name (len bytes; -1 if none), the kind it must produce (invariants/kinds.h), and that
+ * kind's pass, which checks it ("reach", "swept", "checkmark", "model"). */
 size_t gc_corruption_count(void);
 const char *gc_corruption_name(size_t which, char *buf, size_t bsize);
 long gc_corruption_find(const char *name, size_t len);
 gc_verify_kind gc_corruption_kind(size_t which);
 const char *gc_corruption_pass(size_t which);
+/* The hook point its pass is run as ("mark-done", "cycled", "swept"): one of the points where the
+ * kind's pass runs (gc/passes.h). */
+const char *gc_corruption_point(size_t which);
 
 /* Checkmark compares the collector's marks with its own, so it means something only right after a
  * mark: such a corruption is prepared, planted, checked and undone at a collection's mark-done

@@ -105,7 +105,7 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
     fprintf(d->opt->trace, "        [planted %s; %s found %s]\n", planted, pass, summary);
   }
   if (gc_verify_reports_count_kind(&found, kind) == 0) {
-    drv_violation(d, m, "driver.corruption-missed",
+    drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_MISSED,
                   "planted %s; the %s pass, run directly, reported no %s but %s", planted, pass,
                   gc_verify_kind_name(kind), summary);
     gc_verify_reports_print(&found, d->out);
@@ -122,7 +122,7 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
   drv_check_made(d);
   if (found.count + found.dropped > 0) {
     summarize(&found, summary, sizeof summary);
-    drv_violation(d, m, "driver.corruption-unrepaired",
+    drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_UNREPAIRED,
                   "planted %s and repaired it; the %s pass, run again, still reported %s", planted,
                   pass, summary);
     gc_verify_reports_print(&found, d->out);
@@ -167,7 +167,7 @@ void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int 
   d->corrupt_armed = NULL;
   drv_check_made(d);
   if (!op.fired) {
-    drv_violation(d, m, "driver.corruption-missed",
+    drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_MISSED,
                   "`corrupt %s s%d %d`: its major collection never reached the mark-done point",
                   name, slot, n);
   }

@@ -20,8 +20,8 @@
 #include "invariants/report.h"
 
 /* The names: the op language's and the catalogue's are the same set, each "kind" or
- * "kind/variant", the kind being the one the corruption must produce, and the pass that checks it
- * the one that reports that kind. Every kind is planted by some corruption. */
+ * "kind/variant", the kind being the one the corruption must produce, checked at a point where
+ * its pass runs. Every kind of a heap pass is planted by some corruption. */
 static void names_are_kinds(void) {
   int planted[GC_VK_COUNT] = {0};
   size_t rows = gc_corruption_count();
@@ -40,7 +40,9 @@ static void names_are_kinds(void) {
     char head[64];
     snprintf(head, sizeof head, "%.*s", (int)strcspn(name, "/"), name);
     CHECK(kind < GC_VK_COUNT && strcmp(head, gc_verify_kind_name(kind)) == 0);
-    CHECK(strcmp(gc_corruption_pass((size_t)row), gc_verify_kind_pass(kind)) == 0);
+    /* Its pass is run as one of the points that pass runs at. */
+    const char *points = gc_verify_pass_points(gc_verify_kind_pass_id(kind));
+    CHECK(strstr(points, gc_corruption_point((size_t)row)) != NULL);
     if (kind < GC_VK_COUNT) planted[kind] = 1;
   }
   for (size_t r = 0; r < rows; r++) {
@@ -69,6 +71,7 @@ typedef struct outcome {
   fuzz_result res;
   size_t planted;
   size_t missed, unrepaired; /* driver violations of those kinds, from the output */
+  size_t verdicts;           /* verdict lines in the output: one per violation */
 } outcome;
 
 static size_t count_of(const char *text, const char *needle) {
@@ -108,6 +111,7 @@ static outcome run(const char *path, fuzz_corrupt_sabotage sabotage, int named[]
   }
   o.missed = count_of(out, "VIOLATION driver.corruption-missed");
   o.unrepaired = count_of(out, "VIOLATION driver.corruption-unrepaired");
+  o.verdicts = count_of(out, "GCFUZZ-VERDICT ");
   if (sabotage == FUZZ_CORRUPT_HONEST && o.rc != 0) fprintf(stderr, "%s", out);
   free(trace);
   free(out);
@@ -121,6 +125,7 @@ static void seeds_plant_every_corruption(void) {
   for (int i = 0; i < file_count; i++) {
     outcome o = run(files[i], FUZZ_CORRUPT_HONEST, named);
     CHECK_EQ_U(o.rc, 0);
+    CHECK_EQ_U(o.verdicts, 0);
     CHECK(o.planted > 0);
     printf("%-40s %3zu corruptions planted, found and repaired\n", files[i], o.planted);
   }
@@ -140,6 +145,7 @@ static void undone_before_the_check_is_missed(void) {
     CHECK_EQ_U(o.missed, o.planted);
     CHECK_EQ_U(o.unrepaired, 0);
     CHECK_EQ_U(o.res.violations, o.planted);
+    CHECK_EQ_U(o.verdicts, o.res.violations);
     CHECK(strcmp(o.res.first_kind, "driver.corruption-missed") == 0);
   }
 }
@@ -153,6 +159,7 @@ static void checked_before_the_repair_is_unrepaired(void) {
     CHECK_EQ_U(o.rc, 1);
     CHECK_EQ_U(o.missed, 0);
     CHECK(o.unrepaired > 0 && o.unrepaired <= o.planted);
+    CHECK_EQ_U(o.verdicts, o.res.violations);
     if (strstr(files[i], "corrupt-model") == NULL) CHECK_EQ_U(o.unrepaired, o.planted);
     CHECK(strcmp(o.res.first_kind, "driver.corruption-unrepaired") == 0);
   }
@@ -201,6 +208,10 @@ static void broken_before_the_plant_is_the_collectors(void) {
   CHECK(strcmp(res.first_kind, "reach.zero-header") == 0);
   CHECK(strstr(out, "found by `corrupt reach.bad-colour s0 0` before it planted anything") != NULL);
   CHECK(strstr(out, "driver.corruption") == NULL);
+  /* One verdict line per violation, the first naming the collector's kind and its pass. */
+  CHECK_EQ_U(count_of(out, "GCFUZZ-VERDICT "), res.violations);
+  CHECK(strstr(out, "GCFUZZ-VERDICT {\"kind\": \"reach.zero-header\", \"pass\": \"reach\"") !=
+        NULL);
   CHECK(strstr(trace, "[planted") == NULL);
   if (strcmp(res.first_kind, "reach.zero-header") != 0) fprintf(stderr, "%s", out);
   fuzz_buf_free(&bytes);

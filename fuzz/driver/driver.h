@@ -25,6 +25,7 @@
 
 #include "fuzz/lang/ops.h"
 #include "gc/gc.h"
+#include "invariants/report.h"
 
 /* Memory a fuzz target keeps from one program to the next: the verification passes' scratch (walk
  * map and stack, heap index) and the model oracle's arrays and maps. Every program still starts
@@ -59,7 +60,8 @@ typedef struct fuzz_options {
   int abort_on_violation;    /* fuzz targets: print the first violation with its op, then abort() */
   FILE *out;                 /* violations and the summary go here; NULL: stderr */
   FILE *trace;               /* if set: each op as it runs, and each cycle's hook points */
-  unsigned verify;           /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
+  unsigned verify;           /* GC_VERIFY_* mask (gc/passes.h), read when verify_given */
+  int verify_given;          /* 1: `verify` is the exact mask (0 = none); 0: every pass */
   const char *params;        /* extra collector parameters (gc_config_parse syntax), or NULL */
   gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL
                               * (FUZZ_SCHEDULED then uses one of its own: the cache's lock is part
@@ -72,7 +74,9 @@ typedef struct fuzz_options {
   fuzz_corrupt_sabotage corrupt_sabotage; /* tests only; FUZZ_CORRUPT_HONEST elsewhere */
 } fuzz_options;
 
-enum { FUZZ_PASS_COUNT = 5 }; /* reach, swept, checkmark, model, driver */
+/* fuzz_result's per-pass rows, indexed by gc_verify_pass_id (invariants/report.h): the heap's
+ * passes of gc/passes.h in their order, then GC_VPASS_DRIVER, the driver's own checks. */
+enum { FUZZ_PASS_COUNT = GC_VPASS_COUNT, FUZZ_PASS_DRIVER = GC_VPASS_DRIVER };
 
 typedef struct fuzz_result {
   size_t ops;        /* ops run */
@@ -89,7 +93,7 @@ typedef struct fuzz_result {
   uint64_t sched_steps, sched_switches, sched_hash, stats_hash;
 } fuzz_result;
 
-/* The pass names, in fuzz_result's order: "reach", "swept", "checkmark", "model", "driver". */
+/* The rows' names, as gc_verify_pass_name gives them: "reach", ..., "driver". */
 extern const char *const fuzz_pass_names[FUZZ_PASS_COUNT];
 
 /* Run the program in `data` (bytes). Returns 0 when clean, 1 when any violation was found (each
@@ -104,5 +108,14 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
  * .scratch): mapping, faulting and unmapping per input would cost more than most programs. Both
  * live as long as the process. Always returns 0. */
 int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size);
+
+/* Once per process, in a binary that runs programs (the fuzz targets' LLVMFuzzerInitialize, the
+ * replay tool's main): a sanitizer finding then also prints its GCFUZZ-VERDICT line to stderr
+ * (invariants/verdict.h), kind "<sanitizer>.<type>" as precisely as the runtime says (e.g.
+ * "asan.heap-use-after-free", "ubsan.signed-integer-overflow", "msan.use-of-uninitialized-value",
+ * "tsan.report", "lsan.detected-memory-leaks"), pass the sanitizer, op the op running on the
+ * thread that made the finding. Does nothing in a build without a sanitizer. (fuzz/driver/
+ * sanitizer.c) */
+void fuzz_sanitizer_verdicts_install(void);
 
 #endif /* FUZZ_DRIVER_H */

@@ -47,18 +47,18 @@ FUZZ_NO_COVERAGE __attribute__((noinline)) static size_t first_nonzero(const gc_
 static void check_new_block(driver *d, mutator *m, gc_value v, size_t wsize, unsigned tag) {
   drv_check_made(d);
   if (!gc_is_block(v) || ((uintptr_t)v & (sizeof(gc_value) - 1)) != 0) {
-    drv_violation(d, m, "driver.bad-block", "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
     return;
   }
   if (gc_wsize(v) != wsize || gc_tag(v) != tag) {
-    drv_violation(d, m, "driver.bad-block",
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK,
                   "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
                   gc_wsize(v), gc_tag(v));
     return;
   }
   size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
   if (i < wsize) {
-    drv_violation(d, m, "driver.bad-block", "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
                   GC_FIELD(v, i));
   }
 }
@@ -82,10 +82,10 @@ static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_
   if (obj == GC_MODEL_NONE) {
     gc_error e = gc_last_error(d->heap);
     if (e != GC_ERR_NOMEM) {
-      drv_violation(d, m, "driver.api-error", "a failed allocation recorded %s, not nomem",
+      drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "a failed allocation recorded %s, not nomem",
                     gc_error_name(e));
     } else if (!expect_fail && d->limit_bytes == 0) {
-      drv_violation(d, m, "driver.unexpected-failure",
+      drv_violation(d, m, GC_VK_DRIVER_UNEXPECTED_FAILURE,
                     "an allocation of %zu fields failed with no heap limit and no injected "
                     "failure due: %s",
                     wsize, gc_last_error_message(d->heap));
@@ -95,7 +95,7 @@ static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_
     return;
   }
   if (expect_fail) {
-    drv_violation(d, m, "driver.injected-failure-missed",
+    drv_violation(d, m, GC_VK_DRIVER_INJECTED_FAILURE_MISSED,
                   "the injected failure was due at this allocation, but it succeeded");
   }
   check_new_block(d, m, gc_model_value(d->model, obj), wsize, tag);
@@ -341,7 +341,7 @@ static void op_pin(driver *d, mutator *m, int s) {
   if (obj == GC_MODEL_NONE) return;
   drv_check_made(d);
   if (!gc_model_pin(d->model, obj)) {
-    drv_violation(d, m, "driver.api-error", "gc_pin of a live block failed: %s",
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "gc_pin of a live block failed: %s",
                   gc_last_error_message(d->heap));
   }
   gc_clear_error(d->heap);
@@ -368,7 +368,7 @@ static void expect_alloc_refused(driver *d, mutator *m, gc_value v, gc_error wan
                                  const char *call) {
   drv_check_made(d);
   if (v != 0) {
-    drv_violation(d, m, "driver.api-error", "%s returned a block, expected %s", call,
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned a block, expected %s", call,
                   gc_error_name(want));
     return; /* the block is not in the model: the live count will say so too */
   }
@@ -430,7 +430,7 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
        * so only the error is checked there.) */
       drv_check_made(d);
       if (d->opt->threads != FUZZ_SCHEDULED && !same_config(&before, gc_heap_config(h))) {
-        drv_violation(d, m, "driver.api-error",
+        drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
                       "a refused gc_set_params(\"%s\") changed the "
                       "configuration",
                       text);

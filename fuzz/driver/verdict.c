@@ -6,9 +6,14 @@
 #include <string.h>
 
 #include "fuzz/lang/text.h"
+#include "invariants/verdict.h"
 
-const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {"reach", "swept", "checkmark", "model",
-                                                      "driver"};
+const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {
+#define FUZZ_PASS_NAME(id, name, points, what) [GC_VPASS_##id] = name,
+    GC_VERIFY_PASS_TABLE(FUZZ_PASS_NAME)
+#undef FUZZ_PASS_NAME
+        [GC_VPASS_DRIVER] = "driver",
+};
 
 static void describe_op(const fuzz_op *op, char *buf, size_t len) {
   char text[FUZZ_OP_TEXT_MAX];
@@ -34,24 +39,20 @@ static void print_attribution(driver *d, const mutator *m) {
   }
 }
 
-/* pass -1: a violation the verifier counted but did not keep (its pass is unknown). */
-static void note_violation(driver *d, int pass, const char *kind, long op) {
+/* GC_VPASS_COUNT: a violation the verifier counted but did not keep (its pass is unknown). */
+static void note_violation(driver *d, gc_verify_pass_id pass, const char *kind, long op) {
   d->res->violations++;
-  if (pass >= 0) d->res->pass_violations[pass]++;
+  if (pass < GC_VPASS_COUNT) d->res->pass_violations[pass]++;
   if (d->res->first_kind[0] == '\0') {
     snprintf(d->res->first_kind, sizeof d->res->first_kind, "%s", kind);
     d->res->first_op = op;
   }
 }
 
-static void finish_violation(driver *d) {
-  fflush(d->out);
-  if (d->opt->abort_on_violation) abort();
-}
-
-void drv_violation(driver *d, const mutator *m, const char *kind, const char *fmt, ...) {
-  note_violation(d, PASS_DRIVER, kind, m->op != NULL ? (long)m->op->index : -1);
-  fprintf(d->out, "VIOLATION %s (pass driver)\n", kind);
+void drv_violation(driver *d, const mutator *m, gc_verify_kind kind, const char *fmt, ...) {
+  long op = m->op != NULL ? (long)m->op->index : -1;
+  note_violation(d, GC_VPASS_DRIVER, gc_verify_kind_name(kind), op);
+  fprintf(d->out, "VIOLATION %s (pass %s)\n", gc_verify_kind_name(kind), gc_verify_kind_pass(kind));
   if (m->op != NULL) {
     char buf[FUZZ_OP_TEXT_MAX + 48];
     describe_op(m->op, buf, sizeof buf);
@@ -65,52 +66,52 @@ void drv_violation(driver *d, const mutator *m, const char *kind, const char *fm
   vfprintf(d->out, fmt, ap);
   va_end(ap);
   fprintf(d->out, "\n\n");
-  finish_violation(d);
+  gc_verdict v = {
+      .kind = gc_verify_kind_name(kind),
+      .pass = gc_verify_kind_pass(kind),
+      .point = m->op != NULL ? gc_verify_kind_point(kind) : "final",
+      .op = op,
+      .cycle = d->cycles_seen,
+  };
+  gc_verdict_print(d->out, &v);
+  if (d->opt->abort_on_violation) abort();
 }
 
 void drv_expect_error(driver *d, const mutator *m, gc_error got, gc_error want, const char *call) {
   drv_check_made(d);
   if (got != want) {
-    drv_violation(d, m, "driver.api-error", "%s returned %s, expected %s (last error: %s)", call,
-                  gc_error_name(got), gc_error_name(want), gc_last_error_message(d->heap));
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned %s, expected %s (last error: %s)",
+                  call, gc_error_name(got), gc_error_name(want), gc_last_error_message(d->heap));
   }
   gc_clear_error(d->heap);
 }
 
-static int pass_index(const char *pass) {
-  for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
-    if (strcmp(fuzz_pass_names[p], pass) == 0) return p;
-  }
-  return PASS_DRIVER;
-}
-
 void drv_report_passes(driver *d, const mutator *m, const gc_verify_reports *reports,
                        const char *how) {
+  /* The Graphviz file shows the program's first violation only: a later one is usually a
+   * consequence of it. */
+  int first = d->res->violations == 0;
   for (size_t i = 0; i < reports->count; i++) {
     const gc_verify_report *r = &reports->items[i];
     const char *kind = gc_verify_kind_name(r->kind);
-    note_violation(d, pass_index(gc_verify_kind_pass(r->kind)), kind, d->cycle_op);
+    note_violation(d, gc_verify_kind_pass_id(r->kind), kind, d->cycle_op);
     fprintf(d->out, "VIOLATION %s (pass %s, cycle %llu, at %s)\n", kind,
             gc_verify_kind_pass(r->kind), (unsigned long long)r->cycle, r->point);
-    if (how != NULL) fprintf(d->out, "  %s\n", how);
-    print_attribution(d, m);
-    gc_verify_report_print(r, d->out);
   }
-  for (size_t i = 0; i < reports->dropped; i++)
-    note_violation(d, -1, "verify.dropped", d->cycle_op);
-  if (reports->dropped > 0) fprintf(d->out, "(%zu more violations not kept)\n\n", reports->dropped);
-  const char *dot = getenv("GCFUZZ_VERIFY_DOT");
-  if (dot != NULL && dot[0] != '\0' && reports->count > 0 &&
-      d->res->violations == reports->count + reports->dropped) {
-    if (gc_verify_report_write_dot(&reports->items[0], dot)) {
-      fprintf(d->out, "neighbourhood of the first violation written to %s\n", dot);
-    }
+  for (size_t i = 0; i < reports->dropped; i++) {
+    note_violation(d, GC_VPASS_COUNT, "verify.dropped", d->cycle_op);
   }
-  finish_violation(d);
+  if (how != NULL) fprintf(d->out, "  %s\n", how);
+  print_attribution(d, m);
+  const char *dot = first ? gc_verify_dot_path(d->verifier) : NULL;
+  if (d->opt->abort_on_violation) gc_verify_fail_and_abort(reports, d->cycle_op, dot, d->out);
+  gc_verify_reports_emit(reports, d->cycle_op, dot, d->out);
+  fputc('\n', d->out);
 }
 
 void drv_count_pass_runs(driver *d) {
-  static const unsigned bits[] = {GC_VERIFY_REACH, GC_VERIFY_SWEPT, GC_VERIFY_CHECKMARK,
-                                  GC_VERIFY_MODEL};
-  for (int p = 0; p < 4; p++) d->res->pass_runs[p] = (size_t)gc_verify_runs(d->verifier, bits[p]);
+  for (gc_verify_pass_id p = 0; p < GC_VPASS_COUNT; p++) {
+    unsigned bit = gc_verify_pass_mask(p);
+    if (bit != 0) d->res->pass_runs[p] = (size_t)gc_verify_runs(d->verifier, bit);
+  }
 }

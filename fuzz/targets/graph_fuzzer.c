@@ -6,6 +6,14 @@
 
 #include "fuzz/driver/driver.h"
 
+/* Sanitizer findings also print their verdict line, with the op that ran into them. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_sanitizer_verdicts_install();
+  return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return fuzz_target_run_one(&fuzz_opset_graph, data, size);
 }
