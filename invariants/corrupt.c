@@ -504,56 +504,54 @@ static int plant_model_root(gc_corruption *c) {
 /* X(KIND, "variant", AT, needs, plant): the kind (invariants/kinds.h) the corruption must produce,
  * whose pass checks it; the variant that tells it from the others of its kind; the hook point its
  * pass is run as (corruption_row.at); what it needs; and the function that writes it. */
-#define GC_CORRUPTIONS(X)                                                                      \
-  X(REACH_FOREIGN_POINTER, "", CYCLED, NEED_FIELD, plant_wild_field)                         \
-  X(REACH_FOREIGN_POINTER, "free-pool", CYCLED, NEED_FIELD, plant_free_pool_field)           \
-  X(REACH_INTERIOR_POINTER, "", CYCLED, NEED_FIELD, plant_interior_field)                    \
-  X(REACH_INTERIOR_POINTER, "pool-start", CYCLED, NEED_FIELD | NEED_POOL,                    \
-    plant_pool_start_field)                                                                    \
-  X(REACH_INTERIOR_POINTER, "unused-slot", CYCLED, NEED_FIELD | NEED_POOL,                   \
-    plant_unused_slot_field)                                                                   \
-  X(REACH_INTERIOR_POINTER, "wastage", CYCLED, NEED_FIELD | NEED_POOL, plant_wastage_field)  \
-  X(REACH_ZERO_HEADER, "", CYCLED, NEED_BLOCK, plant_zero_header)                            \
-  X(REACH_BAD_HEADER, "", CYCLED, NEED_BLOCK, plant_invalid_tag)                             \
-  X(REACH_BAD_HEADER, "oversized", CYCLED, NEED_BLOCK, plant_oversized_unrooted)             \
-  X(REACH_BAD_COLOUR, "", CYCLED, NEED_BLOCK, plant_garbage)                                 \
-  X(REACH_BAD_COLOUR, "marked", CYCLED, NEED_BLOCK, plant_marked)                            \
-  X(SWEPT_STAT_MISMATCH, "", SWEPT, NEED_BLOCK, plant_statistic)                            \
-  X(SWEPT_UNSWEPT_LEFT, "", SWEPT, NEED_BLOCK, plant_unswept)                               \
-  X(SWEPT_UNSWEPT_LEFT, "sweeping", SWEPT, NEED_BLOCK, plant_sweeping)                      \
-  X(SWEPT_BAD_POOL, "", SWEPT, NEED_POOL, plant_wrong_owner)                                \
-  X(SWEPT_BAD_POOL, "two-lists", SWEPT, NEED_POOL, plant_two_lists)                         \
-  X(SWEPT_POOL_COUNT, "", SWEPT, 0, plant_pool_count)                                       \
-  X(SWEPT_POOL_SET, "", SWEPT, NEED_POOL, plant_pool_set)                                   \
-  X(SWEPT_TILING, "", SWEPT, NEED_POOL, plant_oversized)                                    \
-  X(SWEPT_BAD_HEADER, "", SWEPT, NEED_BLOCK, plant_invalid_tag)                             \
-  X(SWEPT_GARBAGE_LEFT, "", SWEPT, NEED_BLOCK, plant_garbage)                               \
-  X(SWEPT_BAD_COLOUR, "", SWEPT, NEED_BLOCK, plant_marked)                                  \
-  X(SWEPT_FREELIST_FOREIGN, "", SWEPT, NEED_POOL, plant_freelist_foreign)                   \
-  X(SWEPT_FREELIST_MISALIGNED, "", SWEPT, NEED_POOL, plant_freelist_misaligned)             \
-  X(SWEPT_FREELIST_LIVE, "", SWEPT, NEED_POOL, plant_freelist_live)                         \
-  X(SWEPT_FREELIST_CYCLE, "", SWEPT, NEED_POOL, plant_freelist_cycle)                       \
-  X(SWEPT_FREELIST_ORDER, "", SWEPT, NEED_POOL, plant_freelist_order)                       \
-  X(SWEPT_FREELIST_COUNT, "", SWEPT, NEED_POOL, plant_freelist_count)                       \
-  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", SWEPT, NEED_POOL, plant_full_with_free_slot)         \
-  X(SWEPT_AVAIL_POOL_FULL, "", SWEPT, NEED_POOL, plant_avail_full)                          \
-  X(SWEPT_BAD_FRONTIER, "", SWEPT, NEED_POOL, plant_frontier)                               \
-  X(SWEPT_WORKBUF_LOST, "", SWEPT, 0, plant_workbuf)                                        \
-  X(CHECKMARK_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_unmarked)                          \
-  X(CHECKMARK_BAD_POINTER, "", MARK_DONE, NEED_FIELD, plant_wild_field)                     \
-  X(CHECKMARK_MARK_UNFINISHED, "", MARK_DONE, 0, plant_marker_busy)                         \
-  X(CHECKMARK_MARK_UNFINISHED, "barrier", MARK_DONE, 0, plant_follower_missing)             \
-  X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                         \
-  X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                       \
-  X(MODEL_DEAD, "reused", CYCLED, NEED_OBJECT, plant_model_reused)                    \
-  X(MODEL_CONTENTS, "", CYCLED, NEED_OBJECT, plant_model_field)                       \
-  X(MODEL_CONTENTS, "header", CYCLED, NEED_OBJECT, plant_model_tag)                   \
-  X(MODEL_NOT_FREED, "", SWEPT, NEED_OBJECT, plant_model_doomed)                      \
-  X(MODEL_FINALIZER_COUNT, "", SWEPT, NEED_OBJECT, plant_model_finalized)             \
-  X(MODEL_FINALIZER_COUNT, "unknown-block", CYCLED, 0, plant_model_unknown_finalized) \
-  X(MODEL_FINALIZER_COUNT, "unqueued", CYCLED, NEED_OBJECT,                           \
-    plant_model_unqueued_finalizer)                                                            \
-  X(MODEL_LIVE_COUNT, "", SWEPT, NEED_BLOCK, plant_model_live_count)                  \
+#define GC_CORRUPTIONS(X)                                                                         \
+  X(REACH_FOREIGN_POINTER, "", CYCLED, NEED_FIELD, plant_wild_field)                              \
+  X(REACH_FOREIGN_POINTER, "free-pool", CYCLED, NEED_FIELD, plant_free_pool_field)                \
+  X(REACH_INTERIOR_POINTER, "", CYCLED, NEED_FIELD, plant_interior_field)                         \
+  X(REACH_INTERIOR_POINTER, "pool-start", CYCLED, NEED_FIELD | NEED_POOL, plant_pool_start_field) \
+  X(REACH_INTERIOR_POINTER, "unused-slot", CYCLED, NEED_FIELD | NEED_POOL,                        \
+    plant_unused_slot_field)                                                                      \
+  X(REACH_INTERIOR_POINTER, "wastage", CYCLED, NEED_FIELD | NEED_POOL, plant_wastage_field)       \
+  X(REACH_ZERO_HEADER, "", CYCLED, NEED_BLOCK, plant_zero_header)                                 \
+  X(REACH_BAD_HEADER, "", CYCLED, NEED_BLOCK, plant_invalid_tag)                                  \
+  X(REACH_BAD_HEADER, "oversized", CYCLED, NEED_BLOCK, plant_oversized_unrooted)                  \
+  X(REACH_BAD_COLOUR, "", CYCLED, NEED_BLOCK, plant_garbage)                                      \
+  X(REACH_BAD_COLOUR, "marked", CYCLED, NEED_BLOCK, plant_marked)                                 \
+  X(SWEPT_STAT_MISMATCH, "", SWEPT, NEED_BLOCK, plant_statistic)                                  \
+  X(SWEPT_UNSWEPT_LEFT, "", SWEPT, NEED_BLOCK, plant_unswept)                                     \
+  X(SWEPT_UNSWEPT_LEFT, "sweeping", SWEPT, NEED_BLOCK, plant_sweeping)                            \
+  X(SWEPT_BAD_POOL, "", SWEPT, NEED_POOL, plant_wrong_owner)                                      \
+  X(SWEPT_BAD_POOL, "two-lists", SWEPT, NEED_POOL, plant_two_lists)                               \
+  X(SWEPT_POOL_COUNT, "", SWEPT, 0, plant_pool_count)                                             \
+  X(SWEPT_POOL_SET, "", SWEPT, NEED_POOL, plant_pool_set)                                         \
+  X(SWEPT_TILING, "", SWEPT, NEED_POOL, plant_oversized)                                          \
+  X(SWEPT_BAD_HEADER, "", SWEPT, NEED_BLOCK, plant_invalid_tag)                                   \
+  X(SWEPT_GARBAGE_LEFT, "", SWEPT, NEED_BLOCK, plant_garbage)                                     \
+  X(SWEPT_BAD_COLOUR, "", SWEPT, NEED_BLOCK, plant_marked)                                        \
+  X(SWEPT_FREELIST_FOREIGN, "", SWEPT, NEED_POOL, plant_freelist_foreign)                         \
+  X(SWEPT_FREELIST_MISALIGNED, "", SWEPT, NEED_POOL, plant_freelist_misaligned)                   \
+  X(SWEPT_FREELIST_LIVE, "", SWEPT, NEED_POOL, plant_freelist_live)                               \
+  X(SWEPT_FREELIST_CYCLE, "", SWEPT, NEED_POOL, plant_freelist_cycle)                             \
+  X(SWEPT_FREELIST_ORDER, "", SWEPT, NEED_POOL, plant_freelist_order)                             \
+  X(SWEPT_FREELIST_COUNT, "", SWEPT, NEED_POOL, plant_freelist_count)                             \
+  X(SWEPT_FULL_POOL_HAS_FREE_SLOT, "", SWEPT, NEED_POOL, plant_full_with_free_slot)               \
+  X(SWEPT_AVAIL_POOL_FULL, "", SWEPT, NEED_POOL, plant_avail_full)                                \
+  X(SWEPT_BAD_FRONTIER, "", SWEPT, NEED_POOL, plant_frontier)                                     \
+  X(SWEPT_WORKBUF_LOST, "", SWEPT, 0, plant_workbuf)                                              \
+  X(CHECKMARK_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_unmarked)                                \
+  X(CHECKMARK_BAD_POINTER, "", MARK_DONE, NEED_FIELD, plant_wild_field)                           \
+  X(CHECKMARK_MARK_UNFINISHED, "", MARK_DONE, 0, plant_marker_busy)                               \
+  X(CHECKMARK_MARK_UNFINISHED, "barrier", MARK_DONE, 0, plant_follower_missing)                   \
+  X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                                     \
+  X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                                   \
+  X(MODEL_DEAD, "reused", CYCLED, NEED_OBJECT, plant_model_reused)                                \
+  X(MODEL_CONTENTS, "", CYCLED, NEED_OBJECT, plant_model_field)                                   \
+  X(MODEL_CONTENTS, "header", CYCLED, NEED_OBJECT, plant_model_tag)                               \
+  X(MODEL_NOT_FREED, "", SWEPT, NEED_OBJECT, plant_model_doomed)                                  \
+  X(MODEL_FINALIZER_COUNT, "", SWEPT, NEED_OBJECT, plant_model_finalized)                         \
+  X(MODEL_FINALIZER_COUNT, "unknown-block", CYCLED, 0, plant_model_unknown_finalized)             \
+  X(MODEL_FINALIZER_COUNT, "unqueued", CYCLED, NEED_OBJECT, plant_model_unqueued_finalizer)       \
+  X(MODEL_LIVE_COUNT, "", SWEPT, NEED_BLOCK, plant_model_live_count)                              \
   X(MODEL_ROOT, "", CYCLED, 0, plant_model_root)
 
 static const corruption_row rows[] = {

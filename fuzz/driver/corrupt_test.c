@@ -64,8 +64,8 @@ static void names_are_kinds(void) {
 static char **files;
 static int file_count;
 
-/* One run of the program in a text file; the corruptions it planted are counted (and marked in `named`) from the
- * trace, where each planted corruption says "[planted `corrupt NAME ...". */
+/* One run of the program in a text file; the corruptions it planted are counted (and marked in
+ * `named`) from the trace, where each planted corruption says "[planted `corrupt NAME ...". */
 typedef struct outcome {
   int rc;
   fuzz_result res;

@@ -58,7 +58,9 @@ static void print_verdict(const char *pass, const char *type) {
   gc_verdict v = {
       .kind = kind,
       .pass = pass,
-      .point = m == NULL ? "" : m->op != NULL ? "op" : "final",
+      .point = m == NULL       ? ""
+               : m->op != NULL ? "op"
+                               : "final",
       .op = m != NULL && m->op != NULL ? (long)m->op->index : -1,
       .cycle = d != NULL ? d->cycles_seen : -1,
   };

@@ -58,8 +58,8 @@ static void check_new_block(driver *d, mutator *m, gc_value v, size_t wsize, uns
   }
   size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
   if (i < wsize) {
-    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "a new block's field %zu is 0x%" PRIxPTR ", not 0", i,
-                  GC_FIELD(v, i));
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "a new block's field %zu is 0x%" PRIxPTR ", not 0",
+                  i, GC_FIELD(v, i));
   }
 }
 

@@ -7,8 +7,10 @@
  *   semantics.c   what each op does to the heap and the model (the checks of the API contract)
  *   corrupt_op.c  the corrupt op: plant (invariants/corrupt.h), check, repair, check again
  *   verdict.c     violations: printed, counted per pass, attributed to an op
+ *   sanitizer.c   sanitizer findings as verdict lines (beside verdict.c; reads state only)
  *
- * Private to the driver package: drivers use fuzz/driver/driver.h. */
+ * layering_test checks that every file includes downwards only. Private to the driver package:
+ * drivers use fuzz/driver/driver.h. */
 #ifndef FUZZ_DRIVER_STATE_H
 #define FUZZ_DRIVER_STATE_H
 

@@ -261,7 +261,8 @@ int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
   if (d->opt->interleaving != NULL) fuzz_sched_print_interleaving(d->sched, d->opt->interleaving);
   int ok = status == FUZZ_SCHED_OK;
   if (!ok) {
-    drv_violation(d, m, status == FUZZ_SCHED_DEADLOCK ? GC_VK_DRIVER_DEADLOCK : GC_VK_DRIVER_LIVELOCK,
+    drv_violation(d, m,
+                  status == FUZZ_SCHED_DEADLOCK ? GC_VK_DRIVER_DEADLOCK : GC_VK_DRIVER_LIVELOCK,
                   "every thread waits (see the scheduler's report above): the collector is "
                   "stuck");
   } else {
