@@ -1,0 +1,335 @@
+/* Running a program (see driver.h): the top of the driver. A fresh heap with the verifier, the
+ * model and the driver's hook; the ops on one thread or on a thread per domain; the final checks;
+ * the memory a fuzz target keeps between programs. Calls down only: threads.h, semantics.h,
+ * corrupt_op.h, verdict.h. */
+#include "fuzz/driver/driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/driver/corrupt_op.h"
+#include "fuzz/driver/semantics.h"
+#include "fuzz/driver/state.h"
+#include "fuzz/driver/threads.h"
+#include "fuzz/driver/verdict.h"
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
+#include "gc/gc.h"
+#include "invariants/model.h"
+#include "invariants/verify.h"
+
+/* ---- The hook ------------------------------------------------------------------------------ */
+
+/* Run the passes due at `point` (the heap's verify mask, read at every point like the verifier's
+ * own hook) and print what they found, attributed to the op that started the cycle. The driver
+ * owns the hook so that it can say which op that was before anything else runs. */
+static void driver_check_cycle(driver *d, const mutator *m, gc_hook_point point) {
+  size_t found = gc_verify_run_point(d->verifier, gc_heap_config(d->heap)->verify, point);
+  if (found == 0) return;
+  drv_report_passes(d, m, gc_verify_reports_of(d->verifier), NULL);
+  gc_verify_clear(d->verifier);
+}
+
+/* Runs at every hook point: its comparisons are of the driver's own bookkeeping, nothing the
+ * fuzzer can steer by, so it is left out of coverage (an OSS-Fuzz build traces the comparisons
+ * of every file; the fuzz config already spares this one). */
+FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, void *user) {
+  driver *d = user;
+  const mutator *m = drv_thread_mutator; /* see state.h: the hook cannot be handed it */
+  (void)heap;
+  if (point == GC_HOOK_MARK_DONE) {
+    /* Marking runs inside one op: that op started this cycle. */
+    if (m->op != NULL) {
+      d->cycle_op = (long)m->op->index;
+      d->cycle_op_copy = *m->op;
+    } else {
+      d->cycle_op = -1;
+    }
+  }
+  if (point == GC_HOOK_CYCLED) d->cycles_seen++;
+  if (d->opt->trace != NULL) {
+    static const char *const names[] = {"mark-done", "cycled", "swept"};
+    fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
+  }
+  /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
+  if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
+  driver_check_cycle(d, m, point);
+}
+
+/* ---- The heap, the model and the memory kept between programs ------------------------------ */
+
+static void bind_roots(driver *d, gc_model *m);
+
+struct fuzz_scratch {
+  gc_verify_scratch *verify;
+  gc_model *model; /* detached between programs (gc_model_detach), or NULL before the first */
+  driver *d;       /* the driver state, cleared for each program; the model's roots stay bound to
+                    * its slots from one program to the next */
+};
+
+fuzz_scratch *fuzz_scratch_create(void) {
+  fuzz_scratch *s = calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  s->verify = gc_verify_scratch_create();
+  if (s->verify == NULL) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void fuzz_scratch_destroy(fuzz_scratch *s) {
+  if (s == NULL) return;
+  gc_verify_scratch_destroy(s->verify);
+  gc_model_destroy(s->model);
+  free(s->d);
+  free(s);
+}
+
+/* The banks of model roots a program needs: one mutator on one thread, one per domain on threads.
+ * (Every model check visits every root: the one-thread targets do not pay for banks they never
+ * use.) */
+static size_t bank_count(const fuzz_options *opt) {
+  return opt->threads == FUZZ_ONE_THREAD ? 1 : FUZZ_DOMAINS;
+}
+
+/* The model for this program, its roots bound to the driver's slots (INV-DRV-1): the scratch's,
+ * attached to the new heap (still bound: the scratch's driver state is where its slots were),
+ * or a new one. */
+static gc_model *open_model(driver *d) {
+  fuzz_scratch *s = d->opt->scratch;
+  size_t roots = bank_count(d->opt) * BANK_ROOTS;
+  if (s == NULL) {
+    gc_model *m = gc_model_create(d->heap, roots);
+    if (m != NULL) bind_roots(d, m);
+    return m;
+  }
+  if (s->model != NULL &&
+      (gc_model_root_count(s->model) != roots || !gc_model_reattach(s->model, d->heap))) {
+    gc_model_detach(s->model); /* no-op unless reattach succeeded */
+    gc_model_destroy(s->model);
+    s->model = NULL;
+  }
+  if (s->model == NULL) {
+    s->model = gc_model_create(d->heap, roots);
+    if (s->model != NULL) bind_roots(d, s->model);
+  }
+  return s->model;
+}
+
+static void close_model(driver *d) {
+  if (d->model == NULL) return;
+  if (d->opt->scratch != NULL) {
+    gc_model_detach(d->model); /* kept in the scratch for the next program */
+  } else {
+    gc_model_destroy(d->model);
+  }
+  d->model = NULL;
+}
+
+/* The heap every program starts with: pacing that can trigger within a short program, pools
+ * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
+ * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4). */
+static gc_heap *create_heap(const fuzz_options *opt) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  cfg.min_trigger_words = 4096;
+  cfg.mark_stack_entries = 1024;
+  cfg.pools_per_batch = 1;
+  cfg.free_pools_kept = 0;
+  cfg.pool_cache = opt->pool_cache;
+  if (opt->threads == FUZZ_SCHEDULED && cfg.pool_cache == NULL) {
+    /* Scheduled runs always go through a pool cache: taking and giving pools passes the cache's
+     * lock, two scheduling points, whether it holds pools or not. With the cache in some runs and
+     * not in others, an input would take one interleaving in the fuzzer and another in replay. */
+    static gc_pool_cache *scheduled_cache;
+    if (scheduled_cache == NULL) scheduled_cache = gc_pool_cache_create(256);
+    cfg.pool_cache = scheduled_cache;
+  }
+  cfg.verify = opt->verify_given ? opt->verify : GC_VERIFY_ALL;
+  if (opt->params != NULL) {
+    char err[200];
+    if (gc_config_parse(&cfg, opt->params, err, sizeof err) != GC_OK) {
+      fprintf(opt->out ? opt->out : stderr, "fuzz driver: bad parameters: %s\n", err);
+      return NULL;
+    }
+  }
+  return gc_heap_create(&cfg);
+}
+
+/* Every model root lives in the driver's storage from the start: a slot, a frame's snapshot word,
+ * a global cell. A frame not pushed and a cell not registered hold NULL (their model roots are
+ * empty), so the model's root set and the heap's agree at every point, and the model's own root
+ * scanner has nothing to visit. */
+static void bind_roots(driver *d, gc_model *m) {
+  for (size_t b = 0; b < bank_count(d->opt); b++) {
+    mutator *mu = &d->muts[b];
+    size_t base = b * BANK_ROOTS;
+    for (size_t i = 0; i < FUZZ_SLOTS; i++)
+      gc_model_root_bind(m, base + BANK_SLOTS + i, &mu->slots[i]);
+    for (size_t k = 0; k < FUZZ_FRAMES; k++) {
+      for (size_t i = 0; i < FUZZ_SLOTS; i++) {
+        gc_model_root_bind(m, base + BANK_FRAMES + k * FUZZ_SLOTS + i, &mu->frames[k].values[i]);
+      }
+    }
+    for (size_t g = 0; g < FUZZ_GLOBALS; g++)
+      gc_model_root_bind(m, base + BANK_GLOBALS + g, &mu->globals[g]);
+  }
+}
+
+static void teardown(driver *d) {
+  /* The model first (it disarms its finalizers), then the roots the program left, the hook and
+   * the verifier, then the heap. */
+  close_model(d);
+  /* The frames of d0 (the program ends on it, running); other domains' frames go with their
+   * domains when the heap is destroyed. */
+  mutator *m = &d->muts[0];
+  for (int k; m->dom != NULL && (k = drv_innermost_frame(m, 0)) >= 0;) {
+    gc_frame_pop(m->dom, &m->frames[k].frame);
+    m->frames[k].domain = -1;
+  }
+  if (m->dom != NULL) gc_frame_pop(m->dom, &m->slot_frame);
+  for (int g = 0; g < FUZZ_GLOBALS; g++) {
+    for (int b = 0; b < FUZZ_DOMAINS; b++) {
+      if (d->muts[b].registered[g]) gc_root_unregister(d->heap, &d->muts[b].globals[g]);
+    }
+  }
+  gc_set_hook(d->heap, NULL, NULL);
+  gc_verify_uninstall(d->verifier);
+  gc_heap_destroy(d->heap);
+  if (d->opt->scratch == NULL) free(d);
+}
+
+/* A fresh driver for one program, its heap with the verifier, the model and the driver's hook,
+ * and d0's slots pushed as its outermost frame; NULL when out of memory (nothing left over). */
+static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
+  driver *d;
+  if (opt->scratch != NULL) {
+    if (opt->scratch->d == NULL) opt->scratch->d = malloc(sizeof *d);
+    d = opt->scratch->d;
+    if (d != NULL) memset(d, 0, sizeof *d);
+  } else {
+    d = calloc(1, sizeof *d);
+  }
+  if (d == NULL) return NULL;
+  d->opt = opt;
+  d->out = opt->out ? opt->out : stderr;
+  d->res = res;
+  d->cycle_op = -1;
+  d->heap = create_heap(opt);
+  if (d->heap == NULL) {
+    if (opt->scratch == NULL) free(d);
+    return NULL;
+  }
+  for (size_t b = 0; b < FUZZ_DOMAINS; b++) {
+    d->muts[b].root_base = b * BANK_ROOTS;
+    d->muts[b].on = (int)b;
+    for (int k = 0; k < FUZZ_FRAMES; k++) d->muts[b].frames[k].domain = -1;
+  }
+  mutator *m = &d->muts[0];
+  drv_thread_mutator = m;
+  m->dom = d->domains[0] = gc_main_domain(d->heap);
+  /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
+   * prints each report with the op it belongs to, then aborts if asked to. */
+  d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);
+  if (d->verifier != NULL && opt->scratch != NULL) {
+    gc_verify_use_scratch(d->verifier, opt->scratch->verify);
+  }
+  d->model = open_model(d);
+  if (d->verifier == NULL || d->model == NULL) {
+    teardown(d);
+    return NULL;
+  }
+  gc_verify_set_model(d->verifier, d->model);
+  gc_set_hook(d->heap, driver_hook, d);
+  gc_frame_push(m->dom, &m->slot_frame, m->slots, FUZZ_SLOTS);
+  for (int r = 0; r < FUZZ_RANGES; r++) {
+    if (!gc_model_range_add(d->model, d->ranges[r], FUZZ_RANGE_WORDS)) {
+      teardown(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+/* The graph and roots targets: every op in order on d->muts[0], which moves between domains. */
+static void run_one_thread(driver *d, const uint8_t *data, size_t size) {
+  const fuzz_options *opt = d->opt;
+  mutator *m = &d->muts[0];
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, opt->ops, data, size);
+  while (fuzz_program_next(&dec, &op)) {
+    m->op = &op;
+    if (opt->trace != NULL) {
+      char text[FUZZ_OP_TEXT_MAX];
+      fprintf(opt->trace, "%4zu  %s\n", op.index, fuzz_op_format(&op, text, sizeof text));
+    }
+    drv_run_op(d, m, &op);
+    d->res->ops++;
+    if (opt->after_op != NULL) opt->after_op(opt->after_op_user, d->heap, m->slots, &op);
+  }
+  m->op = NULL;
+  /* The program ends on d0, running; the other domains stay in their blocking sections. */
+  drv_end_on_main(d, m);
+}
+
+/* The final checks: a full collection runs every pass once more (the model's live count is exact
+ * when its sweep ends); then the figures of fuzz_result. */
+static void final_checks(driver *d) {
+  fuzz_result *res = d->res;
+  gc_collect(d->muts[0].dom, GC_COLLECT_FULL);
+  gc_stats stats;
+  gc_get_stats(d->heap, &stats);
+  res->cycles = stats.cycles;
+  /* What determinism compares besides the interleaving: the heap's shape and activity, never a
+   * time or an address. */
+  const uint64_t shape[] = {stats.pool_words,     stats.pool_live_words, stats.pool_live_blocks,
+                            stats.large_words,    stats.large_blocks,    stats.cycles,
+                            stats.alloc_blocks,   stats.alloc_words,     stats.freed_blocks,
+                            stats.freed_words,    stats.finalizers_run,  stats.handoffs,
+                            stats.mark_overflows, stats.domains};
+  res->stats_hash = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+    res->stats_hash = (res->stats_hash ^ shape[i]) * 1099511628211ull;
+  }
+  drv_count_pass_runs(d);
+}
+
+int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_result *res) {
+  memset(res, 0, sizeof *res);
+  res->first_op = -1;
+  driver *d = open_driver(opt, res);
+  if (d == NULL) return -1;
+  drv_running = d;
+  if (opt->threads == FUZZ_ONE_THREAD) {
+    run_one_thread(d, data, size);
+  } else {
+    int ran = drv_run_threads(d, data, size);
+    if (ran <= 0) {
+      /* Stuck threads hold the heap's locks: leave the heap and the driver as they are. */
+      drv_running = NULL;
+      if (ran < 0) teardown(d);
+      return ran < 0 ? -1 : 1;
+    }
+  }
+  final_checks(d);
+  drv_running = NULL;
+  teardown(d);
+  return res->violations ? 1 : 0;
+}
+
+/* ---- Fuzz targets -------------------------------------------------------------------------- */
+
+int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size) {
+  static gc_pool_cache *pool_cache;
+  static fuzz_scratch *scratch;
+  if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
+  if (scratch == NULL) scratch = fuzz_scratch_create();
+  fuzz_options opt = {
+      .ops = set, .abort_on_violation = 1, .pool_cache = pool_cache, .scratch = scratch};
+  if (set == &fuzz_opset_schedule) opt.threads = FUZZ_SCHEDULED;
+  fuzz_result res;
+  fuzz_run(data, size, &opt, &res);
+  return 0;
+}

@@ -1,0 +1,129 @@
+/* Sanitizer findings as verdict lines (see fuzz_sanitizer_verdicts_install in driver.h).
+ *
+ * A sanitizer report names no op: this file adds the GCFUZZ-VERDICT line that does, so a crash
+ * is keyed like the driver's own findings. Three ways in, each the runtime's own, whichever comes
+ * first printing the one line of the finding:
+ *   - ASan: its error report callback, called with every error report, before the process dies;
+ *     the kind is the report's description ("heap-use-after-free");
+ *   - UBSan: its report hook (__ubsan_on_report), kind from __ubsan_get_current_report_data
+ *     ("signed-integer-overflow");
+ *   - every sanitizer: the death callback, for what has no callback of its own (MSan, TSan,
+ *     LeakSanitizer at exit). A libFuzzer target gets none from it: libFuzzer sets its own death
+ *     callback after LLVMFuzzerInitialize (to save the crashing input), and the runtime keeps one;
+ *     its targets are built with ASan and UBSan, whose findings the two hooks above print.
+ * None of these callbacks takes a parameter, so the op comes from process state: drv_running (the
+ * driver running a program, for its cycle count) and drv_thread_mutator (the op running on the
+ * thread that made the finding); see state.h. */
+#include <stdio.h>
+
+#include "fuzz/driver/driver.h"
+#include "fuzz/driver/state.h"
+#include "invariants/verdict.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FUZZ_ASAN 1
+#endif
+#if __has_feature(undefined_behavior_sanitizer)
+#define FUZZ_UBSAN 1
+#endif
+#if __has_feature(memory_sanitizer)
+#define FUZZ_MSAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define FUZZ_TSAN 1
+#endif
+#endif
+
+#if defined(FUZZ_ASAN) || defined(FUZZ_UBSAN) || defined(FUZZ_MSAN) || defined(FUZZ_TSAN)
+#define FUZZ_SANITIZED 1
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(FUZZ_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#if defined(FUZZ_SANITIZED)
+static int installed; /* this process prints sanitizer verdicts */
+static int printed;   /* the finding being reported has its line: the process dies with it */
+
+/* The line for finding "<pass>.<type>", attributed to the op running on this thread. */
+static void print_verdict(const char *pass, const char *type) {
+  if (!installed || printed) return;
+  printed = 1;
+  char kind[96];
+  snprintf(kind, sizeof kind, "%s.%s", pass, type);
+  const driver *d = drv_running;
+  const mutator *m = d != NULL ? drv_thread_mutator : NULL;
+  gc_verdict v = {
+      .kind = kind,
+      .pass = pass,
+      .point = m == NULL       ? ""
+               : m->op != NULL ? "op"
+                               : "final",
+      .op = m != NULL && m->op != NULL ? (long)m->op->index : -1,
+      .cycle = d != NULL ? d->cycles_seen : -1,
+  };
+  gc_verdict_print(stderr, &v);
+}
+
+#if defined(FUZZ_ASAN)
+static void asan_reported(const char *report) {
+  (void)report;
+  const char *what = __asan_get_report_description();
+  print_verdict("asan", what != NULL && what[0] != '\0' ? what : "error");
+}
+#endif
+
+#if defined(FUZZ_UBSAN)
+/* Declared by the UBSan runtime (ubsan_monitor), not by a public header of clang 14. */
+void __ubsan_get_current_report_data(const char **issue_kind, const char **message,
+                                     const char **filename, unsigned *line, unsigned *col,
+                                     char **memory_addr) __attribute__((weak));
+void __ubsan_on_report(void);
+
+/* The type of the report UBSan is printing ("signed-integer-overflow"), or NULL; only while it
+ * prints one. */
+static const char *ubsan_issue(void) {
+  const char *issue = NULL, *message = NULL, *file = NULL;
+  unsigned line = 0, col = 0;
+  char *addr = NULL;
+  if (__ubsan_get_current_report_data == NULL) return NULL;
+  __ubsan_get_current_report_data(&issue, &message, &file, &line, &col, &addr);
+  return issue != NULL && issue[0] != '\0' ? issue : NULL;
+}
+
+/* The runtime calls this on every report it prints: a weak hook it defines, which this definition
+ * replaces when the driver is linked statically into the binary (Bazel's default for cc_binary;
+ * a test sets linkstatic). Outside a report, __ubsan_get_current_report_data crashes: only here
+ * may it be asked. */
+void __ubsan_on_report(void) {
+  const char *issue = ubsan_issue();
+  print_verdict("ubsan", issue != NULL ? issue : "undefined");
+}
+#endif
+
+/* The process dies of a finding no hook above printed. */
+static void died(void) {
+#if defined(FUZZ_MSAN)
+  print_verdict("msan", "use-of-uninitialized-value");
+#elif defined(FUZZ_TSAN)
+  print_verdict("tsan", "report");
+#elif defined(FUZZ_ASAN)
+  /* ASan's own errors went through asan_reported: what is left is LeakSanitizer's exit check. */
+  print_verdict("lsan", "detected-memory-leaks");
+#else
+  print_verdict("ubsan", "undefined");
+#endif
+}
+#endif /* FUZZ_SANITIZED */
+
+void fuzz_sanitizer_verdicts_install(void) {
+#if defined(FUZZ_SANITIZED)
+  installed = 1;
+  __sanitizer_set_death_callback(died);
+#endif
+#if defined(FUZZ_ASAN)
+  __asan_set_error_report_callback(asan_reported);
+#endif
+}

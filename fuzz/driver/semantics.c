@@ -1,0 +1,503 @@
+/* What each op does (see semantics.h): to the heap through the model, with the driver's checks of
+ * the API contract it exercises. */
+#include "fuzz/driver/semantics.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fuzz/driver/corrupt_op.h"
+#include "fuzz/driver/verdict.h"
+#include "fuzz/lang/program.h"
+#include "gc/pool_layout.h"
+
+/* ---- Slots and frames ---------------------------------------------------------------------- */
+
+static gc_model_id slot_obj(driver *d, const mutator *m, int s) {
+  return gc_model_root_get(d->model, m->root_base + BANK_SLOTS + (size_t)s);
+}
+
+static void set_slot(driver *d, mutator *m, int s, gc_model_id obj) {
+  gc_model_root_set(d->model, m->root_base + BANK_SLOTS + (size_t)s, obj);
+}
+
+/* The first non-zero word of words[from..n), or n; long runs are compared with zeros by memcmp
+ * first, one call instead of a load per word. Not instrumented for coverage: traced (as an
+ * OSS-Fuzz build traces every file) a comparison per word of every new block cost more than the
+ * rest of the driver, and neither the values of a fresh block's words nor how many there are is
+ * anything the fuzzer can steer by. The check is the same. (noinline: inlined, it would be
+ * instrumented as its caller's code.) */
+FUZZ_NO_COVERAGE __attribute__((noinline)) static size_t first_nonzero(const gc_value *words,
+                                                                       size_t from, size_t n) {
+  static const gc_value zeros[512];
+  size_t i = from;
+  while (n - i >= 32) {
+    size_t k = n - i < 512 ? n - i : 512;
+    if (memcmp(words + i, zeros, k * sizeof *words) != 0) break; /* find it below */
+    i += k;
+  }
+  for (; i < n; i++) {
+    if (words[i] != 0) return i;
+  }
+  return n;
+}
+
+/* A fresh block must be what was asked for: size, tag, fields zeroed (custom: past the words the
+ * model wrote). */
+static void check_new_block(driver *d, mutator *m, gc_value v, size_t wsize, unsigned tag) {
+  drv_check_made(d);
+  if (!gc_is_block(v) || ((uintptr_t)v & (sizeof(gc_value) - 1)) != 0) {
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "gc_alloc returned 0x%" PRIxPTR ", not a block", v);
+    return;
+  }
+  if (gc_wsize(v) != wsize || gc_tag(v) != tag) {
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK,
+                  "a new block of %zu fields, tag %u has %zu fields, tag %u", wsize, tag,
+                  gc_wsize(v), gc_tag(v));
+    return;
+  }
+  size_t i = first_nonzero(gc_fields(v), tag == GC_TAG_CUSTOM ? 2 : 0, wsize);
+  if (i < wsize) {
+    drv_violation(d, m, GC_VK_DRIVER_BAD_BLOCK, "a new block's field %zu is 0x%" PRIxPTR ", not 0",
+                  i, GC_FIELD(v, i));
+  }
+}
+
+/* alloc / alloc_large. A custom block has `n` data words after its function (the model uses
+ * data word 1), so n + 1 fields. */
+static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_t n) {
+  int expect_fail = d->fail_countdown > 0 && --d->fail_countdown == 0;
+  gc_model_id obj;
+  size_t wsize = n;
+  unsigned tag;
+  if (kind == FUZZ_KIND_CUSTOM) {
+    tag = GC_TAG_CUSTOM;
+    wsize = n + 1;
+    obj = gc_model_alloc_custom(d->model, m->dom, n);
+  } else {
+    tag = kind == FUZZ_KIND_SCAN ? GC_TAG_SCAN : GC_TAG_RAW;
+    obj = gc_model_alloc(d->model, m->dom, n, tag);
+  }
+  drv_check_made(d);
+  if (obj == GC_MODEL_NONE) {
+    gc_error e = gc_last_error(d->heap);
+    if (e != GC_ERR_NOMEM) {
+      drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "a failed allocation recorded %s, not nomem",
+                    gc_error_name(e));
+    } else if (!expect_fail && d->limit_bytes == 0) {
+      drv_violation(d, m, GC_VK_DRIVER_UNEXPECTED_FAILURE,
+                    "an allocation of %zu fields failed with no heap limit and no injected "
+                    "failure due: %s",
+                    wsize, gc_last_error_message(d->heap));
+    }
+    gc_clear_error(d->heap);
+    set_slot(d, m, dst, GC_MODEL_NONE);
+    return;
+  }
+  if (expect_fail) {
+    drv_violation(d, m, GC_VK_DRIVER_INJECTED_FAILURE_MISSED,
+                  "the injected failure was due at this allocation, but it succeeded");
+  }
+  check_new_block(d, m, gc_model_value(d->model, obj), wsize, tag);
+  set_slot(d, m, dst, obj);
+}
+
+/* store / store_imm into field f of the object in slot s. Scanned fields take the value; raw and
+ * custom data take the word (a pointer stored there is data: it keeps nothing alive). A custom
+ * block's function and model words (fields 0, 1) and fields past the end are no-ops. */
+static void op_store(driver *d, mutator *m, fuzz_arg dst, int is_imm, int value) {
+  gc_model_id obj = slot_obj(d, m, dst.a);
+  if (obj == GC_MODEL_NONE) return;
+  size_t f = (size_t)dst.b;
+  if (f >= gc_model_wsize(d->model, obj)) return;
+  if (gc_model_tag(d->model, obj) <= GC_TAG_SCAN_MAX) {
+    if (is_imm) {
+      gc_model_store_imm(d->model, obj, f, value);
+    } else {
+      gc_model_store_ptr(d->model, obj, f, slot_obj(d, m, value));
+    }
+  } else if (gc_model_tag(d->model, obj) == GC_TAG_RAW || f >= 2) {
+    uintptr_t word = is_imm ? gc_val_int(value) : gc_model_value(d->model, slot_obj(d, m, value));
+    gc_model_store_raw(d->model, obj, f, word);
+  }
+}
+
+static void op_load(driver *d, mutator *m, int dst, fuzz_arg src) {
+  gc_model_id obj = slot_obj(d, m, src.a);
+  if (obj == GC_MODEL_NONE || gc_model_tag(d->model, obj) > GC_TAG_SCAN_MAX ||
+      (size_t)src.b >= gc_model_wsize(d->model, obj)) {
+    return;
+  }
+  set_slot(d, m, dst, gc_model_load(d->model, obj, (size_t)src.b)); /* an immediate: empty */
+}
+
+static void op_push(driver *d, mutator *m) {
+  if (m->frame_count == FUZZ_FRAMES) return;
+  int k = 0;
+  while (m->frames[k].domain >= 0) k++;
+  m->frame_count++;
+  driver_frame *f = &m->frames[k];
+  f->domain = m->on;
+  f->seq = ++m->frame_seq;
+  size_t base = m->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
+  gc_frame_push(m->dom, &f->frame, f->values, FUZZ_SLOTS);
+  for (int i = 0; i < FUZZ_SLOTS; i++)
+    gc_model_root_set(d->model, base + (size_t)i, slot_obj(d, m, i));
+}
+
+/* The record of domain dom's innermost frame, or -1. */
+int drv_innermost_frame(const mutator *m, int dom) {
+  int k = -1;
+  for (int i = 0; i < FUZZ_FRAMES; i++) {
+    if (m->frames[i].domain == dom && (k < 0 || m->frames[i].seq > m->frames[k].seq)) k = i;
+  }
+  return k;
+}
+
+/* The frame record is free again and its snapshot no model root (the frame is popped, or dropped
+ * with its domain). */
+void drv_release_frame(driver *d, mutator *m, int k) {
+  m->frames[k].domain = -1;
+  m->frame_count--;
+  size_t base = m->root_base + BANK_FRAMES + (size_t)k * FUZZ_SLOTS;
+  for (int i = 0; i < FUZZ_SLOTS; i++) gc_model_root_clear(d->model, base + (size_t)i);
+}
+
+static void op_pop(driver *d, mutator *m) {
+  int k = drv_innermost_frame(m, m->on);
+  if (k < 0) return;
+  /* Popping a frame that is not the domain's innermost must be refused and change nothing: the
+   * slots' frame is d0's outermost, and no frame of any other domain. */
+  drv_expect_error(d, m, gc_frame_pop(m->dom, &m->slot_frame), GC_ERR_FRAME_ORDER,
+                   "gc_frame_pop(a frame that is not the innermost)");
+  drv_expect_error(d, m, gc_frame_pop(m->dom, &m->frames[k].frame), GC_OK,
+                   "gc_frame_pop(innermost)");
+  drv_release_frame(d, m, k);
+}
+
+/* ---- Domains ------------------------------------------------------------------------------- */
+
+/* Move the program to domain `to` (spawned): the domain it leaves waits in a blocking section
+ * (unless it is in one already), `to` runs (unless `block` left it in one). INV-DRV-2. */
+static void switch_to(driver *d, mutator *m, int to) {
+  if (to == m->on) return;
+  if (!d->blocked[m->on]) gc_enter_blocking(d->domains[m->on]);
+  m->on = to;
+  if (!d->blocked[to]) gc_leave_blocking(d->domains[to]);
+  m->dom = d->blocked[to] ? NULL : d->domains[to];
+}
+
+void drv_op_spawn(driver *d, mutator *m, int n) {
+  if (n == 0 || d->domains[n] != NULL) return;
+  gc_domain *child = gc_domain_spawn(m->dom);
+  drv_check_made(d);
+  if (child == NULL) {
+    /* Only out of memory may refuse a domain, and then with nomem. */
+    drv_expect_error(d, m, gc_last_error(d->heap), GC_ERR_NOMEM, "gc_domain_spawn");
+    return;
+  }
+  d->domains[n] = child;
+  d->blocked[n] = 0;
+}
+
+static void op_terminate(driver *d, mutator *m, int n) {
+  if (n == 0) {
+    drv_expect_error(d, m, gc_domain_terminate(d->domains[0]), GC_ERR_MAIN_DOMAIN,
+                     "gc_domain_terminate(the main domain)");
+    return;
+  }
+  if (d->domains[n] == NULL) return;
+  /* A domain terminates itself, running (it is in a blocking section unless the program is on
+   * it); the program then goes on where it was, or on d0 if dN was where it was. */
+  int back = m->on == n ? 0 : m->on;
+  if (m->on != n) {
+    gc_enter_blocking(m->dom);
+    gc_leave_blocking(d->domains[n]);
+  }
+  for (int k; (k = drv_innermost_frame(m, n)) >= 0;) drv_release_frame(d, m, k);
+  drv_expect_error(d, m, gc_domain_terminate(d->domains[n]), GC_OK, "gc_domain_terminate");
+  d->domains[n] = NULL;
+  d->blocked[n] = 0;
+  m->on = back;
+  if (!d->blocked[back]) gc_leave_blocking(d->domains[back]);
+  m->dom = d->blocked[back] ? NULL : d->domains[back];
+}
+
+static void op_block(driver *d, mutator *m) {
+  if (d->blocked[m->on]) return;
+  gc_enter_blocking(d->domains[m->on]);
+  d->blocked[m->on] = 1;
+  m->dom = NULL;
+}
+
+static void op_unblock(driver *d, mutator *m) {
+  if (!d->blocked[m->on]) return;
+  gc_leave_blocking(d->domains[m->on]);
+  d->blocked[m->on] = 0;
+  m->dom = d->domains[m->on];
+}
+
+/* ---- Finalizers and conservative ranges ---------------------------------------------------- */
+
+static void op_fin(driver *d, mutator *m, int s, int revive) {
+  gc_model_id obj = slot_obj(d, m, s);
+  if (obj == GC_MODEL_NONE) return;
+  size_t root =
+      revive == FUZZ_NO_SLOT ? GC_MODEL_NO_ROOT : m->root_base + BANK_SLOTS + (size_t)revive;
+  /* The model refuses only an object whose finalizer is queued (INV-FIN-1); the collector
+   * must accept everything else. */
+  gc_model_finalizer_set_reviving(d->model, obj, root);
+  gc_clear_error(d->heap);
+}
+
+static void op_unfin(driver *d, mutator *m, int s) {
+  gc_model_id obj = slot_obj(d, m, s);
+  if (obj == GC_MODEL_NONE) return;
+  if (gc_model_finalizer_clear(d->model, obj)) return;
+  /* No finalizer set, as far as the model knows: the collector must refuse it too. */
+  drv_expect_error(d, m, gc_finalizer_clear(d->heap, gc_model_value(d->model, obj)),
+                   GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
+}
+
+static void op_range(driver *d, mutator *m, fuzz_arg word, int s, fuzz_arg offset) {
+  gc_model_id obj = slot_obj(d, m, s);
+  uintptr_t w = 0;
+  if (obj != GC_MODEL_NONE) {
+    uintptr_t base = gc_model_value(d->model, obj);
+    if (offset.a == FUZZ_FROM_END) base += gc_model_wsize(d->model, obj) * sizeof(gc_value);
+    w = base + (uintptr_t)(intptr_t)offset.b;
+  }
+  gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
+}
+
+/* A word into the pool-aligned unit holding the block: the pool's header, its first slots. The
+ * driver knows the layout only to aim words; what they must keep alive the model decides. */
+static void op_range_pool(driver *d, mutator *m, fuzz_arg word, int s, int k) {
+  gc_model_id obj = slot_obj(d, m, s);
+  uintptr_t w = 0;
+  if (obj != GC_MODEL_NONE) {
+    uintptr_t unit = gc_model_value(d->model, obj) & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+    w = unit + (uintptr_t)k * sizeof(gc_value);
+  }
+  gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
+}
+
+static void op_root(driver *d, mutator *m, int g, int src) {
+  size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
+  if (m->registered[g]) {
+    drv_expect_error(d, m, gc_root_register(d->heap, &m->globals[g]), GC_ERR_DUP_ROOT,
+                     "gc_root_register(a registered cell)");
+  } else {
+    drv_expect_error(d, m, gc_root_register(d->heap, &m->globals[g]), GC_OK, "gc_root_register");
+    m->registered[g] = 1;
+  }
+  gc_model_root_set(d->model, root, slot_obj(d, m, src));
+}
+
+void drv_op_unroot(driver *d, mutator *m, int g) {
+  size_t root = m->root_base + BANK_GLOBALS + (size_t)g;
+  if (m->registered[g]) {
+    drv_expect_error(d, m, gc_root_unregister(d->heap, &m->globals[g]), GC_OK,
+                     "gc_root_unregister");
+    m->registered[g] = 0;
+    gc_model_root_clear(d->model, root);
+  } else {
+    drv_expect_error(d, m, gc_root_unregister(d->heap, &m->globals[g]), GC_ERR_UNKNOWN_ROOT,
+                     "gc_root_unregister(an unregistered cell)");
+  }
+}
+
+static void set_param(driver *d, mutator *m, const char *text) {
+  drv_expect_error(d, m, gc_set_params(d->heap, text), GC_OK, text);
+}
+
+static void op_param(driver *d, mutator *m, fuzz_arg arg) {
+  char text[64];
+  long v = fuzz_param_value((fuzz_param)arg.a, (size_t)arg.b);
+  if (v < 0) {
+    snprintf(text, sizeof text, "%s=off", fuzz_param_name((fuzz_param)arg.a));
+  } else {
+    snprintf(text, sizeof text, "%s=%ld", fuzz_param_name((fuzz_param)arg.a), v);
+  }
+  set_param(d, m, text);
+}
+
+static void op_fail(driver *d, mutator *m, int n) {
+  char text[32];
+  snprintf(text, sizeof text, "failafter=%d", n);
+  set_param(d, m, text);
+  d->fail_countdown = (unsigned)n;
+}
+
+static void op_limit(driver *d, mutator *m, int index) {
+  char text[48];
+  d->limit_bytes = fuzz_limit_bytes((size_t)index);
+  snprintf(text, sizeof text, "limit=%zu", d->limit_bytes);
+  set_param(d, m, text);
+}
+
+static void op_pin(driver *d, mutator *m, int s) {
+  gc_model_id obj = slot_obj(d, m, s);
+  if (obj == GC_MODEL_NONE) return;
+  drv_check_made(d);
+  if (!gc_model_pin(d->model, obj)) {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "gc_pin of a live block failed: %s",
+                  gc_last_error_message(d->heap));
+  }
+  gc_clear_error(d->heap);
+}
+
+static void op_unpin(driver *d, mutator *m, int s) {
+  gc_model_id obj = slot_obj(d, m, s);
+  if (obj == GC_MODEL_NONE) return;
+  if (gc_model_unpin(d->model, obj)) return;
+  /* Not pinned, as far as the model knows: the collector must refuse it too. */
+  drv_expect_error(d, m, gc_unpin(d->heap, gc_model_value(d->model, obj)), GC_ERR_NOT_BLOCK,
+                   "gc_unpin(a block that is not pinned)");
+}
+
+static void never_added_scanner(gc_visit_fn visit, void *visit_ctx, void *user) {
+  (void)visit;
+  (void)visit_ctx;
+  (void)user;
+}
+
+/* A refused allocation returns 0 with `want` recorded, allocates nothing and does not count
+ * toward an injected failure. */
+static void expect_alloc_refused(driver *d, mutator *m, gc_value v, gc_error want,
+                                 const char *call) {
+  drv_check_made(d);
+  if (v != 0) {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned a block, expected %s", call,
+                  gc_error_name(want));
+    return; /* the block is not in the model: the live count will say so too */
+  }
+  drv_expect_error(d, m, gc_last_error(d->heap), want, call);
+}
+
+/* Field by field: a struct's padding bytes are not part of its value. */
+static int same_config(const gc_config *a, const gc_config *b) {
+  return a->gc_percent == b->gc_percent && a->min_trigger_words == b->min_trigger_words &&
+         a->sweep_budget_words == b->sweep_budget_words &&
+         a->mark_stack_entries == b->mark_stack_entries &&
+         a->heap_limit_bytes == b->heap_limit_bytes && a->pools_per_batch == b->pools_per_batch &&
+         a->free_pools_kept == b->free_pools_kept && a->fail_alloc_after == b->fail_alloc_after &&
+         a->trace == b->trace && a->verify == b->verify;
+}
+
+static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
+  gc_heap *h = d->heap;
+  switch (which) {
+    case FUZZ_MISUSE_ALLOC0:
+      expect_alloc_refused(d, m, gc_alloc(m->dom, 0, GC_TAG_SCAN), GC_ERR_ZERO_SIZE,
+                           "gc_alloc(0 fields)");
+      break;
+    case FUZZ_MISUSE_TOO_LARGE:
+      expect_alloc_refused(d, m, gc_alloc(m->dom, GC_MAX_WSIZE + 1, GC_TAG_RAW), GC_ERR_TOO_LARGE,
+                           "gc_alloc(GC_MAX_WSIZE + 1 fields)");
+      break;
+    case FUZZ_MISUSE_BAD_TAG:
+      expect_alloc_refused(d, m, gc_alloc(m->dom, 1, 251), GC_ERR_BAD_TAG, "gc_alloc(tag 251)");
+      break;
+    case FUZZ_MISUSE_CUSTOM_TAG:
+      expect_alloc_refused(d, m, gc_alloc(m->dom, 2, GC_TAG_CUSTOM), GC_ERR_BAD_TAG,
+                           "gc_alloc(the custom tag)");
+      break;
+    case FUZZ_MISUSE_PIN_NULL:
+      drv_expect_error(d, m, gc_pin(h, 0), GC_ERR_NOT_BLOCK, "gc_pin(NULL)");
+      break;
+    case FUZZ_MISUSE_PIN_INT:
+      drv_expect_error(d, m, gc_pin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK, "gc_pin(an immediate)");
+      break;
+    case FUZZ_MISUSE_UNPIN_INT:
+      drv_expect_error(d, m, gc_unpin(h, gc_val_int(3)), GC_ERR_NOT_BLOCK,
+                       "gc_unpin(an immediate)");
+      break;
+    case FUZZ_MISUSE_SCANNER_REMOVE:
+      drv_expect_error(d, m, gc_root_scanner_remove(h, never_added_scanner, d), GC_ERR_UNKNOWN_ROOT,
+                       "gc_root_scanner_remove(a scanner never added)");
+      break;
+    case FUZZ_MISUSE_REGISTER_NULL:
+      drv_expect_error(d, m, gc_root_register(h, NULL), GC_ERR_UNKNOWN_ROOT,
+                       "gc_root_register(NULL)");
+      break;
+    case FUZZ_MISUSE_BAD_PARAM:
+    case FUZZ_MISUSE_UNKNOWN_PARAM: {
+      gc_config before = *gc_heap_config(h);
+      const char *text = which == FUZZ_MISUSE_BAD_PARAM ? "markstack=3" : "bogus=1";
+      drv_expect_error(d, m, gc_set_params(h, text), GC_ERR_PARAM, text);
+      /* (Scheduled threads: another domain's `param` may run while this call waits at a lock,
+       * so only the error is checked there.) */
+      drv_check_made(d);
+      if (d->opt->threads != FUZZ_SCHEDULED && !same_config(&before, gc_heap_config(h))) {
+        drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                      "a refused gc_set_params(\"%s\") changed the "
+                      "configuration",
+                      text);
+      }
+      break;
+    }
+    case FUZZ_MISUSE_COUNT: break;
+  }
+}
+
+/* ---- One op -------------------------------------------------------------------------------- */
+
+void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
+  const fuzz_arg *a = op->args;
+  /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
+  if (m->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
+  switch (op->code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE:
+      op_alloc(d, m, a[0].a, (fuzz_block_kind)a[1].a, (size_t)a[2].a);
+      break;
+    case FUZZ_OP_STORE: op_store(d, m, a[0], 0, a[1].a); break;
+    case FUZZ_OP_STORE_IMM: op_store(d, m, a[0], 1, a[1].a); break;
+    case FUZZ_OP_LOAD: op_load(d, m, a[0].a, a[1]); break;
+    case FUZZ_OP_DROP: set_slot(d, m, a[0].a, GC_MODEL_NONE); break;
+    case FUZZ_OP_COPY: set_slot(d, m, a[0].a, slot_obj(d, m, a[1].a)); break;
+    case FUZZ_OP_PUSH: op_push(d, m); break;
+    case FUZZ_OP_POP: op_pop(d, m); break;
+    case FUZZ_OP_ROOT: op_root(d, m, a[0].a, a[1].a); break;
+    case FUZZ_OP_UNROOT: drv_op_unroot(d, m, a[0].a); break;
+    case FUZZ_OP_COLLECT: gc_collect(m->dom, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_PARAM: op_param(d, m, a[0]); break;
+    case FUZZ_OP_FAIL: op_fail(d, m, a[0].a); break;
+    case FUZZ_OP_LIMIT: op_limit(d, m, a[0].a); break;
+    case FUZZ_OP_PIN: op_pin(d, m, a[0].a); break;
+    case FUZZ_OP_UNPIN: op_unpin(d, m, a[0].a); break;
+    case FUZZ_OP_MISUSE: op_misuse(d, m, (fuzz_misuse)a[0].a); break;
+    case FUZZ_OP_SPAWN: drv_op_spawn(d, m, a[0].a); break;
+    case FUZZ_OP_TERMINATE: op_terminate(d, m, a[0].a); break;
+    case FUZZ_OP_ON:
+      if (d->domains[a[0].a] != NULL) switch_to(d, m, a[0].a);
+      break;
+    case FUZZ_OP_FIN: op_fin(d, m, a[0].a, a[1].a); break;
+    case FUZZ_OP_UNFIN: op_unfin(d, m, a[0].a); break;
+    case FUZZ_OP_RANGE: op_range(d, m, a[0], a[1].a, a[2]); break;
+    case FUZZ_OP_RANGE_INT:
+      gc_model_range_store(d->model, (size_t)a[0].a, (size_t)a[0].b, (uintptr_t)a[1].a);
+      break;
+    case FUZZ_OP_RANGE_WORD:
+      gc_model_range_store(d->model, (size_t)a[0].a, (size_t)a[0].b, (uintptr_t)a[1].word);
+      break;
+    case FUZZ_OP_RANGE_POOL: op_range_pool(d, m, a[0], a[1].a, a[2].a); break;
+    case FUZZ_OP_BLOCK: op_block(d, m); break;
+    case FUZZ_OP_UNBLOCK: op_unblock(d, m); break;
+    case FUZZ_OP_PCT:
+    case FUZZ_OP_CHOOSE: break; /* read before the run (schedule_config) */
+    case FUZZ_OP_CORRUPT:
+      /* One thread only: it breaks the heap for a moment, which no other thread may see. */
+      if (d->opt->threads == FUZZ_ONE_THREAD) {
+        drv_op_corrupt(d, m, (fuzz_corruption)a[0].a, a[1].a, a[2].a);
+      }
+      break;
+    case FUZZ_OP_COUNT: break;
+  }
+}
+
+void drv_end_on_main(driver *d, mutator *m) {
+  switch_to(d, m, 0);
+  op_unblock(d, m);
+}

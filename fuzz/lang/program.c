@@ -1,0 +1,277 @@
+/* The op table, the operand encodings and the decoder. */
+#include "fuzz/lang/program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Tables -------------------------------------------------------------------------------- */
+
+const fuzz_op_info fuzz_op_table[FUZZ_OP_COUNT] = {
+#define FUZZ_OP_ROW(name, mnemonic, k1, k2, k3, what) \
+  [FUZZ_OP_##name] = {mnemonic, {FUZZ_OPND_##k1, FUZZ_OPND_##k2, FUZZ_OPND_##k3}, what},
+    FUZZ_OPS(FUZZ_OP_ROW)
+#undef FUZZ_OP_ROW
+};
+
+const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT] = {
+#define FUZZ_OPND_ROW(name, bytes, what) [FUZZ_OPND_##name] = {bytes, what},
+    FUZZ_OPERAND_KINDS(FUZZ_OPND_ROW)
+#undef FUZZ_OPND_ROW
+};
+
+const char *const fuzz_kind_names[FUZZ_KIND_COUNT] = {"scan", "raw", "custom"};
+const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT] = {"slice", "major", "full"};
+const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
+    [FUZZ_MISUSE_ALLOC0] = "alloc0",
+    [FUZZ_MISUSE_TOO_LARGE] = "too-large",
+    [FUZZ_MISUSE_BAD_TAG] = "bad-tag",
+    [FUZZ_MISUSE_CUSTOM_TAG] = "custom-tag",
+    [FUZZ_MISUSE_PIN_NULL] = "pin-null",
+    [FUZZ_MISUSE_PIN_INT] = "pin-int",
+    [FUZZ_MISUSE_UNPIN_INT] = "unpin-int",
+    [FUZZ_MISUSE_SCANNER_REMOVE] = "scanner-remove",
+    [FUZZ_MISUSE_REGISTER_NULL] = "register-null",
+    [FUZZ_MISUSE_BAD_PARAM] = "bad-param",
+    [FUZZ_MISUSE_UNKNOWN_PARAM] = "unknown-param",
+};
+const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT] = {
+#define FUZZ_CORRUPTION_NAME(name, text) [FUZZ_CORRUPT_##name] = text,
+    FUZZ_CORRUPTIONS(FUZZ_CORRUPTION_NAME)
+#undef FUZZ_CORRUPTION_NAME
+};
+
+/* Parameter values: the defaults' neighbourhood and the edges (a 4-entry mark stack, a 1-word
+ * sweep budget, pacing that triggers on every allocation slow path or never). */
+static const long percent_values[] = {0, 1, 10, 50, 100, 200, 1000, -1 /* off */};
+static const long mintrigger_values[] = {0, 16, 64, 256, 1024, 8192, 262144};
+static const long sweep_values[] = {1, 4, 16, 64, 256, 1024, 16384};
+static const long markstack_values[] = {4, 5, 8, 16, 64, 1024, 65536};
+static const long batch_values[] = {1, 2, 4, 16};
+static const long keep_values[] = {0, 1, 4, 64};
+
+static const struct {
+  const char *name;
+  const long *values;
+  size_t count;
+} param_table[FUZZ_PARAM_COUNT] = {
+    [FUZZ_PARAM_PERCENT] = {"percent", percent_values, sizeof percent_values / sizeof(long)},
+    [FUZZ_PARAM_MINTRIGGER] = {"mintrigger", mintrigger_values,
+                               sizeof mintrigger_values / sizeof(long)},
+    [FUZZ_PARAM_SWEEP] = {"sweep", sweep_values, sizeof sweep_values / sizeof(long)},
+    [FUZZ_PARAM_MARKSTACK] = {"markstack", markstack_values,
+                              sizeof markstack_values / sizeof(long)},
+    [FUZZ_PARAM_BATCH] = {"batch", batch_values, sizeof batch_values / sizeof(long)},
+    [FUZZ_PARAM_KEEP] = {"keep", keep_values, sizeof keep_values / sizeof(long)},
+};
+
+const char *fuzz_param_name(fuzz_param p) { return param_table[p].name; }
+size_t fuzz_param_value_count(fuzz_param p) { return param_table[p].count; }
+long fuzz_param_value(fuzz_param p, size_t i) { return param_table[p].values[i]; }
+
+/* Heap limits in KiB; 0 is off. 32 KiB is one pool: the first pool fits, the second does not. */
+static const size_t limit_kib[] = {0, 32, 64, 96, 128, 256, 512, 1024, 4096};
+size_t fuzz_limit_count(void) { return sizeof limit_kib / sizeof limit_kib[0]; }
+size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
+
+/* ---- Decoding ------------------------------------------------------------------------------ */
+
+/* ---- Op sets ------------------------------------------------------------------------------- */
+
+/* The ops of one thread: every op but the schedule-only ones, in table order (so the ops before
+ * pct keep the bytes they had when the set was "every op before pct"). */
+static const fuzz_opcode graph_ops[] = {
+    FUZZ_OP_ALLOC,  FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,      FUZZ_OP_STORE_IMM,  FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,   FUZZ_OP_COPY,        FUZZ_OP_PUSH,       FUZZ_OP_POP,        FUZZ_OP_ROOT,
+    FUZZ_OP_UNROOT, FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,      FUZZ_OP_FAIL,       FUZZ_OP_LIMIT,
+    FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
+    FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
+    FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
+};
+_Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
+               "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
+const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / sizeof graph_ops[0]};
+
+/* Conservative roots: blocks to point at, words to point with, collections in between. */
+static const fuzz_opcode roots_ops[] = {
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,  FUZZ_OP_POP,       FUZZ_OP_COLLECT,
+    FUZZ_OP_PARAM,      FUZZ_OP_PIN,         FUZZ_OP_UNPIN, FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
+    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,
+};
+const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
+
+/* Several domains on threads: every op but the two whose checks assume one thread (an injected
+ * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
+ * interleaving), plus the scheduling ops. */
+static const fuzz_opcode schedule_ops[] = {
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
+    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,      FUZZ_OP_POP,       FUZZ_OP_ROOT,
+    FUZZ_OP_UNROOT,     FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,       FUZZ_OP_UNPIN,
+    FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,       FUZZ_OP_TERMINATE, FUZZ_OP_ON,        FUZZ_OP_FIN,
+    FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK,     FUZZ_OP_UNBLOCK,
+    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,
+};
+const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
+                                        sizeof schedule_ops / sizeof schedule_ops[0]};
+
+static const fuzz_opset *const all_opsets[] = {&fuzz_opset_graph, &fuzz_opset_roots,
+                                               &fuzz_opset_schedule};
+const char fuzz_opset_names[] = "graph, roots, schedule";
+
+const fuzz_opset *fuzz_opset_find(const char *name) {
+  for (size_t i = 0; i < sizeof all_opsets / sizeof all_opsets[0]; i++) {
+    if (strcmp(all_opsets[i]->name, name) == 0) return all_opsets[i];
+  }
+  return NULL;
+}
+
+int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code) {
+  if (set->ops == NULL) return (size_t)code < set->count ? (int)code : -1;
+  for (size_t i = 0; i < set->count; i++) {
+    if (set->ops[i] == code) return (int)i;
+  }
+  return -1;
+}
+
+/* ---- Decoding ------------------------------------------------------------------------------ */
+
+static uint8_t byte_at(const fuzz_decoder *dec, size_t pos) {
+  return pos < dec->size ? dec->data[pos] : 0;
+}
+
+static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
+  fuzz_arg arg = {0, 0, 0};
+  switch (kind) {
+    case FUZZ_OPND_NONE: break;
+    case FUZZ_OPND_SLOT: arg.a = b[0] % FUZZ_SLOTS; break;
+    case FUZZ_OPND_FIELD:
+      arg.a = b[0] % FUZZ_SLOTS;
+      arg.b = b[1] % FUZZ_FIELDS;
+      break;
+    case FUZZ_OPND_GLOBAL: arg.a = b[0] % FUZZ_GLOBALS; break;
+    case FUZZ_OPND_KIND: arg.a = b[0] % FUZZ_KIND_COUNT; break;
+    case FUZZ_OPND_SMALL: arg.a = 1 + b[0] % FUZZ_SMALL_MAX; break;
+    case FUZZ_OPND_LARGE:
+      arg.a = FUZZ_LARGE_MIN + (int)(((unsigned)b[0] | (unsigned)b[1] << 8) % FUZZ_LARGE_SPAN);
+      break;
+    case FUZZ_OPND_INT: arg.a = b[0]; break;
+    case FUZZ_OPND_COLLECT: arg.a = b[0] % FUZZ_COLLECT_COUNT; break;
+    case FUZZ_OPND_PARAM:
+      arg.a = b[0] % FUZZ_PARAM_COUNT;
+      arg.b = (int)(b[1] % param_table[arg.a].count);
+      break;
+    case FUZZ_OPND_FAIL: arg.a = b[0] % (FUZZ_FAIL_MAX + 1); break;
+    case FUZZ_OPND_LIMIT: arg.a = (int)(b[0] % fuzz_limit_count()); break;
+    case FUZZ_OPND_MISUSE: arg.a = b[0] % FUZZ_MISUSE_COUNT; break;
+    case FUZZ_OPND_DOMAIN: arg.a = b[0] % FUZZ_DOMAINS; break;
+    case FUZZ_OPND_OPTSLOT: arg.a = b[0] % (FUZZ_SLOTS + 1); break; /* FUZZ_NO_SLOT last */
+    case FUZZ_OPND_RWORD:
+      arg.a = (b[0] / FUZZ_RANGE_WORDS) % FUZZ_RANGES;
+      arg.b = b[0] % FUZZ_RANGE_WORDS;
+      break;
+    case FUZZ_OPND_OFFSET:
+      if (b[0] < FUZZ_OFFSET_END_BYTE) {
+        arg.a = FUZZ_FROM_START;
+        arg.b = b[0] + FUZZ_OFFSET_START_MIN;
+      } else {
+        arg.a = FUZZ_FROM_END;
+        arg.b = b[0] - FUZZ_OFFSET_END_ZERO;
+      }
+      break;
+    case FUZZ_OPND_WORD:
+      for (int i = FUZZ_OPERAND_MAX_BYTES - 1; i >= 0; i--) arg.word = arg.word << 8 | b[i];
+      break;
+    case FUZZ_OPND_CORRUPTION: arg.a = b[0] % FUZZ_CORRUPTION_COUNT; break;
+    case FUZZ_OPND_KIND_COUNT: break;
+  }
+  return arg;
+}
+
+int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
+  if (dec->pos >= dec->size) return 0;
+  op->offset = dec->pos;
+  op->index = dec->index++;
+  size_t byte = dec->data[dec->pos++] % dec->set->count;
+  op->code = dec->set->ops != NULL ? dec->set->ops[byte] : (fuzz_opcode)byte;
+  const fuzz_op_info *info = &fuzz_op_table[op->code];
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    fuzz_operand_kind kind = info->operands[i];
+    uint8_t b[FUZZ_OPERAND_MAX_BYTES] = {0};
+    for (unsigned k = 0; k < fuzz_operand_table[kind].bytes; k++) b[k] = byte_at(dec, dec->pos + k);
+    op->args[i] = decode_operand(kind, b);
+    dec->pos += fuzz_operand_table[kind].bytes;
+  }
+  if (dec->pos > dec->size) dec->pos = dec->size;
+  return 1;
+}
+
+size_t fuzz_program_count(const fuzz_opset *set, const uint8_t *data, size_t size) {
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, set, data, size);
+  while (fuzz_program_next(&dec, &op)) {}
+  return dec.index;
+}
+
+/* ---- Encoding ------------------------------------------------------------------------------ */
+
+static size_t encode_operand(fuzz_operand_kind kind, fuzz_arg arg, uint8_t *out) {
+  switch (kind) {
+    case FUZZ_OPND_FIELD:
+    case FUZZ_OPND_PARAM:
+      out[0] = (uint8_t)arg.a;
+      out[1] = (uint8_t)arg.b;
+      return 2;
+    case FUZZ_OPND_SMALL: out[0] = (uint8_t)(arg.a - 1); return 1;
+    case FUZZ_OPND_LARGE: {
+      unsigned v = (unsigned)(arg.a - FUZZ_LARGE_MIN);
+      out[0] = (uint8_t)(v & 0xff);
+      out[1] = (uint8_t)(v >> 8);
+      return 2;
+    }
+    case FUZZ_OPND_RWORD: out[0] = (uint8_t)(arg.a * FUZZ_RANGE_WORDS + arg.b); return 1;
+    case FUZZ_OPND_OFFSET:
+      out[0] = (uint8_t)(arg.a == FUZZ_FROM_START ? arg.b - FUZZ_OFFSET_START_MIN
+                                                  : arg.b + FUZZ_OFFSET_END_ZERO);
+      return 1;
+    case FUZZ_OPND_WORD:
+      for (int i = 0; i < FUZZ_OPERAND_MAX_BYTES; i++) out[i] = (uint8_t)(arg.word >> (8 * i));
+      return FUZZ_OPERAND_MAX_BYTES;
+    case FUZZ_OPND_NONE:
+    case FUZZ_OPND_KIND_COUNT: return 0;
+    default: out[0] = (uint8_t)arg.a; return 1;
+  }
+}
+
+size_t fuzz_op_encode(const fuzz_opset *set, const fuzz_op *op, uint8_t out[FUZZ_OP_MAX_BYTES]) {
+  int byte = fuzz_opset_byte(set != NULL ? set : &fuzz_opset_graph, op->code);
+  if (byte < 0) return 0;
+  size_t n = 0;
+  out[n++] = (uint8_t)byte;
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    n += encode_operand(fuzz_op_table[op->code].operands[i], op->args[i], out + n);
+  }
+  return n;
+}
+
+/* ---- Buffers ------------------------------------------------------------------------------- */
+
+int fuzz_buf_append(fuzz_buf *b, const void *bytes, size_t n) {
+  if (b->size + n > b->capacity) {
+    size_t capacity = b->capacity ? b->capacity : 256;
+    while (capacity < b->size + n) capacity *= 2;
+    uint8_t *data = realloc(b->data, capacity);
+    if (data == NULL) return 0;
+    b->data = data;
+    b->capacity = capacity;
+  }
+  if (n > 0) memcpy(b->data + b->size, bytes, n);
+  b->size += n;
+  return 1;
+}
+
+void fuzz_buf_free(fuzz_buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->size = b->capacity = 0;
+}

@@ -1,0 +1,278 @@
+/* The op language and its text form: every byte string decodes; printing then assembling gives
+ * bytes that decode to the same ops (random inputs); each op's text is what the README shows;
+ * malformed text is refused with the right line and column. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
+#include "gc/check.h"
+
+static int ops_equal(const fuzz_op *x, const fuzz_op *y) {
+  if (x->code != y->code) return 0;
+  for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
+    if (x->args[i].a != y->args[i].a || x->args[i].b != y->args[i].b) return 0;
+  }
+  return 1;
+}
+
+/* Print random bytes as text, assemble the text: the ops must be the same, and the canonical
+ * bytes must print to the very same text. */
+/* Every byte string prints, assembles back to bytes that decode to the same ops, and prints the
+ * same again: for each target's op set. */
+static void random_bytes_round_trip_in(const fuzz_opset *set) {
+  unsigned seed = 12345;
+  for (int iter = 0; iter < 2000; iter++) {
+    uint8_t in[300];
+    size_t n = (size_t)(iter % 300);
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      in[i] = (uint8_t)(seed >> 16);
+    }
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *f = open_memstream(&text, &text_len);
+    size_t count = fuzz_print_program(f, set, in, n, iter % 2);
+    fclose(f);
+    fuzz_buf bytes = {0};
+    fuzz_text_error err;
+    CHECK(fuzz_assemble(set, text, text_len, &bytes, &err));
+    if (err.line) fprintf(stderr, "%zu:%zu: %s\n%s", err.line, err.column, err.message, text);
+    CHECK_EQ_U(fuzz_program_count(set, bytes.data, bytes.size), count);
+
+    fuzz_decoder a, b;
+    fuzz_op x, y;
+    fuzz_decoder_init(&a, set, in, n);
+    fuzz_decoder_init(&b, set, bytes.data, bytes.size);
+    while (fuzz_program_next(&a, &x)) {
+      CHECK(fuzz_program_next(&b, &y));
+      CHECK(ops_equal(&x, &y));
+    }
+    CHECK(!fuzz_program_next(&b, &y));
+
+    char *again = NULL;
+    size_t again_len = 0;
+    f = open_memstream(&again, &again_len);
+    fuzz_print_program(f, set, bytes.data, bytes.size, iter % 2);
+    fclose(f);
+    CHECK(again_len == text_len && memcmp(again, text, text_len) == 0);
+    free(again);
+    free(text);
+    fuzz_buf_free(&bytes);
+  }
+}
+
+static void random_bytes_round_trip(void) {
+  random_bytes_round_trip_in(&fuzz_opset_graph);
+  random_bytes_round_trip_in(&fuzz_opset_roots);
+}
+
+/* The roots target names its ops with its own bytes; its text is the graph target's. */
+static void op_sets(void) {
+  CHECK(fuzz_opset_find("graph") == &fuzz_opset_graph);
+  CHECK(fuzz_opset_find("roots") == &fuzz_opset_roots);
+  CHECK(fuzz_opset_find("bogus") == NULL);
+  const char *text = "alloc s1 scan 3\nrange_pool r0.1 s1 2\ncollect full\n";
+  fuzz_buf g = {0}, r = {0};
+  fuzz_text_error err;
+  CHECK(fuzz_assemble(&fuzz_opset_graph, text, strlen(text), &g, &err));
+  CHECK(fuzz_assemble(&fuzz_opset_roots, text, strlen(text), &r, &err));
+  CHECK_EQ_U(g.size, r.size);
+  CHECK(g.size > 0 && r.size > 0 && r.data[0] == g.data[0]);  /* alloc is first in both */
+  CHECK(memcmp(g.data, r.data, g.size) != 0);                  /* range_pool's byte differs */
+  CHECK_EQ_U(fuzz_program_count(&fuzz_opset_roots, r.data, r.size), 3);
+  fuzz_buf_free(&g);
+  fuzz_buf_free(&r);
+  fuzz_buf b = {0};
+  CHECK(!fuzz_assemble(&fuzz_opset_roots, "spawn d1", 8, &b, &err));
+  CHECK(strstr(err.message, "not one of the roots target's ops") != NULL);
+  CHECK_EQ_U(err.column, 1);
+  fuzz_buf_free(&b);
+  /* corrupt breaks the heap for a moment: the graph target only, never with other threads. */
+  const char *corrupt = "corrupt reach.zero-header s0 0";
+  CHECK(fuzz_opset_byte(&fuzz_opset_graph, FUZZ_OP_CORRUPT) == FUZZ_OP_PCT);
+  CHECK(!fuzz_assemble(&fuzz_opset_schedule, corrupt, strlen(corrupt), &b, &err));
+  CHECK(strstr(err.message, "not one of the schedule target's ops") != NULL);
+  CHECK(!fuzz_assemble(&fuzz_opset_roots, corrupt, strlen(corrupt), &b, &err));
+  fuzz_buf_free(&b);
+}
+
+static void assemble_one(const char *text, const char *want) {
+  fuzz_buf bytes = {0};
+  fuzz_text_error err;
+  int ok = fuzz_assemble(NULL, text, strlen(text), &bytes, &err);
+  CHECK(ok);
+  if (!ok) {
+    fprintf(stderr, "  '%s': %zu:%zu: %s\n", text, err.line, err.column, err.message);
+    return;
+  }
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, NULL, bytes.data, bytes.size);
+  CHECK(fuzz_program_next(&dec, &op));
+  char line[FUZZ_OP_TEXT_MAX];
+  fuzz_op_format(&op, line, sizeof line);
+  if (strcmp(line, want) != 0) fprintf(stderr, "  '%s' printed as '%s'\n", want, line);
+  CHECK(strcmp(line, want) == 0);
+  fuzz_buf_free(&bytes);
+}
+
+static void every_op_has_its_text(void) {
+  assemble_one("alloc s3 scan 4", "alloc s3 scan 4");
+  assemble_one("  alloc   s15 custom 127   # a comment", "alloc s15 custom 127");
+  assemble_one("alloc_large s0 raw 1151", "alloc_large s0 raw 1151");
+  assemble_one("store s3.1 s5", "store s3.1 s5");
+  assemble_one("store_imm s3.63 255", "store_imm s3.63 255");
+  assemble_one("load s2 s3.0", "load s2 s3.0");
+  assemble_one("drop s1", "drop s1");
+  assemble_one("copy s1 s2", "copy s1 s2");
+  assemble_one("push", "push");
+  assemble_one("pop", "pop");
+  assemble_one("root g7 s2", "root g7 s2");
+  assemble_one("unroot g0", "unroot g0");
+  assemble_one("collect slice", "collect slice");
+  assemble_one("collect major", "collect major");
+  assemble_one("collect full", "collect full");
+  assemble_one("param percent off", "param percent off");
+  assemble_one("param markstack 4", "param markstack 4");
+  assemble_one("param sweep 1", "param sweep 1");
+  assemble_one("param mintrigger 0", "param mintrigger 0");
+  assemble_one("fail 3", "fail 3");
+  assemble_one("fail off", "fail off");
+  assemble_one("limit 64k", "limit 64k");
+  assemble_one("limit 1m", "limit 1m");
+  assemble_one("limit off", "limit off");
+  assemble_one("pin s4", "pin s4");
+  assemble_one("unpin s4", "unpin s4");
+  assemble_one("misuse alloc0", "misuse alloc0");
+  assemble_one("misuse unknown-param", "misuse unknown-param");
+  assemble_one("param batch 16", "param batch 16");
+  assemble_one("param keep 0", "param keep 0");
+  assemble_one("spawn d3", "spawn d3");
+  assemble_one("terminate d0", "terminate d0");
+  assemble_one("on d1", "on d1");
+  assemble_one("block", "block");
+  assemble_one("unblock", "unblock");
+  assemble_one("fin s2 s9", "fin s2 s9");
+  assemble_one("fin s2 -", "fin s2 -");
+  assemble_one("unfin s15", "unfin s15");
+  assemble_one("range r3.7 s1 +191", "range r3.7 s1 +191");
+  assemble_one("range r0.0 s1 -8", "range r0.0 s1 -8");
+  assemble_one("range r0.0 s1 +0", "range r0.0 s1 +0");
+  assemble_one("range r1.2 s1 end", "range r1.2 s1 end");
+  assemble_one("range r1.2 s1 end-28", "range r1.2 s1 end-28");
+  assemble_one("range r1.2 s1 end+27", "range r1.2 s1 end+27");
+  assemble_one("range_int r2.5 0", "range_int r2.5 0");
+  assemble_one("range_word r1.1 0x0", "range_word r1.1 0x0");
+  assemble_one("range_word r1.1 0xffffffffffffffff", "range_word r1.1 0xffffffffffffffff");
+  assemble_one("range_word r1.1 0x7f00deadbeef", "range_word r1.1 0x7f00deadbeef");
+  assemble_one("range_pool r3.0 s2 255", "range_pool r3.0 s2 255");
+  assemble_one("corrupt reach.zero-header s3 2", "corrupt reach.zero-header s3 2");
+  assemble_one("corrupt  model.finalizer-count/unknown-block  s15 255 # longest",
+               "corrupt model.finalizer-count/unknown-block s15 255");
+  /* Every corruption's name, and the bytes of each: its index. */
+  for (int c = 0; c < FUZZ_CORRUPTION_COUNT; c++) {
+    char line[FUZZ_OP_TEXT_MAX];
+    snprintf(line, sizeof line, "corrupt %s s1 7", fuzz_corruption_names[c]);
+    assemble_one(line, line);
+    fuzz_buf bytes = {0};
+    fuzz_text_error err;
+    CHECK(fuzz_assemble(NULL, line, strlen(line), &bytes, &err));
+    CHECK(bytes.size == 4 && bytes.data[1] == c);
+    fuzz_buf_free(&bytes);
+  }
+}
+
+static void refused(const char *text, size_t line, size_t column, const char *needle) {
+  fuzz_buf bytes = {0};
+  fuzz_text_error err;
+  CHECK(!fuzz_assemble(NULL, text, strlen(text), &bytes, &err));
+  CHECK_EQ_U(err.line, line);
+  CHECK_EQ_U(err.column, column);
+  if (strstr(err.message, needle) == NULL || err.line != line || err.column != column) {
+    fprintf(stderr, "  for %s: got %zu:%zu: %s (wanted %zu:%zu ... %s)\n", text, err.line,
+            err.column, err.message, line, column, needle);
+  }
+  CHECK(strstr(err.message, needle) != NULL);
+  fuzz_buf_free(&bytes);
+}
+
+static void malformed_text_is_refused_with_line_and_column(void) {
+  refused("alloc s3 scan 4\nbogus s1\n", 2, 1, "unknown op 'bogus'");
+  refused("alloc s16 scan 4", 1, 7, "expected a slot");
+  refused("alloc s3 scan 0", 1, 15, "small size");
+  refused("alloc s3 scan 128", 1, 15, "small size");
+  refused("alloc s3 scan 04", 1, 15, "small size"); /* not canonical */
+  refused("alloc_large s3 raw 99", 1, 20, "large size");
+  refused("alloc s3 blue 4", 1, 10, "block kind");
+  refused("\n\n  store s3 s5", 3, 9, "expected a field");
+  refused("store s3.64 s5", 1, 7, "expected a field");
+  refused("collect", 1, 8, "missing operand");
+  refused("collect minor", 1, 9, "slice, major or full");
+  refused("param markstack 3", 1, 17, "one of: 4, 5, 8");
+  refused("param percent", 1, 14, "missing the value");
+  refused("param gogc 100", 1, 7, "unknown parameter");
+  refused("param batch 3", 1, 13, "one of: 1, 2, 4, 16");
+  refused("misuse everything", 1, 8, "a misuse");
+  refused("pin", 1, 4, "missing operand");
+  refused("fail 0", 1, 6, "off");
+  refused("limit 33k", 1, 7, "heap limit");
+  refused("drop s1 s2", 1, 9, "unexpected 's2'");
+  refused("pop\n\tpush x # y", 2, 7, "unexpected 'x'");
+  refused("drop s1\xff", 1, 8, "unexpected byte 0xff");
+  refused("spawn d4", 1, 7, "a domain d0..d3");
+  refused("on s1", 1, 4, "a domain");
+  refused("fin s1", 1, 7, "missing operand: a slot s0..s15, or -");
+  refused("fin s1 none", 1, 8, "or - for none");
+  refused("range r4.0 s1 +0", 1, 7, "conservative range word");
+  refused("range r0.8 s1 +0", 1, 7, "conservative range word");
+  refused("range r0.0 s1 +192", 1, 15, "byte offset");
+  refused("range r0.0 s1 -9", 1, 15, "byte offset");
+  refused("range r0.0 s1 -0", 1, 15, "byte offset"); /* not canonical: +0 */
+  refused("range r0.0 s1 8", 1, 15, "byte offset");  /* the sign is required */
+  refused("range r0.0 s1 end+0", 1, 15, "byte offset"); /* not canonical: end */
+  refused("range r0.0 s1 end-29", 1, 15, "byte offset");
+  refused("range r0.0 s1 end+28", 1, 15, "byte offset");
+  refused("range_int r0.0 256", 1, 16, "an integer");
+  refused("range_word r0.0 0x00", 1, 17, "64-bit word");  /* leading zero */
+  refused("range_word r0.0 0xABC", 1, 17, "64-bit word"); /* lower case */
+  refused("range_word r0.0 0x10000000000000000", 1, 17, "64-bit word");
+  refused("range_word r0.0 255", 1, 17, "64-bit word");
+  refused("corrupt reach.zero s1 0", 1, 9, "unknown corruption 'reach.zero': a verification kind");
+  refused("corrupt reach.zero-header", 1, 26, "missing operand: a slot");
+  refused("corrupt reach.zero-header s1 256", 1, 30, "an integer");
+  refused("corrupt s1 reach.zero-header 0", 1, 9, "unknown corruption 's1'");
+}
+
+static void short_inputs_decode(void) {
+  /* An op cut short reads its missing operand bytes as 0. */
+  uint8_t in[] = {FUZZ_OP_ALLOC, 3};
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, NULL, in, sizeof in);
+  CHECK(fuzz_program_next(&dec, &op));
+  CHECK(op.code == FUZZ_OP_ALLOC && op.args[0].a == 3 && op.args[1].a == 0 && op.args[2].a == 1);
+  CHECK(!fuzz_program_next(&dec, &op));
+  CHECK_EQ_U(fuzz_program_count(NULL, NULL, 0), 0);
+}
+
+static void text_detection(void) {
+  const char *t = "# hello\nalloc s1 scan 2\n";
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  t = "collect full";
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  uint8_t b[] = {0, 1, 2, 3};
+  CHECK(!fuzz_looks_like_text(b, sizeof b));
+  t = "hello world";
+  CHECK(!fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+}
+
+int main(void) {
+  RUN(random_bytes_round_trip);
+  RUN(op_sets);
+  RUN(every_op_has_its_text);
+  RUN(malformed_text_is_refused_with_line_and_column);
+  RUN(short_inputs_decode);
+  RUN(text_detection);
+  CHECK_MAIN_END();
+}

@@ -1,0 +1,19 @@
+/* Fuzz target `graph`: random object graphs and collections with every op (fuzz/lang/ops.h), every
+ * verification pass after every cycle. The first violation is printed, with the op that started
+ * its cycle, and aborts: libFuzzer saves the input as a crash. Replay it with the replay tool. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz/driver/driver.h"
+
+/* Sanitizer findings also print their verdict line, with the op that ran into them. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_sanitizer_verdicts_install();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  return fuzz_target_run_one(&fuzz_opset_graph, data, size);
+}
