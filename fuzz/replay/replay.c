@@ -1,11 +1,12 @@
-/* The replay tool: read a fuzz input (bytes or text), print it as a program, run it with every
- * pass, print what each pass found. Builds with any C compiler, without libFuzzer. */
+/* The replay tool as a library (fuzz/replay/replay.h): read a fuzz input (bytes or text), print
+ * it as a program, run it with every pass, print what each pass found. Builds with any C
+ * compiler, without libFuzzer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz/program.h"
-#include "fuzz/replay.h"
+#include "fuzz/replay/replay.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
 

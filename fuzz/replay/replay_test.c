@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fuzz/replay.h"
+#include "fuzz/replay/replay.h"
 #include "gc/check.h"
 #include "gc/header.h"
 
