@@ -385,6 +385,14 @@ static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) 
   return 1;
 }
 
+/* Ops and their operands are printable ASCII; a comment is prose and may hold any other byte
+ * too (UTF-8 arrows, accents), but no control character besides tab and CR. */
+static int byte_allowed(unsigned char c, int in_comment) {
+  if (c == '\t' || c == '\r') return 1;
+  if (c < 0x20 || c == 0x7f) return 0;
+  return c < 0x7f || in_comment;
+}
+
 int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf *out,
                   fuzz_text_error *err) {
   memset(err, 0, sizeof *err);
@@ -394,12 +402,16 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
   while (pos < len) {
     const char *nl = memchr(text + pos, '\n', len - pos);
     size_t line_len = nl ? (size_t)(nl - (text + pos)) : len - pos;
+    const char *hash = memchr(text + pos, '#', line_len);
+    size_t code_len = hash ? (size_t)(hash - (text + pos)) : line_len;
     for (size_t i = 0; i < line_len; i++) {
       unsigned char c = (unsigned char)text[pos + i];
-      if (c != '\t' && c != '\r' && (c < 0x20 || c > 0x7e)) {
+      if (!byte_allowed(c, i >= code_len)) {
         err->line = line_no;
         err->column = i + 1;
-        snprintf(err->message, sizeof err->message, "unexpected byte 0x%02x (text is ASCII)", c);
+        snprintf(err->message, sizeof err->message,
+                 "unexpected byte 0x%02x (ops are ASCII; comments may hold any byte but a "
+                 "control character)", c);
         return 0;
       }
     }
@@ -432,7 +444,7 @@ int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
 int fuzz_looks_like_text(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < size; i++) {
     uint8_t c = data[i];
-    if (c != '\n' && c != '\t' && c != '\r' && (c < 0x20 || c > 0x7e)) return 0;
+    if (c != '\n' && !byte_allowed(c, 1)) return 0;
   }
   size_t i = 0;
   while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) i++;

@@ -10,7 +10,9 @@
  *   param markstack 4
  *   collect full
  *
- * `#` starts a comment running to the end of the line; blank lines are ignored. The assembler
+ * `#` starts a comment running to the end of the line; blank lines are ignored. Ops are
+ * printable ASCII; a comment may hold any other byte too (UTF-8), but no control character
+ * besides tab and CR. The assembler
  * writes canonical bytes, so text -> bytes -> text gives back the same ops (comments and spacing
  * aside), and a printed program assembles to bytes that run exactly as the original input.
  */
@@ -54,8 +56,9 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
 int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
                        fuzz_text_error *err);
 
-/* Whether an input looks like text rather than bytes: only printable ASCII, tabs and newlines,
- * and its first token a mnemonic or a comment. */
+/* Whether an input looks like text rather than bytes: no control byte but tab, CR and LF (bytes
+ * past ASCII may be in comments), and its first token a mnemonic or a comment, or nothing but
+ * blanks. */
 int fuzz_looks_like_text(const uint8_t *data, size_t size);
 
 #endif /* FUZZ_TEXT_H */

@@ -244,6 +244,17 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("corrupt s1 reach.zero-header 0", 1, 9, "unknown corruption 's1'");
 }
 
+/* A comment is prose: any byte but a control character, so an arrow or an accent (UTF-8) in
+ * one assembles. Outside comments, text is ASCII. */
+static void comments_may_hold_any_printable_byte(void) {
+  assemble_one("store s0.0 s1  # s0 \xe2\x86\x92 s1", "store s0.0 s1");
+  assemble_one("# caf\xc3\xa9, na\xc3\xafve\ncollect full", "collect full");
+  assemble_one("collect full #\xff\x80 not even UTF-8", "collect full");
+  refused("collect full\xe2\x86\x92", 1, 13, "unexpected byte 0xe2");
+  refused("collect full # bell \a", 1, 21, "unexpected byte 0x07");
+  refused("collect full # del \x7f", 1, 20, "unexpected byte 0x7f");
+}
+
 static void short_inputs_decode(void) {
   /* An op cut short reads its missing operand bytes as 0. */
   uint8_t in[] = {FUZZ_OP_ALLOC, 3};
@@ -272,6 +283,7 @@ int main(void) {
   RUN(op_sets);
   RUN(every_op_has_its_text);
   RUN(malformed_text_is_refused_with_line_and_column);
+  RUN(comments_may_hold_any_printable_byte);
   RUN(short_inputs_decode);
   RUN(text_detection);
   CHECK_MAIN_END();

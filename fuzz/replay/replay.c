@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuzz/program.h"
+#include "fuzz/replay/input.h"
 #include "fuzz/replay/replay.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
@@ -17,7 +18,7 @@ static void usage(FILE *out) {
           "Replays fuzz inputs: prints each as a program (one op a line), runs it against a\n"
           "fresh heap with every verification pass after every cycle and at the end, and prints\n"
           "what each pass found. A FILE is either raw bytes (a libFuzzer crash or corpus file)\n"
-          "or the text form (corpus/*.txt); the format is detected. Byte inputs belong to a\n"
+          "or the text form (corpus/*.txt); see \"Text or bytes\" below. Byte inputs belong to a\n"
           "target (each reads opcode bytes through its own op set): say which with --target.\n"
           "\n"
           "Options:\n"
@@ -37,55 +38,27 @@ static void usage(FILE *out) {
           "  --params P        extra collector parameters, e.g. markstack=4 (see README)\n"
           "  -h, --help        this text\n"
           "\n"
+          "Text or bytes: --text or --bytes decides. Otherwise a FILE whose name ends in\n"
+          "'.txt' is text, always: a line that does not assemble is an error at FILE:LINE:COL\n"
+          "(exit 2), never a reason to run the file as bytes. Any other FILE ('-': stdin) is\n"
+          "text when it has no control byte but tab, CR and LF and its first word is an op (or\n"
+          "it starts with a '#' comment, or is blank); otherwise it is bytes, and when it has no\n"
+          "control byte replay says on stderr that it read it as bytes. Ops are ASCII; comments\n"
+          "may hold any other byte (UTF-8).\n"
+          "\n"
           "Exit status: 0 every input ran clean, 1 a verification pass (or the driver's API\n"
           "checks) reported a violation, 2 bad input (unreadable file, malformed text, usage).\n");
 }
 
 typedef struct replay_args {
-  int force_text, force_bytes, quiet, trace, print_only;
+  replay_format format; /* --text, --bytes, or the rule of fuzz/replay/input.h */
+  int quiet, trace, print_only;
   const char *assemble_out;
   const char *verify;
   const char *params;
   const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
   int free_threads;      /* --free */
 } replay_args;
-
-static int read_file(const char *path, fuzz_buf *out) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (f == NULL) return 0;
-  uint8_t chunk[4096];
-  size_t n;
-  int ok = 1;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (!fuzz_buf_append(out, chunk, n)) ok = 0;
-  }
-  if (ferror(f)) ok = 0;
-  if (f != stdin) fclose(f);
-  return ok;
-}
-
-/* The program's bytes: the file itself, or the text assembled. 0 on bad input (reported). */
-static int load_program(const char *path, const replay_args *args, fuzz_buf *bytes, int *is_text) {
-  fuzz_buf raw = {0};
-  if (!read_file(path, &raw)) {
-    fprintf(stderr, "replay: %s: cannot read\n", path);
-    fuzz_buf_free(&raw);
-    return 0;
-  }
-  *is_text = args->force_text || (!args->force_bytes && fuzz_looks_like_text(raw.data, raw.size));
-  if (!*is_text) {
-    *bytes = raw;
-    return 1;
-  }
-  fuzz_text_error err;
-  int ok = fuzz_assemble(args->ops, (const char *)raw.data, raw.size, bytes, &err);
-  if (!ok) {
-    fprintf(stderr, "%s:%zu:%zu: error: %s\n", path, err.line, err.column, err.message);
-    fuzz_buf_free(bytes);
-  }
-  fuzz_buf_free(&raw);
-  return ok;
-}
 
 static unsigned parse_verify(const char *s) {
   if (s == NULL) return GC_VERIFY_ALL;
@@ -101,7 +74,7 @@ static unsigned parse_verify(const char *s) {
 static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
   fuzz_buf bytes = {0};
   int is_text = 0;
-  if (!load_program(path, args, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
+  if (!replay_load(path, args->format, args->ops, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
 
   if (args->assemble_out != NULL) {
     FILE *f = strcmp(args->assemble_out, "-") == 0 ? stdout : fopen(args->assemble_out, "wb");
@@ -174,10 +147,13 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return FUZZ_REPLAY_CLEAN;
-    } else if (strcmp(a, "--text") == 0) {
-      args.force_text = 1;
-    } else if (strcmp(a, "--bytes") == 0) {
-      args.force_bytes = 1;
+    } else if (strcmp(a, "--text") == 0 || strcmp(a, "--bytes") == 0) {
+      replay_format format = a[2] == 't' ? REPLAY_TEXT : REPLAY_BYTES;
+      if (args.format != REPLAY_DETECT && args.format != format) {
+        fprintf(stderr, "replay: --text and --bytes exclude each other\n");
+        return FUZZ_REPLAY_BAD_INPUT;
+      }
+      args.format = format;
     } else if (strcmp(a, "--quiet") == 0) {
       args.quiet = 1;
     } else if (strcmp(a, "--trace") == 0) {
@@ -209,10 +185,6 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
   }
   if (first_file >= argc) {
     fprintf(stderr, "replay: no input file (see --help)\n");
-    return FUZZ_REPLAY_BAD_INPUT;
-  }
-  if (args.force_text && args.force_bytes) {
-    fprintf(stderr, "replay: --text and --bytes exclude each other\n");
     return FUZZ_REPLAY_BAD_INPUT;
   }
   if (parse_verify(args.verify) == ~0u) {

@@ -88,6 +88,49 @@ static void malformed_text_exits_2_with_line_and_column(void) {
   expect(run_replay(2, argv, NULL, out, sizeof out), 2, want);
 }
 
+/* A .txt file is text whatever it holds: a misspelled first op is an error at its line and
+ * column, never bytes run in silence. */
+static void misspelled_first_op_in_txt_file_is_an_error(void) {
+  static const char text[] = "aloc s0 scan 2\ncollect full\n";
+  const char *path = write_file("typo.txt", text, strlen(text));
+  char want[300];
+  snprintf(want, sizeof want, "%s:1:1: error: unknown op 'aloc'", path);
+  const char *run[] = {"replay", path};
+  expect(run_replay(2, run, NULL, out, sizeof out), 2, want);
+  CHECK(strstr(out, "== clean") == NULL);
+  char bin[300];
+  snprintf(bin, sizeof bin, "%s/typo.bin", dir);
+  const char *assemble[] = {"replay", "--assemble", bin, path};
+  expect(run_replay(4, assemble, NULL, out, sizeof out), 2, want);
+  const char *print[] = {"replay", "--print", path};
+  expect(run_replay(3, print, NULL, out, sizeof out), 2, want);
+}
+
+/* An arrow in a comment (UTF-8) keeps a file text, with or without the .txt name. */
+static void non_ascii_comment_is_still_text(void) {
+  static const char text[] = "alloc s0 scan 2   # s0 \xe2\x86\x92 nothing\ncollect full\n";
+  const char *txt = write_file("arrow.txt", text, strlen(text));
+  const char *run_txt[] = {"replay", txt};
+  expect(run_replay(2, run_txt, NULL, out, sizeof out), 0, "(text, 6 bytes, 2 ops, target graph)");
+  const char *other = write_file("arrow.prog", text, strlen(text));
+  const char *run_other[] = {"replay", other};
+  expect(run_replay(2, run_other, NULL, out, sizeof out), 0, "(text, 6 bytes, 2 ops, target graph)");
+}
+
+/* Another file whose first word is no op is read as bytes, as the rule says, and replay says so
+ * on stderr; --text reads it as text. */
+static void other_file_with_unknown_first_word_is_bytes_with_a_note(void) {
+  static const char text[] = "aloc s0 scan 2\ncollect full\n";
+  const char *path = write_file("typo.prog", text, strlen(text));
+  const char *run[] = {"replay", "--quiet", path};
+  expect(run_replay(3, run, NULL, out, sizeof out), 0, "read as bytes");
+  CHECK(strstr(out, "'aloc'") != NULL);
+  const char *as_text[] = {"replay", "--text", path};
+  char want[300];
+  snprintf(want, sizeof want, "%s:1:1: error: unknown op 'aloc'", path);
+  expect(run_replay(3, as_text, NULL, out, sizeof out), 2, want);
+}
+
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
   expect(run_replay(2, missing, NULL, out, sizeof out), 2, "cannot read");
@@ -204,6 +247,9 @@ int main(void) {
   if (mkdtemp(dir) == NULL) return 2;
   RUN(clean_text_exits_0);
   RUN(malformed_text_exits_2_with_line_and_column);
+  RUN(misspelled_first_op_in_txt_file_is_an_error);
+  RUN(non_ascii_comment_is_still_text);
+  RUN(other_file_with_unknown_first_word_is_bytes_with_a_note);
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
