@@ -732,7 +732,7 @@ static gc_heap *create_heap(const fuzz_options *opt) {
     if (scheduled_cache == NULL) scheduled_cache = gc_pool_cache_create(256);
     cfg.pool_cache = scheduled_cache;
   }
-  cfg.verify = opt->verify ? opt->verify : GC_VERIFY_ALL;
+  cfg.verify = opt->verify_given ? opt->verify : GC_VERIFY_ALL;
   if (opt->params != NULL) {
     char err[200];
     if (gc_config_parse(&cfg, opt->params, err, sizeof err) != GC_OK) {

@@ -59,7 +59,8 @@ typedef struct fuzz_options {
   int abort_on_violation; /* fuzz targets: print the first violation with its op, then abort() */
   FILE *out;              /* violations and the summary go here; NULL: stderr */
   FILE *trace;            /* if set: each op as it runs, and each cycle's hook points */
-  unsigned verify;        /* enum gc_verify_pass mask; 0 means GC_VERIFY_ALL */
+  unsigned verify;        /* enum gc_verify_pass mask, read when verify_given */
+  int verify_given;       /* 1: `verify` is the exact mask (0 = none); 0: every pass */
   const char *params;     /* extra collector parameters (gc_config_parse syntax), or NULL */
   gc_pool_cache *pool_cache; /* pools kept mapped from one program's heap to the next, or NULL
                               * (FUZZ_SCHEDULED then uses one of its own: the cache's lock is part

@@ -131,6 +131,35 @@ static void other_file_with_unknown_first_word_is_bytes_with_a_note(void) {
   expect(run_replay(3, as_text, NULL, out, sizeof out), 2, want);
 }
 
+/* The count of runs `pass` shows in the summary of `out`, or -1. */
+static long pass_runs(const char *pass) {
+  char key[64];
+  snprintf(key, sizeof key, "\n  %s ", pass);
+  const char *at = strstr(out, key);
+  return at != NULL ? strtol(at + strlen(key), NULL, 10) : -1;
+}
+
+/* --verify is the exact set of passes: none runs none, one runs that one. An empty value is an
+ * error (none is spelled none). */
+static void verify_runs_exactly_the_passes_named(void) {
+  const char *path = write_file("verify.txt", program, strlen(program));
+  const char *none[] = {"replay", "--quiet", "--verify", "none", path};
+  expect(run_replay(5, none, NULL, out, sizeof out), 0, "== clean");
+  CHECK(pass_runs("reach") == 0 && pass_runs("swept") == 0 && pass_runs("checkmark") == 0 &&
+        pass_runs("model") == 0);
+  const char *reach[] = {"replay", "--quiet", "--verify", "reach", path};
+  expect(run_replay(5, reach, NULL, out, sizeof out), 0, "== clean");
+  CHECK(pass_runs("reach") > 0 && pass_runs("swept") == 0 && pass_runs("checkmark") == 0 &&
+        pass_runs("model") == 0);
+  const char *all[] = {"replay", "--quiet", path};
+  expect(run_replay(3, all, NULL, out, sizeof out), 0, "== clean");
+  CHECK(pass_runs("reach") > 0 && pass_runs("swept") > 0 && pass_runs("checkmark") > 0 &&
+        pass_runs("model") > 0);
+  const char *empty[] = {"replay", "--verify", "", path};
+  expect(run_replay(4, empty, NULL, out, sizeof out), 2, "--verify '': empty");
+  CHECK(strstr(out, "== run") == NULL);
+}
+
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
   expect(run_replay(2, missing, NULL, out, sizeof out), 2, "cannot read");
@@ -250,6 +279,7 @@ int main(void) {
   RUN(misspelled_first_op_in_txt_file_is_an_error);
   RUN(non_ascii_comment_is_still_text);
   RUN(other_file_with_unknown_first_word_is_bytes_with_a_note);
+  RUN(verify_runs_exactly_the_passes_named);
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
