@@ -39,9 +39,14 @@ const char *fuzz_op_format(const fuzz_op *op, char *buf, size_t buf_len);
 size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data, size_t size,
                           int numbered);
 
+/* A message quotes the token it refuses first and whole, then says what was expected; a token
+ * longer than FUZZ_TEXT_TOKEN_MAX characters (no valid token is near it) is quoted that far,
+ * with its length. The message has room for the longest such message. */
+enum { FUZZ_TEXT_TOKEN_MAX = 512 };
+
 typedef struct fuzz_text_error {
   size_t line, column; /* 1-based */
-  char message[160];
+  char message[1024];
 } fuzz_text_error;
 
 /* Assemble `text` (len bytes, need not be NUL-terminated) into the canonical bytes of the target
@@ -52,7 +57,7 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
                   fuzz_text_error *err);
 
 /* fuzz_assemble of the text file at `path`. Returns 0 when it cannot be read (err->line is then
- * 0 and err->message says so) or does not assemble. */
+ * 0 and err->message says so and why) or does not assemble. */
 int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
                        fuzz_text_error *err);
 

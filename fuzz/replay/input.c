@@ -1,23 +1,25 @@
 /* Reading a replay input and choosing its form (fuzz/replay/input.h). */
 #include "fuzz/replay/input.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fuzz/text.h"
 
-static int read_file(const char *path, fuzz_buf *out) {
+/* The whole file into *out; NULL, or why it cannot be read. */
+static const char *read_file(const char *path, fuzz_buf *out) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (f == NULL) return 0;
+  if (f == NULL) return strerror(errno);
   uint8_t chunk[4096];
   size_t n;
-  int ok = 1;
+  int appended = 1;
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (!fuzz_buf_append(out, chunk, n)) ok = 0;
+    appended = fuzz_buf_append(out, chunk, n) && appended;
   }
-  if (ferror(f)) ok = 0;
+  const char *why = ferror(f) ? strerror(errno) : appended ? NULL : "out of memory";
   if (f != stdin) fclose(f);
-  return ok;
+  return why;
 }
 
 static int named_as_text(const char *path) {
@@ -62,8 +64,9 @@ static int is_text_form(const char *path, replay_format format, const fuzz_buf *
 int replay_load(const char *path, replay_format format, const fuzz_opset *set, fuzz_buf *bytes,
                 int *is_text) {
   fuzz_buf raw = {0};
-  if (!read_file(path, &raw)) {
-    fprintf(stderr, "replay: %s: cannot read\n", path);
+  const char *why = read_file(path, &raw);
+  if (why != NULL) {
+    fprintf(stderr, "replay: %s: cannot read: %s\n", path, why);
     fuzz_buf_free(&raw);
     return 0;
   }

@@ -66,7 +66,8 @@ typedef struct replay_args {
  * the collector's. An empty value is refused rather than read as no pass: `none` says that. */
 static int parse_verify(const char *s, unsigned *mask) {
   if (s[0] == '\0') {
-    fprintf(stderr, "replay: --verify '': empty; name the passes (none: no pass, all: every pass)\n");
+    fprintf(stderr,
+            "replay: --verify '': empty; name the passes (none: no pass, all: every pass)\n");
     return 0;
   }
   char item[128];

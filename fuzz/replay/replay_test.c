@@ -84,7 +84,7 @@ static void malformed_text_exits_2_with_line_and_column(void) {
   const char *path = write_file("bad.txt", "alloc s0 scan 2\nstore s0.0 s99\n", 31);
   const char *argv[] = {"replay", path};
   char want[300];
-  snprintf(want, sizeof want, "%s:2:12: error: store: expected a slot", path);
+  snprintf(want, sizeof want, "%s:2:12: error: store: 's99' is not a slot", path);
   expect(run_replay(2, argv, NULL, out, sizeof out), 2, want);
 }
 
@@ -114,7 +114,8 @@ static void non_ascii_comment_is_still_text(void) {
   expect(run_replay(2, run_txt, NULL, out, sizeof out), 0, "(text, 6 bytes, 2 ops, target graph)");
   const char *other = write_file("arrow.prog", text, strlen(text));
   const char *run_other[] = {"replay", other};
-  expect(run_replay(2, run_other, NULL, out, sizeof out), 0, "(text, 6 bytes, 2 ops, target graph)");
+  expect(run_replay(2, run_other, NULL, out, sizeof out), 0,
+         "(text, 6 bytes, 2 ops, target graph)");
 }
 
 /* Another file whose first word is no op is read as bytes, as the rule says, and replay says so
@@ -162,7 +163,10 @@ static void verify_runs_exactly_the_passes_named(void) {
 
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
-  expect(run_replay(2, missing, NULL, out, sizeof out), 2, "cannot read");
+  expect(run_replay(2, missing, NULL, out, sizeof out), 2,
+         "replay: /nonexistent/input: cannot read: No such file or directory");
+  const char *directory[] = {"replay", dir};
+  expect(run_replay(2, directory, NULL, out, sizeof out), 2, "cannot read: Is a directory");
   const char *none[] = {"replay"};
   expect(run_replay(1, none, NULL, out, sizeof out), 2, "no input file");
   const char *unknown[] = {"replay", "--frobnicate", "x"};
