@@ -1,6 +1,8 @@
 /* The replay tool as a library (fuzz/replay/replay.h): read a fuzz input (bytes or text), print
  * it as a program, run it with every pass, print what each pass found. Builds with any C
  * compiler, without libFuzzer. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,12 @@ static void usage(FILE *out) {
           "                    checkmark, model; all (the default) or none. An empty value\n"
           "                    is an error (exit 2), not none\n"
           "  --params P        extra collector parameters, e.g. markstack=4 (see README)\n"
+          "  --max-bytes N     run no program longer than N bytes (as run: text counts as\n"
+          "                    the bytes it assembles to); 0: no limit. Default 65536: a\n"
+          "                    run grows faster than its input (64 KiB of random bytes take\n"
+          "                    about a second, 1 MiB over a minute). Longer than 4096 bytes,\n"
+          "                    the fuzz targets' max_len, replay warns on stderr: no fuzzer\n"
+          "                    makes such an input\n"
           "  -h, --help        this text\n"
           "\n"
           "Text or bytes: --text or --bytes decides. Otherwise a FILE whose name ends in\n"
@@ -60,7 +68,21 @@ typedef struct replay_args {
   const char *params;
   const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
   int free_threads;      /* --free */
+  size_t max_bytes;      /* --max-bytes: the longest program run; 0: any */
 } replay_args;
+
+/* --max-bytes: a decimal count of bytes, 0 for no limit. */
+static int parse_max_bytes(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v > SIZE_MAX) {
+    fprintf(stderr, "replay: --max-bytes '%s': expected a number of bytes (0: no limit)\n", s);
+    return 0;
+  }
+  *out = (size_t)v;
+  return 1;
+}
 
 /* --verify's value through the collector's own `verify=` parser, so the names it accepts are
  * the collector's. An empty value is refused rather than read as no pass: `none` says that. */
@@ -92,6 +114,12 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   fuzz_buf bytes = {0};
   int is_text = 0;
   if (!replay_load(path, args->format, args->ops, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
+  if (bytes.size > FUZZ_REPLAY_TARGET_MAX_LEN) {
+    fprintf(stderr,
+            "replay: %s: %zu bytes: longer than the fuzz targets' max_len (%d): no fuzzer "
+            "runs such an input, and it may run long\n",
+            path, bytes.size, FUZZ_REPLAY_TARGET_MAX_LEN);
+  }
 
   if (args->assemble_out != NULL) {
     FILE *f = strcmp(args->assemble_out, "-") == 0 ? stdout : fopen(args->assemble_out, "wb");
@@ -107,6 +135,14 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
     return FUZZ_REPLAY_CLEAN;
   }
 
+  if (args->max_bytes != 0 && bytes.size > args->max_bytes) {
+    fprintf(stderr,
+            "replay: %s: %zu bytes, longer than --max-bytes (%zu): not run (a run grows faster "
+            "than its input; --max-bytes 0 runs it anyway)\n",
+            path, bytes.size, args->max_bytes);
+    fuzz_buf_free(&bytes);
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
   size_t count = fuzz_program_count(args->ops, bytes.data, bytes.size);
   printf("== %s (%s, %zu bytes, %zu ops, target %s)\n", path, is_text ? "text" : "bytes",
          bytes.size, count, args->ops->name);
@@ -158,7 +194,7 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
 }
 
 int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
-  replay_args args = {.ops = &fuzz_opset_graph};
+  replay_args args = {.ops = &fuzz_opset_graph, .max_bytes = FUZZ_REPLAY_DEFAULT_MAX_BYTES};
   int first_file = argc;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -193,6 +229,8 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
       args.assemble_out = argv[++i];
     } else if (strcmp(a, "--params") == 0 && i + 1 < argc) {
       args.params = argv[++i];
+    } else if (strcmp(a, "--max-bytes") == 0 && i + 1 < argc) {
+      if (!parse_max_bytes(argv[++i], &args.max_bytes)) return FUZZ_REPLAY_BAD_INPUT;
     } else if (strcmp(a, "--") == 0) {
       first_file = i + 1;
       break;

@@ -161,6 +161,72 @@ static void verify_runs_exactly_the_passes_named(void) {
   CHECK(strstr(out, "== run") == NULL);
 }
 
+/* `n` bytes of a fixed pseudo-random program. */
+static const char *write_random(const char *name, size_t n) {
+  static uint8_t data[80000];
+  unsigned seed = 4242;
+  for (size_t i = 0; i < n && i < sizeof data; i++) {
+    seed = seed * 1103515245u + 12345u;
+    data[i] = (uint8_t)(seed >> 16);
+  }
+  return write_file(name, data, n < sizeof data ? n : sizeof data);
+}
+
+/* An input longer than the fuzz targets' max_len is one they never run: replay warns. Past
+ * --max-bytes (64 KiB unless given) it refuses to run it at all (the run grows faster than the
+ * input: a megabyte takes minutes), saying how to ask for it. */
+static void long_input_warns_and_past_the_limit_is_refused(void) {
+  const char *huge = write_random("huge.bin", 70000);
+  const char *run[] = {"replay", "--quiet", huge};
+  expect(run_replay(3, run, NULL, out, sizeof out), 2, "longer than --max-bytes (65536)");
+  CHECK(strstr(out, "== run") == NULL);
+  const char *run_free[] = {"replay", "--quiet", "--target", "schedule", huge};
+  expect(run_replay(5, run_free, NULL, out, sizeof out), 2, "longer than --max-bytes (65536)");
+
+  const char *longer = write_random("longer.bin", 6000);
+  const char *small_limit[] = {"replay", "--quiet", "--max-bytes", "5999", longer};
+  expect(run_replay(5, small_limit, NULL, out, sizeof out), 2, "longer than --max-bytes (5999)");
+  const char *enough[] = {"replay", "--quiet", "--max-bytes", "6000", longer};
+  int rc = run_replay(5, enough, NULL, out, sizeof out);
+  CHECK(rc == 0 || rc == 1); /* it ran: clean or not, what the bytes say */
+  CHECK(strstr(out, "== run") != NULL);
+  CHECK(strstr(out, "6000 bytes: longer than the fuzz targets' max_len (4096)") != NULL);
+  const char *unlimited[] = {"replay", "--quiet", "--max-bytes", "0", longer};
+  rc = run_replay(5, unlimited, NULL, out, sizeof out);
+  CHECK(rc == 0 || rc == 1);
+  CHECK(strstr(out, "== run") != NULL);
+
+  const char *bad[] = {"replay", "--max-bytes", "64k", longer};
+  expect(run_replay(4, bad, NULL, out, sizeof out), 2, "--max-bytes '64k'");
+  const char *ok = write_file("short.txt", program, strlen(program));
+  const char *quiet[] = {"replay", "--quiet", ok};
+  expect(run_replay(3, quiet, NULL, out, sizeof out), 0, "== clean");
+  CHECK(strstr(out, "max_len") == NULL);
+}
+
+/* FUZZ_REPLAY_TARGET_MAX_LEN is the max_len of every fuzz target's options file (argv). */
+static int options_files_count;
+static char **options_files;
+static void max_len_is_the_fuzz_targets(void) {
+  CHECK(options_files_count == 3);
+  for (int i = 0; i < options_files_count; i++) {
+    FILE *f = fopen(options_files[i], "r");
+    CHECK(f != NULL);
+    if (f == NULL) continue;
+    char line[256];
+    long max_len = -1;
+    while (fgets(line, sizeof line, f) != NULL) {
+      if (sscanf(line, "max_len = %ld", &max_len) == 1) break;
+    }
+    fclose(f);
+    if (max_len != FUZZ_REPLAY_TARGET_MAX_LEN) {
+      fprintf(stderr, "  %s: max_len %ld, replay says %d\n", options_files[i], max_len,
+              FUZZ_REPLAY_TARGET_MAX_LEN);
+    }
+    CHECK(max_len == FUZZ_REPLAY_TARGET_MAX_LEN);
+  }
+}
+
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
   expect(run_replay(2, missing, NULL, out, sizeof out), 2,
@@ -276,7 +342,9 @@ static void targets_read_bytes_their_own_way(void) {
   expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots, schedule)");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  options_files_count = argc - 1;
+  options_files = argv + 1;
   if (mkdtemp(dir) == NULL) return 2;
   RUN(clean_text_exits_0);
   RUN(malformed_text_exits_2_with_line_and_column);
@@ -284,6 +352,8 @@ int main(void) {
   RUN(non_ascii_comment_is_still_text);
   RUN(other_file_with_unknown_first_word_is_bytes_with_a_note);
   RUN(verify_runs_exactly_the_passes_named);
+  RUN(long_input_warns_and_past_the_limit_is_refused);
+  RUN(max_len_is_the_fuzz_targets);
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
