@@ -9,6 +9,7 @@
 
 #include "fuzz/program.h"
 #include "fuzz/replay/input.h"
+#include "fuzz/replay/list.h"
 #include "fuzz/replay/replay.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
@@ -16,6 +17,7 @@
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: replay [options] FILE...\n"
+          "       replay --list-ops\n"
           "\n"
           "Replays fuzz inputs: prints each as a program (one op a line), runs it against a\n"
           "fresh heap with every verification pass after every cycle and at the end, and prints\n"
@@ -45,6 +47,8 @@ static void usage(FILE *out) {
           "                    about a second, 1 MiB over a minute). Longer than 4096 bytes,\n"
           "                    the fuzz targets' max_len, replay warns on stderr: no fuzzer\n"
           "                    makes such an input\n"
+          "  --list-ops        print the op table (fuzz/ops.h) as markdown and exit: op,\n"
+          "                    operands, what it does (fuzz/README.md holds a copy)\n"
           "  -h, --help        this text\n"
           "\n"
           "Text or bytes: --text or --bytes decides. Otherwise a FILE whose name ends in\n"
@@ -200,6 +204,9 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
+      return FUZZ_REPLAY_CLEAN;
+    } else if (strcmp(a, "--list-ops") == 0) {
+      replay_list_ops(stdout);
       return FUZZ_REPLAY_CLEAN;
     } else if (strcmp(a, "--text") == 0 || strcmp(a, "--bytes") == 0) {
       replay_format format = a[2] == 't' ? REPLAY_TEXT : REPLAY_BYTES;

@@ -227,6 +227,38 @@ static void max_len_is_the_fuzz_targets(void) {
   }
 }
 
+/* The cells of a markdown row: the '|' not escaped by a backslash, so 4 for 3 cells. */
+static int row_bars(const char *row, size_t len) {
+  int bars = 0;
+  for (size_t i = 0; i < len; i++) bars += row[i] == '|' && (i == 0 || row[i - 1] != '\\');
+  return bars;
+}
+
+/* --list-ops: a markdown table of every op in opcode order, from fuzz/ops.h's table, each row
+ * three cells (a '|' in a description is escaped). */
+static void list_ops_prints_the_op_table(void) {
+  const char *argv[] = {"replay", "--list-ops"};
+  expect(run_replay(2, argv, NULL, out, sizeof out), 0,
+         "| op | operands | what it does |\n| --- | --- | --- |\n| `alloc` | a slot s0..s15; a block "
+         "kind: scan, raw or custom; a small size 1..127 (fields) | sD = a new pool block");
+  int rows = 0;
+  const char *line = out;
+  while (*line != '\0') {
+    const char *end = strchr(line, '\n');
+    size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+    CHECK(row_bars(line, len) == 4);
+    if (rows >= 2 && rows - 2 < FUZZ_OP_COUNT) {
+      char want[64];
+      snprintf(want, sizeof want, "| `%s` | ", fuzz_op_table[rows - 2].mnemonic);
+      CHECK(strncmp(line, want, strlen(want)) == 0);
+    }
+    rows++;
+    line = end != NULL ? end + 1 : line + len;
+  }
+  CHECK_EQ_U(rows, 2 + FUZZ_OP_COUNT);
+  CHECK(strstr(out, "| `push` | none | ") != NULL);
+}
+
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
   expect(run_replay(2, missing, NULL, out, sizeof out), 2,
@@ -354,6 +386,7 @@ int main(int argc, char **argv) {
   RUN(verify_runs_exactly_the_passes_named);
   RUN(long_input_warns_and_past_the_limit_is_refused);
   RUN(max_len_is_the_fuzz_targets);
+  RUN(list_ops_prints_the_op_table);
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
