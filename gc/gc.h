@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gc/passes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,13 +83,21 @@ const char *gc_error_name(gc_error err);
 #define GC_PERCENT_OFF (-1)
 #define GC_PARAMS_ENV "GCFUZZ_PARAMS"
 
-/* Verification passes (bit mask), run by invariants/ through the hooks below. */
+/* Verification passes (bit mask), run by invariants/ through the hooks below: one bit per row of
+ * GC_VERIFY_PASS_TABLE (gc/passes.h), in its order. */
+enum gc_verify_pass_bit {
+#define GC_VERIFY_PASS_BIT_(id, name, points, what) GC_VERIFY_BIT_##id,
+  GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_BIT_)
+#undef GC_VERIFY_PASS_BIT_
+  GC_VERIFY_PASS_COUNT
+};
 enum gc_verify_pass {
-  GC_VERIFY_REACH = 1u << 0,
-  GC_VERIFY_SWEPT = 1u << 1,
-  GC_VERIFY_CHECKMARK = 1u << 2,
-  GC_VERIFY_MODEL = 1u << 3,
-  GC_VERIFY_ALL = (1u << 4) - 1,
+#define GC_VERIFY_PASS_MASK_(id, name, points, what) GC_VERIFY_##id = 1u << GC_VERIFY_BIT_##id,
+  GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_MASK_)
+#undef GC_VERIFY_PASS_MASK_
+#define GC_VERIFY_PASS_OR_(id, name, points, what) | GC_VERIFY_##id
+  GC_VERIFY_ALL = 0 GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_OR_),
+#undef GC_VERIFY_PASS_OR_
 };
 
 /* A cache of mapped pools for heaps made one after another (a fuzz target makes and destroys a

@@ -50,10 +50,15 @@ static int parse_size(const char *s, unsigned long long *out) {
   return 1;
 }
 
+/* One pass name of GC_VERIFY_PASS_TABLE, or "all" (every pass) or "none" (no pass: an empty
+ * mask), joined by '+'. */
 static int parse_verify(const char *s, unsigned *out) {
   static const struct { const char *name; unsigned bit; } passes[] = {
-      {"reach", GC_VERIFY_REACH}, {"swept", GC_VERIFY_SWEPT}, {"checkmark", GC_VERIFY_CHECKMARK},
-      {"model", GC_VERIFY_MODEL}, {"all", GC_VERIFY_ALL},     {"none", 0},
+#define PASS_NAME(id, name, points, what) {name, GC_VERIFY_##id},
+      GC_VERIFY_PASS_TABLE(PASS_NAME)
+#undef PASS_NAME
+      {"all", GC_VERIFY_ALL},
+      {"none", 0},
   };
   unsigned mask = 0;
   while (*s) {
@@ -76,8 +81,11 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   unsigned long long n = 0;
   if (strcmp(key, "verify") == 0) {
     if (!parse_verify(value, &cfg->verify)) {
-      return param_error(err, err_len, "verify=%s: expected passes joined by '+' from reach, "
-                         "swept, checkmark, model, all, none", value);
+      return param_error(err, err_len, "verify=%s: expected passes joined by '+' from"
+#define PASS_NAME(id, name, points, what) " " name ","
+                         GC_VERIFY_PASS_TABLE(PASS_NAME)
+#undef PASS_NAME
+                         " all, none", value);
     }
     return GC_OK;
   }

@@ -7,68 +7,122 @@
 
 #include "invariants/pass.h"
 
-/* ---- Kinds --------------------------------------------------------------------------------- */
+/* ---- Passes and kinds: readers of gc/passes.h and kinds.h ---------------------------------- */
 
-static const char *const kind_names[GC_VK_COUNT] = {
-    [GC_VK_REACH_FOREIGN_POINTER] = "reach.foreign-pointer",
-    [GC_VK_REACH_INTERIOR_POINTER] = "reach.interior-pointer",
-    [GC_VK_REACH_ZERO_HEADER] = "reach.zero-header",
-    [GC_VK_REACH_BAD_HEADER] = "reach.bad-header",
-    [GC_VK_REACH_BAD_COLOUR] = "reach.bad-colour",
-    [GC_VK_SWEPT_STAT_MISMATCH] = "swept.stat-mismatch",
-    [GC_VK_SWEPT_UNSWEPT_LEFT] = "swept.unswept-left",
-    [GC_VK_SWEPT_BAD_POOL] = "swept.bad-pool",
-    [GC_VK_SWEPT_POOL_COUNT] = "swept.pool-count",
-    [GC_VK_SWEPT_POOL_SET] = "swept.pool-set",
-    [GC_VK_SWEPT_TILING] = "swept.tiling",
-    [GC_VK_SWEPT_BAD_HEADER] = "swept.bad-header",
-    [GC_VK_SWEPT_GARBAGE_LEFT] = "swept.garbage-left",
-    [GC_VK_SWEPT_BAD_COLOUR] = "swept.bad-colour",
-    [GC_VK_SWEPT_FREELIST_FOREIGN] = "swept.freelist-foreign",
-    [GC_VK_SWEPT_FREELIST_MISALIGNED] = "swept.freelist-misaligned",
-    [GC_VK_SWEPT_FREELIST_LIVE] = "swept.freelist-live",
-    [GC_VK_SWEPT_FREELIST_CYCLE] = "swept.freelist-cycle",
-    [GC_VK_SWEPT_FREELIST_ORDER] = "swept.freelist-order",
-    [GC_VK_SWEPT_FREELIST_COUNT] = "swept.freelist-count",
-    [GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT] = "swept.full-pool-has-free-slot",
-    [GC_VK_SWEPT_AVAIL_POOL_FULL] = "swept.avail-pool-full",
-    [GC_VK_SWEPT_BAD_FRONTIER] = "swept.bad-frontier",
-    [GC_VK_SWEPT_WORKBUF_LOST] = "swept.workbuf-lost",
-    [GC_VK_CHECKMARK_UNMARKED] = "checkmark.unmarked",
-    [GC_VK_CHECKMARK_BAD_POINTER] = "checkmark.bad-pointer",
-    [GC_VK_CHECKMARK_MARK_UNFINISHED] = "checkmark.mark-unfinished",
-    [GC_VK_MODEL_DEAD] = "model.dead",
-    [GC_VK_MODEL_CONTENTS] = "model.contents",
-    [GC_VK_MODEL_NOT_FREED] = "model.not-freed",
-    [GC_VK_MODEL_FINALIZER_COUNT] = "model.finalizer-count",
-    [GC_VK_MODEL_LIVE_COUNT] = "model.live-count",
-    [GC_VK_MODEL_ROOT] = "model.root",
+typedef struct pass_row {
+  const char *name;
+  unsigned mask; /* its GC_VERIFY_* bit; 0 for the driver */
+  const char *points;
+} pass_row;
+
+static const pass_row passes[GC_VPASS_COUNT] = {
+#define PASS_ROW(id, name, points, what) [GC_VPASS_##id] = {name, GC_VERIFY_##id, points},
+    GC_VERIFY_PASS_TABLE(PASS_ROW)
+#undef PASS_ROW
+    [GC_VPASS_DRIVER] = {"driver", 0, "op"},
 };
 
+static const char *const point_names[GC_VPOINT_COUNT] = {
+    [GC_VPOINT_MARK_DONE] = "mark-done",
+    [GC_VPOINT_CYCLED] = "cycled",
+    [GC_VPOINT_SWEPT] = "swept",
+    [GC_VPOINT_OP] = "op",
+};
+
+typedef struct kind_row {
+  gc_verify_pass_id pass;
+  const char *name, *tag;
+  gc_verify_point_id point;
+  const char *rule;
+} kind_row;
+
+static const kind_row kinds[GC_VK_COUNT] = {
+#define KIND_ROW(id, pass, name, tag, point, rule) \
+  [GC_VK_##id] = {GC_VPASS_##pass, name, tag, GC_VPOINT_##point, rule},
+    GC_VERIFY_KIND_TABLE(KIND_ROW)
+#undef KIND_ROW
+};
+
+static int pass_known(gc_verify_pass_id pass) { return (unsigned)pass < GC_VPASS_COUNT; }
+static int kind_known(gc_verify_kind kind) { return (unsigned)kind < GC_VK_COUNT; }
+
+const char *gc_verify_pass_name(gc_verify_pass_id pass) {
+  return pass_known(pass) ? passes[pass].name : "unknown";
+}
+
+unsigned gc_verify_pass_mask(gc_verify_pass_id pass) {
+  return pass_known(pass) ? passes[pass].mask : 0;
+}
+
+const char *gc_verify_pass_points(gc_verify_pass_id pass) {
+  return pass_known(pass) ? passes[pass].points : "";
+}
+
+gc_verify_pass_id gc_verify_pass_of_name(const char *name) {
+  for (int p = 0; p < GC_VPASS_COUNT; p++) {
+    if (strcmp(passes[p].name, name) == 0) return (gc_verify_pass_id)p;
+  }
+  return GC_VPASS_COUNT;
+}
+
 const char *gc_verify_kind_name(gc_verify_kind kind) {
-  return (unsigned)kind < GC_VK_COUNT && kind_names[kind] != NULL ? kind_names[kind] : "unknown";
+  return kind_known(kind) ? kinds[kind].name : "unknown";
+}
+
+gc_verify_pass_id gc_verify_kind_pass_id(gc_verify_kind kind) {
+  return kind_known(kind) ? kinds[kind].pass : GC_VPASS_COUNT;
 }
 
 const char *gc_verify_kind_pass(gc_verify_kind kind) {
-  if (kind <= GC_VK_REACH_BAD_COLOUR) return "reach";
-  if (kind <= GC_VK_SWEPT_WORKBUF_LOST) return "swept";
-  if (kind <= GC_VK_CHECKMARK_MARK_UNFINISHED) return "checkmark";
-  if (kind < GC_VK_COUNT) return "model";
-  return "unknown";
+  return gc_verify_pass_name(gc_verify_kind_pass_id(kind));
+}
+
+const char *gc_verify_kind_tag(gc_verify_kind kind) { return kind_known(kind) ? kinds[kind].tag : ""; }
+
+const char *gc_verify_kind_rule(gc_verify_kind kind) {
+  return kind_known(kind) ? kinds[kind].rule : "";
+}
+
+const char *gc_verify_kind_point(gc_verify_kind kind) {
+  return kind_known(kind) ? point_names[kinds[kind].point] : "";
 }
 
 gc_verify_kind gc_verify_kind_of_name(const char *name) {
   for (int k = 0; k < GC_VK_COUNT; k++) {
-    if (kind_names[k] != NULL && strcmp(kind_names[k], name) == 0) return (gc_verify_kind)k;
+    if (strcmp(kinds[k].name, name) == 0) return (gc_verify_kind)k;
   }
   return GC_VK_COUNT;
 }
 
+/* A table cell: a '|' in the text would end the cell. */
+static void markdown_cell(FILE *out, const char *s) {
+  fputs(" ", out);
+  for (; *s; s++) {
+    if (*s == '|') fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputs(" |", out);
+}
+
+void gc_verify_kinds_print_markdown(FILE *out) {
+  fputs("| kind | pass | point | invariant | rule |\n", out);
+  fputs("|---|---|---|---|---|\n", out);
+  for (int k = 0; k < GC_VK_COUNT; k++) {
+    fputs("|", out);
+    markdown_cell(out, kinds[k].name);
+    markdown_cell(out, gc_verify_pass_name(kinds[k].pass));
+    markdown_cell(out, point_names[kinds[k].point]);
+    markdown_cell(out, kinds[k].tag);
+    markdown_cell(out, kinds[k].rule);
+    fputc('\n', out);
+  }
+}
+
 const char *gc_verify_point_name(gc_hook_point point) {
   switch (point) {
-    case GC_HOOK_MARK_DONE: return "mark-done";
-    case GC_HOOK_CYCLED: return "cycled";
-    case GC_HOOK_SWEPT: return "swept";
+    case GC_HOOK_MARK_DONE: return point_names[GC_VPOINT_MARK_DONE];
+    case GC_HOOK_CYCLED: return point_names[GC_VPOINT_CYCLED];
+    case GC_HOOK_SWEPT: return point_names[GC_VPOINT_SWEPT];
   }
   return "?";
 }

@@ -16,60 +16,64 @@
 
 #include "gc/gc.h"
 #include "gc/header.h"
+#include "gc/passes.h"
+#include "invariants/kinds.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Every violation any pass reports. The short names (gc_verify_kind_name) are stable: tests and
- * ci/ scripts match on them. */
+/* The passes a kind belongs to: the heap's verify passes (gc/passes.h), in their order, then the
+ * fuzz driver's own checks. */
+typedef enum gc_verify_pass_id {
+#define GC_VERIFY_PASS_ID_(id, name, points, what) GC_VPASS_##id,
+  GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_ID_)
+#undef GC_VERIFY_PASS_ID_
+  GC_VPASS_DRIVER,
+  GC_VPASS_COUNT
+} gc_verify_pass_id;
+
+/* "reach", "swept", "checkmark", "model", "driver"; "unknown" out of range. */
+const char *gc_verify_pass_name(gc_verify_pass_id pass);
+/* The pass's GC_VERIFY_* bit of the heap's verify mask; 0 for GC_VPASS_DRIVER (not a mask pass). */
+unsigned gc_verify_pass_mask(gc_verify_pass_id pass);
+/* The hook points where it runs, as gc/passes.h lists them ("op" for the driver). */
+const char *gc_verify_pass_points(gc_verify_pass_id pass);
+/* The pass named `name`, or GC_VPASS_COUNT. */
+gc_verify_pass_id gc_verify_pass_of_name(const char *name);
+
+/* Where a kind is checked (kinds.h's POINT column). */
+typedef enum gc_verify_point_id {
+  GC_VPOINT_MARK_DONE, /* GC_HOOK_MARK_DONE */
+  GC_VPOINT_CYCLED,    /* GC_HOOK_CYCLED */
+  GC_VPOINT_SWEPT,     /* GC_HOOK_SWEPT */
+  GC_VPOINT_OP,        /* by the fuzz driver while an op runs */
+  GC_VPOINT_COUNT
+} gc_verify_point_id;
+
+/* Every violation a pass or the fuzz driver reports: one per row of GC_VERIFY_KIND_TABLE
+ * (kinds.h), in its order. The names are stable: tests and ci/ scripts match on them. */
 typedef enum gc_verify_kind {
-  /* reach: walking from the roots after the colours cycled (INV-HD-1, INV-POOL-1, INV-COL-1). */
-  GC_VK_REACH_FOREIGN_POINTER,  /* reach.foreign-pointer: points outside every pool/large in use */
-  GC_VK_REACH_INTERIOR_POINTER, /* reach.interior-pointer: into a pool or large block, not a start */
-  GC_VK_REACH_ZERO_HEADER,      /* reach.zero-header: a reachable slot is free (header 0) */
-  GC_VK_REACH_BAD_HEADER,       /* reach.bad-header: bad tag, or size not fitting slot/large */
-  GC_VK_REACH_BAD_COLOUR,       /* reach.bad-colour: not UNMARKED/NOT_MARKABLE after cycling */
-  /* swept: recount when sweeping completes (INV-STATS-1, INV-POOL-1..3, INV-LARGE-1). */
-  GC_VK_SWEPT_STAT_MISMATCH,      /* swept.stat-mismatch: a running statistic != the recount */
-  GC_VK_SWEPT_UNSWEPT_LEFT,       /* swept.unswept-left: an unswept list not empty when done */
-  GC_VK_SWEPT_BAD_POOL,           /* swept.bad-pool: wrong owner, bad class, on two lists */
-  GC_VK_SWEPT_POOL_COUNT,         /* swept.pool-count: mapped pools != owned + free pools */
-  GC_VK_SWEPT_POOL_SET,           /* swept.pool-set: the collector's pool set != owned pools */
-  GC_VK_SWEPT_TILING,             /* swept.tiling: slots + wastage do not tile the pool */
-  GC_VK_SWEPT_BAD_HEADER,         /* swept.bad-header: a block with an invalid tag or size */
-  GC_VK_SWEPT_GARBAGE_LEFT,       /* swept.garbage-left: a GARBAGE block survived sweeping */
-  GC_VK_SWEPT_BAD_COLOUR,         /* swept.bad-colour: a MARKED block outside marking */
-  GC_VK_SWEPT_FREELIST_FOREIGN,   /* swept.freelist-foreign: an entry outside its own pool */
-  GC_VK_SWEPT_FREELIST_MISALIGNED, /* swept.freelist-misaligned: an entry not at a slot start */
-  GC_VK_SWEPT_FREELIST_LIVE,      /* swept.freelist-live: an entry whose header is not 0 */
-  GC_VK_SWEPT_FREELIST_CYCLE,     /* swept.freelist-cycle: the list comes back to an entry */
-  GC_VK_SWEPT_FREELIST_ORDER,     /* swept.freelist-order: entries not in ascending order */
-  GC_VK_SWEPT_FREELIST_COUNT,     /* swept.freelist-count: a free slot missing from the list */
-  GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT, /* swept.full-pool-has-free-slot */
-  GC_VK_SWEPT_AVAIL_POOL_FULL,    /* swept.avail-pool-full: an avail pool without a free slot */
-  GC_VK_SWEPT_BAD_FRONTIER,       /* swept.bad-frontier: a pool's frontier or end out of place */
-  GC_VK_SWEPT_WORKBUF_LOST,       /* swept.workbuf-lost: a mark work buffer not on the empty list */
-  /* checkmark: a second mark right after marking. */
-  GC_VK_CHECKMARK_UNMARKED,    /* checkmark.unmarked: reachable, not MARKED by the collector */
-  GC_VK_CHECKMARK_BAD_POINTER, /* checkmark.bad-pointer: a reachable pointer that is no block */
-  GC_VK_CHECKMARK_MARK_UNFINISHED, /* checkmark.mark-unfinished: a marker still busy at mark-done */
-  /* model: the driver's shadow graph against the heap. */
-  GC_VK_MODEL_DEAD,            /* model.dead: reachable in the model, freed or GARBAGE in the heap */
-  GC_VK_MODEL_CONTENTS,        /* model.contents: header or a field differs from the model */
-  GC_VK_MODEL_NOT_FREED,       /* model.not-freed: unreachable at a cycle's start, alive at its end */
-  GC_VK_MODEL_FINALIZER_COUNT, /* model.finalizer-count: finalize ran != once per freed block */
-  GC_VK_MODEL_LIVE_COUNT,      /* model.live-count: heap's live blocks != the model's */
-  GC_VK_MODEL_ROOT,            /* model.root: a root slot does not hold what the model put there */
+#define GC_VERIFY_KIND_ID_(id, pass, name, tag, point, rule) GC_VK_##id,
+  GC_VERIFY_KIND_TABLE(GC_VERIFY_KIND_ID_)
+#undef GC_VERIFY_KIND_ID_
   GC_VK_COUNT
 } gc_verify_kind;
 
-/* "reach.zero-header", ... */
-const char *gc_verify_kind_name(gc_verify_kind kind);
-/* The pass part of the name: "reach", "swept", "checkmark", "model". */
-const char *gc_verify_kind_pass(gc_verify_kind kind);
+/* What the table says of a kind; out of range: "unknown" (tag, rule, point: ""). */
+const char *gc_verify_kind_name(gc_verify_kind kind);  /* "reach.zero-header" */
+const char *gc_verify_kind_pass(gc_verify_kind kind);  /* its pass's name: "reach" */
+gc_verify_pass_id gc_verify_kind_pass_id(gc_verify_kind kind); /* GC_VPASS_COUNT out of range */
+const char *gc_verify_kind_tag(gc_verify_kind kind);   /* "INV-HD-1", "API-LIVE" (kinds.h) */
+const char *gc_verify_kind_rule(gc_verify_kind kind);  /* the one-line rule */
+const char *gc_verify_kind_point(gc_verify_kind kind); /* "mark-done", "cycled", "swept", "op" */
 /* The kind named `name`, or GC_VK_COUNT. */
 gc_verify_kind gc_verify_kind_of_name(const char *name);
+
+/* The table as markdown: a header row, the separator, then one row per kind in table order:
+ * | kind | pass | point | invariant | rule |. `replay --list-kinds` prints it and
+ * invariants/README.md holds a copy that a test compares. */
+void gc_verify_kinds_print_markdown(FILE *out);
 
 /* One step of a path: field `field` of `block` holds the next block of the path. */
 typedef struct gc_verify_step {

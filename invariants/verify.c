@@ -19,10 +19,8 @@ struct gc_verifier {
   gc_verify_reports reports;
   gc_verify_scratch *scratch; /* the walk's map and stack, the index: kept across cycles */
   gc_verify_scratch own_scratch; /* scratch when no one lends the verifier theirs */
-  uint64_t runs[4];          /* by pass bit index */
+  uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
 };
-
-static int bit_index(unsigned pass) { return pass ? __builtin_ctz(pass) : 0; }
 
 /* In ABORT mode the reports of one point are printed and the process ends. */
 static void abort_with_reports(gc_verifier *v) {
@@ -55,25 +53,25 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
   switch (point) {
     case GC_HOOK_MARK_DONE:
       if (mask & GC_VERIFY_CHECKMARK) {
-        v->runs[bit_index(GC_VERIFY_CHECKMARK)]++;
+        v->runs[GC_VERIFY_BIT_CHECKMARK]++;
         found += gc_verify_checkmark_run(&run);
       }
       break;
     case GC_HOOK_CYCLED:
       if (mask & GC_VERIFY_REACH) {
-        v->runs[bit_index(GC_VERIFY_REACH)]++;
+        v->runs[GC_VERIFY_BIT_REACH]++;
         found += gc_verify_reach_run(&run);
       }
       break;
     case GC_HOOK_SWEPT:
       if (mask & GC_VERIFY_SWEPT) {
-        v->runs[bit_index(GC_VERIFY_SWEPT)]++;
+        v->runs[GC_VERIFY_BIT_SWEPT]++;
         found += gc_verify_swept_run(&run);
       }
       break;
   }
   if (model) {
-    v->runs[bit_index(GC_VERIFY_MODEL)]++;
+    v->runs[GC_VERIFY_BIT_MODEL]++;
     found += gc_model_check_with_index(v->model, point, &v->reports, &v->scratch->index);
   }
   if (found > 0 && v->mode == GC_VERIFY_ABORT) abort_with_reports(v);
@@ -147,6 +145,13 @@ size_t gc_verify_violations(const gc_verifier *v) { return v->reports.count + v-
 void gc_verify_clear(gc_verifier *v) { gc_verify_reports_clear(&v->reports); }
 
 uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
-  return pass != 0 && (pass & (pass - 1)) == 0 && bit_index(pass) < 4 ? v->runs[bit_index(pass)]
-                                                                         : 0;
+  static const unsigned bits[GC_VERIFY_PASS_COUNT] = {
+#define PASS_BIT(id, name, points, what) [GC_VERIFY_BIT_##id] = GC_VERIFY_##id,
+      GC_VERIFY_PASS_TABLE(PASS_BIT)
+#undef PASS_BIT
+  };
+  for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
+    if (bits[b] == pass) return v->runs[b];
+  }
+  return 0;
 }

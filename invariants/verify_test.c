@@ -1,4 +1,4 @@
-/* The verifier: kind names, choosing passes by parameter, chaining an existing hook, the report
+/* The verifier: choosing passes by parameter, chaining an existing hook, the report
  * limit, the Graphviz writer, and ABORT mode (in a child process). */
 #include <signal.h>
 #include <stdlib.h>
@@ -7,20 +7,6 @@
 #include <unistd.h>
 
 #include "invariants/breaking.h"
-
-static void kind_names_are_stable_and_unique(void) {
-  for (int k = 0; k < GC_VK_COUNT; k++) {
-    const char *name = gc_verify_kind_name((gc_verify_kind)k);
-    const char *pass = gc_verify_kind_pass((gc_verify_kind)k);
-    CHECK(strcmp(name, "unknown") != 0);
-    CHECK(strncmp(name, pass, strlen(pass)) == 0 && name[strlen(pass)] == '.');
-    CHECK(gc_verify_kind_of_name(name) == (gc_verify_kind)k);
-    for (int j = 0; j < k; j++) CHECK(strcmp(name, gc_verify_kind_name((gc_verify_kind)j)) != 0);
-  }
-  CHECK(strcmp(gc_verify_kind_name(GC_VK_REACH_ZERO_HEADER), "reach.zero-header") == 0);
-  CHECK(strcmp(gc_verify_kind_name(GC_VK_CHECKMARK_UNMARKED), "checkmark.unmarked") == 0);
-  CHECK(gc_verify_kind_of_name("no.such-kind") == GC_VK_COUNT);
-}
 
 /* ---- Choosing passes ----------------------------------------------------------------------- */
 
@@ -263,7 +249,6 @@ static void pass_now_reports_to_the_caller(void) {
 }
 
 int main(void) {
-  RUN(kind_names_are_stable_and_unique);
   RUN(passes_follow_the_verify_parameter);
   RUN(passes_follow_the_environment);
   RUN(existing_hook_runs_first_and_comes_back);
