@@ -13,11 +13,12 @@
 #include "fuzz/replay/replay.h"
 #include "fuzz/text.h"
 #include "gc/gc.h"
+#include "invariants/report.h"
 
 static void usage(FILE *out) {
   fprintf(out,
           "Usage: replay [options] FILE...\n"
-          "       replay --list-ops\n"
+          "       replay --list-ops | --list-kinds\n"
           "\n"
           "Replays fuzz inputs: prints each as a program (one op a line), runs it against a\n"
           "fresh heap with every verification pass after every cycle and at the end, and prints\n"
@@ -49,6 +50,9 @@ static void usage(FILE *out) {
           "                    makes such an input\n"
           "  --list-ops        print the op table (fuzz/ops.h) as markdown and exit: op,\n"
           "                    operands, what it does (fuzz/README.md holds a copy)\n"
+          "  --list-kinds      print the table of report kinds (invariants/kinds.h) as\n"
+          "                    markdown and exit: kind, pass, point, invariant, rule\n"
+          "                    (invariants/README.md holds a copy)\n"
           "  -h, --help        this text\n"
           "\n"
           "Text or bytes: --text or --bytes decides. Otherwise a FILE whose name ends in\n"
@@ -207,6 +211,9 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
       return FUZZ_REPLAY_CLEAN;
     } else if (strcmp(a, "--list-ops") == 0) {
       replay_list_ops(stdout);
+      return FUZZ_REPLAY_CLEAN;
+    } else if (strcmp(a, "--list-kinds") == 0) {
+      gc_verify_kinds_print_markdown(stdout);
       return FUZZ_REPLAY_CLEAN;
     } else if (strcmp(a, "--text") == 0 || strcmp(a, "--bytes") == 0) {
       replay_format format = a[2] == 't' ? REPLAY_TEXT : REPLAY_BYTES;

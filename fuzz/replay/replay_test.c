@@ -12,6 +12,7 @@
 #include "fuzz/replay/replay.h"
 #include "gc/check.h"
 #include "gc/header.h"
+#include "invariants/report.h"
 
 static char dir[] = "/tmp/replay_test.XXXXXX";
 
@@ -259,6 +260,23 @@ static void list_ops_prints_the_op_table(void) {
   CHECK(strstr(out, "| `push` | none | ") != NULL);
 }
 
+/* --list-kinds: the table of report kinds (invariants/kinds.h), exactly as the invariants print
+ * it, one row per kind. */
+static void list_kinds_prints_the_kind_table(void) {
+  char *want = NULL;
+  size_t want_len = 0;
+  FILE *f = open_memstream(&want, &want_len);
+  gc_verify_kinds_print_markdown(f);
+  fclose(f);
+  const char *argv[] = {"replay", "--list-kinds"};
+  expect(run_replay(2, argv, NULL, out, sizeof out), 0, "| reach.zero-header | reach |");
+  CHECK(want_len > 0 && strcmp(out, want) == 0);
+  size_t rows = 0;
+  for (const char *c = out; *c != '\0'; c++) rows += *c == '\n';
+  CHECK_EQ_U(rows, 2 + GC_VK_COUNT);
+  free(want);
+}
+
 static void bad_usage_exits_2(void) {
   const char *missing[] = {"replay", "/nonexistent/input"};
   expect(run_replay(2, missing, NULL, out, sizeof out), 2,
@@ -387,6 +405,7 @@ int main(int argc, char **argv) {
   RUN(long_input_warns_and_past_the_limit_is_refused);
   RUN(max_len_is_the_fuzz_targets);
   RUN(list_ops_prints_the_op_table);
+  RUN(list_kinds_prints_the_kind_table);
   RUN(bad_usage_exits_2);
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
