@@ -286,9 +286,22 @@ static void bad_usage_exits_2(void) {
   const char *none[] = {"replay"};
   expect(run_replay(1, none, NULL, out, sizeof out), 2, "no input file");
   const char *unknown[] = {"replay", "--frobnicate", "x"};
-  expect(run_replay(3, unknown, NULL, out, sizeof out), 2, "unknown or incomplete option");
+  expect(run_replay(3, unknown, NULL, out, sizeof out), 2, "unknown option '--frobnicate'");
+  const char *incomplete[] = {"replay", "--verify"};
+  expect(run_replay(2, incomplete, NULL, out, sizeof out), 2, "incomplete option '--verify'");
+  const char *both[] = {"replay", "--text", "--bytes", "x"};
+  expect(run_replay(4, both, NULL, out, sizeof out), 2, "--text and --bytes exclude each other");
   const char *help[] = {"replay", "--help"};
   expect(run_replay(2, help, NULL, out, sizeof out), 0, "Exit status");
+  CHECK(strstr(out, "Text or bytes") != NULL && strstr(out, "--max-bytes N") != NULL);
+  char limits[2][64]; /* the figures --help states are the code's */
+  snprintf(limits[0], sizeof limits[0], "Default %d:", FUZZ_REPLAY_DEFAULT_MAX_BYTES);
+  snprintf(limits[1], sizeof limits[1], "Past %d bytes", FUZZ_REPLAY_TARGET_MAX_LEN);
+  CHECK(strstr(out, limits[0]) != NULL && strstr(out, limits[1]) != NULL);
+  const char *text = write_file("to-nowhere.txt", program, strlen(program));
+  const char *nowhere[] = {"replay", "--assemble", "/nonexistent/out.bin", text};
+  expect(run_replay(4, nowhere, NULL, out, sizeof out), 2,
+         "replay: /nonexistent/out.bin: cannot write: No such file or directory");
 }
 
 /* After op 3 (`drop s1`), zero the header of the block in s0's field 0: a reachable block now
