@@ -1,6 +1,9 @@
 /* The replay tool's contract: exit 0 clean, 1 on a violation (named with the op that started its
- * cycle), 2 on bad input (malformed text with FILE:LINE:COL, a missing file, bad usage); bytes
- * and text forms of a program replay alike.
+ * cycle), 2 on bad input (malformed text with FILE:LINE:COL, a file it cannot read with the
+ * reason, a program past --max-bytes, bad usage); bytes and text forms of a program replay
+ * alike; a .txt file is always text; --verify runs exactly the passes named; --list-ops and
+ * --list-kinds print the tables the READMEs copy. Arguments: the fuzz targets' options files,
+ * whose max_len replay knows.
  *
  * A violation is produced by a test-only after_op hook that breaks the heap through the
  * collector's internals (gc/header.h): no op of the language can corrupt the heap, by design.
