@@ -116,7 +116,8 @@ static int set_format(replay_args *args, replay_format format) {
   return 1;
 }
 
-/* Apply option `o` (its value `value`, NULL for a flag). Returns REPLAY_GO_ON or the exit status. */
+/* Apply option `o` (its value `value`, NULL for a flag). Returns REPLAY_GO_ON or the exit
+ * status. */
 static int apply(replay_option o, const char *value, replay_args *args) {
   switch (o) {
     case REPLAY_OPT_TARGET:

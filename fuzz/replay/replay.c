@@ -52,7 +52,9 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   size_t count = fuzz_program_count(args->ops, bytes.data, bytes.size);
   printf("== %s (%s, %zu bytes, %zu ops, target %s)\n", path, is_text ? "text" : "bytes",
          bytes.size, count, args->ops->name);
-  if (!args->quiet && !args->trace) fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 1);
+  if (!args->quiet && !args->trace) {
+    fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 1);
+  }
   printf("== run\n");
   fflush(stdout);
 

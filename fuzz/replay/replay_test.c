@@ -243,8 +243,9 @@ static int row_bars(const char *row, size_t len) {
 static void list_ops_prints_the_op_table(void) {
   const char *argv[] = {"replay", "--list-ops"};
   expect(run_replay(2, argv, NULL, out, sizeof out), 0,
-         "| op | operands | what it does |\n| --- | --- | --- |\n| `alloc` | a slot s0..s15; a block "
-         "kind: scan, raw or custom; a small size 1..127 (fields) | sD = a new pool block");
+         "| op | operands | what it does |\n| --- | --- | --- |\n"
+         "| `alloc` | a slot s0..s15; a block kind: scan, raw or custom; a small size 1..127 "
+         "(fields) | sD = a new pool block");
   int rows = 0;
   const char *line = out;
   while (*line != '\0') {
