@@ -15,7 +15,7 @@ typedef enum replay_option {
 #define REPLAY_OPTION_ENUM(id, name, arg, help) REPLAY_OPT_##id,
   REPLAY_OPTIONS(REPLAY_OPTION_ENUM)
 #undef REPLAY_OPTION_ENUM
-  REPLAY_OPT_COUNT
+      REPLAY_OPT_COUNT
 } replay_option;
 
 typedef struct option_info {
@@ -177,8 +177,7 @@ int replay_parse_args(int argc, char **argv, replay_args *args, int *first_file)
     }
     int o = find_option(a);
     if (o < 0 || (options[o].arg != NULL && i + 1 >= argc)) {
-      fprintf(stderr, "replay: %s option '%s' (see --help)\n", o < 0 ? "unknown" : "incomplete",
-              a);
+      fprintf(stderr, "replay: %s option '%s' (see --help)\n", o < 0 ? "unknown" : "incomplete", a);
       return FUZZ_REPLAY_BAD_INPUT;
     }
     int status = apply((replay_option)o, options[o].arg != NULL ? argv[++i] : NULL, args);
