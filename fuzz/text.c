@@ -460,11 +460,15 @@ int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
   return ok;
 }
 
-int fuzz_looks_like_text(const uint8_t *data, size_t size) {
+int fuzz_text_has_control_byte(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < size; i++) {
-    uint8_t c = data[i];
-    if (c != '\n' && !byte_allowed(c, 1)) return 0;
+    if (data[i] != '\n' && !byte_allowed(data[i], 1)) return 1;
   }
+  return 0;
+}
+
+int fuzz_looks_like_text(const uint8_t *data, size_t size) {
+  if (fuzz_text_has_control_byte(data, size)) return 0;
   size_t i = 0;
   while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) i++;
   if (i == size) return 1; /* empty or blank: the empty program either way */

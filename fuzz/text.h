@@ -61,6 +61,9 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
 int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
                        fuzz_text_error *err);
 
+/* Whether the input holds a byte that text never does: a control character but tab, CR, LF. */
+int fuzz_text_has_control_byte(const uint8_t *data, size_t size);
+
 /* Whether an input looks like text rather than bytes: no control byte but tab, CR and LF (bytes
  * past ASCII may be in comments), and its first token a mnemonic or a comment, or nothing but
  * blanks. */

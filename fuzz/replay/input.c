@@ -28,15 +28,7 @@ static int named_as_text(const char *path) {
   return len > suffix_len && strcmp(path + len - suffix_len, suffix) == 0;
 }
 
-static int has_control_byte(const uint8_t *data, size_t size) {
-  for (size_t i = 0; i < size; i++) {
-    uint8_t c = data[i];
-    if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) return 1;
-  }
-  return 0;
-}
-
-/* The first word of the input (at most 40 characters, for a message). */
+/* The first word of the input (its first 64 characters, for a note). */
 static void first_word(const uint8_t *data, size_t size, char *buf, size_t len) {
   size_t i = 0, n = 0;
   while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) i++;
@@ -50,8 +42,8 @@ static int is_text_form(const char *path, replay_format format, const fuzz_buf *
   if (format != REPLAY_DETECT) return format == REPLAY_TEXT;
   if (named_as_text(path)) return 1;
   if (fuzz_looks_like_text(raw->data, raw->size)) return 1;
-  if (!has_control_byte(raw->data, raw->size)) {
-    char word[41];
+  if (!fuzz_text_has_control_byte(raw->data, raw->size)) {
+    char word[65];
     first_word(raw->data, raw->size, word, sizeof word);
     fprintf(stderr,
             "replay: %s: read as bytes: not a .txt file, and its first word '%s' is no op "
