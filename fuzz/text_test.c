@@ -301,6 +301,11 @@ static void text_detection(void) {
   CHECK(!fuzz_looks_like_text(b, sizeof b));
   t = "hello world";
   CHECK(!fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  t = "# s0 \xe2\x86\x92 s1\nalloc s1 scan 2\n"; /* UTF-8 in a comment */
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  CHECK(!fuzz_text_has_control_byte((const uint8_t *)t, strlen(t)));
+  t = "alloc s1 scan 2\x7f";
+  CHECK(fuzz_text_has_control_byte((const uint8_t *)t, strlen(t)));
 }
 
 int main(void) {
