@@ -1,7 +1,8 @@
-/* The printer and the assembler of the text form (fuzz/text.h). */
+/* The printer and the assembler of the text form (fuzz/lang/text.h). */
 #include "fuzz/lang/text.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -171,8 +172,23 @@ static int parse_word(const char *tok, size_t len, const char *const *names, int
   return 0;
 }
 
-#define TOKEN_FMT "'%.*s'"
-#define TOKEN_ARG(tok, len) (int)((len) > 40 ? 40 : (len)), (tok)
+/* A refused token is quoted first in its message, whole: the operand's description comes after
+ * it, so however long that is, the token is never what gets cut. One longer than
+ * FUZZ_TEXT_TOKEN_MAX (never a valid token) is quoted that far and says its length. */
+typedef struct quoted {
+  char text[FUZZ_TEXT_TOKEN_MAX + 48];
+} quoted;
+
+static quoted quote(const char *tok, size_t len) {
+  quoted q;
+  if (len <= FUZZ_TEXT_TOKEN_MAX) {
+    snprintf(q.text, sizeof q.text, "'%.*s'", (int)len, tok);
+  } else {
+    snprintf(q.text, sizeof q.text, "'%.*s...' (a %zu-character token)", FUZZ_TEXT_TOKEN_MAX, tok,
+             len);
+  }
+  return q;
+}
 
 static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col, fuzz_arg *arg) {
   int p = -1;
@@ -181,8 +197,8 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
   }
   if (p < 0) {
     return fail_at(lc, col,
-                   "unknown parameter " TOKEN_FMT " (percent, mintrigger, sweep, markstack, batch, "
-                   "keep)", TOKEN_ARG(tok, len));
+                   "unknown parameter %s (percent, mintrigger, sweep, markstack, batch, keep)",
+                   quote(tok, len).text);
   }
   const char *vtok;
   size_t vlen, vcol;
@@ -207,8 +223,8 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
     int k = snprintf(choices + used, sizeof choices - used, "%s%s", i ? ", " : "", v);
     if (k > 0) used += (size_t)k;
   }
-  return fail_at(lc, vcol, "%s cannot be " TOKEN_FMT " (one of: %s)", fuzz_param_name((fuzz_param)p),
-                 TOKEN_ARG(vtok, vlen), choices);
+  return fail_at(lc, vcol, "%s cannot be %s (one of: %s)", fuzz_param_name((fuzz_param)p),
+                 quote(vtok, vlen).text, choices);
 }
 
 static int parse_limit(const char *tok, size_t len, int *out) {
@@ -341,18 +357,12 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_OFFSET: ok = parse_offset(tok, len, arg); break;
     case FUZZ_OPND_WORD: ok = parse_hex_word(tok, len, &arg->word); break;
     case FUZZ_OPND_CORRUPTION:
-      if (!parse_word(tok, len, fuzz_corruption_names, FUZZ_CORRUPTION_COUNT, &arg->a)) {
-        return fail_at(lc, col,
-                       "%s: unknown corruption " TOKEN_FMT ": a verification kind such as "
-                       "reach.zero-header, or kind/variant (list: FUZZ_CORRUPTIONS, fuzz/ops.h)",
-                       mnemonic, TOKEN_ARG(tok, len));
-      }
-      ok = 1;
+      ok = parse_word(tok, len, fuzz_corruption_names, FUZZ_CORRUPTION_COUNT, &arg->a);
       break;
   }
   if (!ok) {
-    return fail_at(lc, col, "%s: expected %s, got " TOKEN_FMT, mnemonic,
-                   fuzz_operand_table[kind].what, TOKEN_ARG(tok, len));
+    return fail_at(lc, col, "%s: %s is not %s", mnemonic, quote(tok, len).text,
+                   fuzz_operand_table[kind].what);
   }
   return 1;
 }
@@ -365,9 +375,9 @@ static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) 
   for (int i = 0; i < FUZZ_OP_COUNT; i++) {
     if (token_is(tok, len, fuzz_op_table[i].mnemonic)) code = i;
   }
-  if (code < 0) return fail_at(lc, col, "unknown op " TOKEN_FMT, TOKEN_ARG(tok, len));
+  if (code < 0) return fail_at(lc, col, "unknown op %s", quote(tok, len).text);
   if (fuzz_opset_byte(set, (fuzz_opcode)code) < 0) {
-    return fail_at(lc, col, "op " TOKEN_FMT " is not one of the %s target's ops", TOKEN_ARG(tok, len),
+    return fail_at(lc, col, "op %s is not one of the %s target's ops", quote(tok, len).text,
                    set->name);
   }
   fuzz_op op = {.code = (fuzz_opcode)code};
@@ -376,13 +386,21 @@ static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) 
     if (!parse_operand(lc, info->operands[i], info->mnemonic, &op.args[i])) return 0;
   }
   if (next_token(lc, &tok, &len, &col)) {
-    return fail_at(lc, col, "%s: unexpected " TOKEN_FMT " after the operands", info->mnemonic,
-                   TOKEN_ARG(tok, len));
+    return fail_at(lc, col, "%s: unexpected %s after the operands", info->mnemonic,
+                   quote(tok, len).text);
   }
   uint8_t bytes[FUZZ_OP_MAX_BYTES];
   size_t n = fuzz_op_encode(set, &op, bytes);
   if (!fuzz_buf_append(out, bytes, n)) return fail_at(lc, 1, "out of memory");
   return 1;
+}
+
+/* Ops and their operands are printable ASCII; a comment is prose and may hold any other byte
+ * too (UTF-8 arrows, accents), but no control character besides tab and CR. */
+static int byte_allowed(unsigned char c, int in_comment) {
+  if (c == '\t' || c == '\r') return 1;
+  if (c < 0x20 || c == 0x7f) return 0;
+  return c < 0x7f || in_comment;
 }
 
 int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf *out,
@@ -394,12 +412,16 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
   while (pos < len) {
     const char *nl = memchr(text + pos, '\n', len - pos);
     size_t line_len = nl ? (size_t)(nl - (text + pos)) : len - pos;
+    const char *hash = memchr(text + pos, '#', line_len);
+    size_t code_len = hash ? (size_t)(hash - (text + pos)) : line_len;
     for (size_t i = 0; i < line_len; i++) {
       unsigned char c = (unsigned char)text[pos + i];
-      if (c != '\t' && c != '\r' && (c < 0x20 || c > 0x7e)) {
+      if (!byte_allowed(c, i >= code_len)) {
         err->line = line_no;
         err->column = i + 1;
-        snprintf(err->message, sizeof err->message, "unexpected byte 0x%02x (text is ASCII)", c);
+        snprintf(err->message, sizeof err->message,
+                 "unexpected byte 0x%02x (ops are ASCII; comments may hold any byte but a "
+                 "control character)", c);
         return 0;
       }
     }
@@ -416,24 +438,37 @@ int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
   memset(err, 0, sizeof *err);
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    snprintf(err->message, sizeof err->message, "cannot read %s", path);
+    snprintf(err->message, sizeof err->message, "cannot read %s: %s", path, strerror(errno));
     return 0;
   }
   fuzz_buf text = {0};
   char chunk[4096];
   size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fuzz_buf_append(&text, chunk, n);
+  int appended = 1;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    appended = fuzz_buf_append(&text, chunk, n) && appended;
+  }
+  const char *why = ferror(f) ? strerror(errno) : appended ? NULL : "out of memory";
   fclose(f);
+  if (why != NULL) {
+    snprintf(err->message, sizeof err->message, "cannot read %s: %s", path, why);
+    fuzz_buf_free(&text);
+    return 0;
+  }
   int ok = fuzz_assemble(set, (const char *)text.data, text.size, out, err);
   fuzz_buf_free(&text);
   return ok;
 }
 
-int fuzz_looks_like_text(const uint8_t *data, size_t size) {
+int fuzz_text_has_control_byte(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < size; i++) {
-    uint8_t c = data[i];
-    if (c != '\n' && c != '\t' && c != '\r' && (c < 0x20 || c > 0x7e)) return 0;
+    if (data[i] != '\n' && !byte_allowed(data[i], 1)) return 1;
   }
+  return 0;
+}
+
+int fuzz_looks_like_text(const uint8_t *data, size_t size) {
+  if (fuzz_text_has_control_byte(data, size)) return 0;
   size_t i = 0;
   while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n')) i++;
   if (i == size) return 1; /* empty or blank: the empty program either way */

@@ -1,6 +1,6 @@
 /* The text form of programs: a printer (bytes to text) and an assembler (text to bytes).
  *
- * One op a line: the mnemonic, then its operands separated by blanks (fuzz/ops.h lists them):
+ * One op a line: the mnemonic, then its operands separated by blanks (fuzz/lang/ops.h lists them):
  *
  *   # a cycle through two slots
  *   alloc s0 scan 2
@@ -10,7 +10,9 @@
  *   param markstack 4
  *   collect full
  *
- * `#` starts a comment running to the end of the line; blank lines are ignored. The assembler
+ * `#` starts a comment running to the end of the line; blank lines are ignored. Ops are
+ * printable ASCII; a comment may hold any other byte too (UTF-8), but no control character
+ * besides tab and CR. The assembler
  * writes canonical bytes, so text -> bytes -> text gives back the same ops (comments and spacing
  * aside), and a printed program assembles to bytes that run exactly as the original input.
  */
@@ -37,9 +39,14 @@ const char *fuzz_op_format(const fuzz_op *op, char *buf, size_t buf_len);
 size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data, size_t size,
                           int numbered);
 
+/* A message quotes the token it refuses first and whole, then says what was expected; a token
+ * longer than FUZZ_TEXT_TOKEN_MAX characters (no valid token is near it) is quoted that far,
+ * with its length. The message has room for the longest such message. */
+enum { FUZZ_TEXT_TOKEN_MAX = 512 };
+
 typedef struct fuzz_text_error {
   size_t line, column; /* 1-based */
-  char message[160];
+  char message[1024];
 } fuzz_text_error;
 
 /* Assemble `text` (len bytes, need not be NUL-terminated) into the canonical bytes of the target
@@ -50,12 +57,16 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
                   fuzz_text_error *err);
 
 /* fuzz_assemble of the text file at `path`. Returns 0 when it cannot be read (err->line is then
- * 0 and err->message says so) or does not assemble. */
+ * 0 and err->message says so and why) or does not assemble. */
 int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,
                        fuzz_text_error *err);
 
-/* Whether an input looks like text rather than bytes: only printable ASCII, tabs and newlines,
- * and its first token a mnemonic or a comment. */
+/* Whether the input holds a byte that text never does: a control character but tab, CR, LF. */
+int fuzz_text_has_control_byte(const uint8_t *data, size_t size);
+
+/* Whether an input looks like text rather than bytes: no control byte but tab, CR and LF (bytes
+ * past ASCII may be in comments), and its first token a mnemonic or a comment, or nothing but
+ * blanks. */
 int fuzz_looks_like_text(const uint8_t *data, size_t size);
 
 #endif /* FUZZ_TEXT_H */

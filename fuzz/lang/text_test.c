@@ -199,14 +199,14 @@ static void refused(const char *text, size_t line, size_t column, const char *ne
 
 static void malformed_text_is_refused_with_line_and_column(void) {
   refused("alloc s3 scan 4\nbogus s1\n", 2, 1, "unknown op 'bogus'");
-  refused("alloc s16 scan 4", 1, 7, "expected a slot");
+  refused("alloc s16 scan 4", 1, 7, "alloc: 's16' is not a slot");
   refused("alloc s3 scan 0", 1, 15, "small size");
   refused("alloc s3 scan 128", 1, 15, "small size");
   refused("alloc s3 scan 04", 1, 15, "small size"); /* not canonical */
   refused("alloc_large s3 raw 99", 1, 20, "large size");
   refused("alloc s3 blue 4", 1, 10, "block kind");
-  refused("\n\n  store s3 s5", 3, 9, "expected a field");
-  refused("store s3.64 s5", 1, 7, "expected a field");
+  refused("\n\n  store s3 s5", 3, 9, "store: 's3' is not a field");
+  refused("store s3.64 s5", 1, 7, "store: 's3.64' is not a field");
   refused("collect", 1, 8, "missing operand");
   refused("collect minor", 1, 9, "slice, major or full");
   refused("param markstack 3", 1, 17, "one of: 4, 5, 8");
@@ -238,10 +238,46 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("range_word r0.0 0xABC", 1, 17, "64-bit word"); /* lower case */
   refused("range_word r0.0 0x10000000000000000", 1, 17, "64-bit word");
   refused("range_word r0.0 255", 1, 17, "64-bit word");
-  refused("corrupt reach.zero s1 0", 1, 9, "unknown corruption 'reach.zero': a verification kind");
+  refused("corrupt reach.zero s1 0", 1, 9,
+          "'reach.zero' is not a corruption: the verification kind");
   refused("corrupt reach.zero-header", 1, 26, "missing operand: a slot");
   refused("corrupt reach.zero-header s1 256", 1, 30, "an integer");
-  refused("corrupt s1 reach.zero-header 0", 1, 9, "unknown corruption 's1'");
+  refused("corrupt s1 reach.zero-header 0", 1, 9, "corrupt: 's1' is not a corruption");
+}
+
+/* A comment is prose: any byte but a control character, so an arrow or an accent (UTF-8) in
+ * one assembles. Outside comments, text is ASCII. */
+static void comments_may_hold_any_printable_byte(void) {
+  assemble_one("store s0.0 s1  # s0 \xe2\x86\x92 s1", "store s0.0 s1");
+  assemble_one("# caf\xc3\xa9, na\xc3\xafve\ncollect full", "collect full");
+  assemble_one("collect full #\xff\x80 not even UTF-8", "collect full");
+  refused("collect full\xe2\x86\x92", 1, 13, "unexpected byte 0xe2");
+  refused("collect full # bell \a", 1, 21, "unexpected byte 0x07");
+  refused("collect full # del \x7f", 1, 20, "unexpected byte 0x7f");
+}
+
+/* Every message quotes the token it refuses, in full, however long the operand's description:
+ * the token comes first, the description after. */
+static void messages_quote_the_whole_token(void) {
+  refused("misuse frob", 1, 8, "misuse: 'frob' is not a misuse: alloc0, too-large");
+  refused("range r0.0 s1 frob", 1, 15, "range: 'frob' is not a byte offset");
+  char line[400], want[300];
+  char token[201];
+  memset(token, 'x', 200);
+  token[200] = '\0';
+  snprintf(line, sizeof line, "corrupt %s s1 0", token);
+  snprintf(want, sizeof want, "corrupt: '%s' is not a corruption", token);
+  refused(line, 1, 9, want);
+  snprintf(line, sizeof line, "%s s1", token);
+  snprintf(want, sizeof want, "unknown op '%s'", token);
+  refused(line, 1, 1, want);
+  /* Past FUZZ_TEXT_TOKEN_MAX characters, the quote stops there and gives the length. */
+  size_t huge_len = FUZZ_TEXT_TOKEN_MAX + 100;
+  char *huge = malloc(huge_len + 1);
+  memset(huge, 'y', huge_len);
+  huge[huge_len] = '\0';
+  refused(huge, 1, 1, "...' (a 612-character token)");
+  free(huge);
 }
 
 static void short_inputs_decode(void) {
@@ -265,6 +301,11 @@ static void text_detection(void) {
   CHECK(!fuzz_looks_like_text(b, sizeof b));
   t = "hello world";
   CHECK(!fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  t = "# s0 \xe2\x86\x92 s1\nalloc s1 scan 2\n"; /* UTF-8 in a comment */
+  CHECK(fuzz_looks_like_text((const uint8_t *)t, strlen(t)));
+  CHECK(!fuzz_text_has_control_byte((const uint8_t *)t, strlen(t)));
+  t = "alloc s1 scan 2\x7f";
+  CHECK(fuzz_text_has_control_byte((const uint8_t *)t, strlen(t)));
 }
 
 int main(void) {
@@ -272,6 +313,8 @@ int main(void) {
   RUN(op_sets);
   RUN(every_op_has_its_text);
   RUN(malformed_text_is_refused_with_line_and_column);
+  RUN(comments_may_hold_any_printable_byte);
+  RUN(messages_quote_the_whole_token);
   RUN(short_inputs_decode);
   RUN(text_detection);
   CHECK_MAIN_END();

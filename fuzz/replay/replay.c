@@ -1,0 +1,127 @@
+/* The replay tool as a library (fuzz/replay/replay.h): read a fuzz input (bytes or text), print
+ * it as a program, run it with every pass, print what each pass found. Builds with any C
+ * compiler, without libFuzzer. */
+#include "fuzz/replay/replay.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fuzz/lang/program.h"
+#include "fuzz/replay/input.h"
+#include "fuzz/replay/options.h"
+#include "fuzz/lang/text.h"
+
+static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
+  fuzz_buf bytes = {0};
+  int is_text = 0;
+  if (!replay_load(path, args->format, args->ops, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
+  if (bytes.size > FUZZ_REPLAY_TARGET_MAX_LEN) {
+    fprintf(stderr,
+            "replay: %s: %zu bytes: longer than the fuzz targets' max_len (%d): no fuzzer "
+            "runs such an input, and it may run long\n",
+            path, bytes.size, FUZZ_REPLAY_TARGET_MAX_LEN);
+  }
+
+  if (args->assemble_out != NULL) {
+    FILE *f = strcmp(args->assemble_out, "-") == 0 ? stdout : fopen(args->assemble_out, "wb");
+    int ok = f != NULL && fwrite(bytes.data, 1, bytes.size, f) == bytes.size;
+    int why = errno;
+    if (f != NULL && f != stdout && fclose(f) != 0 && ok) {
+      ok = 0;
+      why = errno;
+    }
+    fuzz_buf_free(&bytes);
+    if (!ok) fprintf(stderr, "replay: %s: cannot write: %s\n", args->assemble_out, strerror(why));
+    return ok ? FUZZ_REPLAY_CLEAN : FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args->print_only) {
+    fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 0);
+    fuzz_buf_free(&bytes);
+    return FUZZ_REPLAY_CLEAN;
+  }
+
+  if (args->max_bytes != 0 && bytes.size > args->max_bytes) {
+    fprintf(stderr,
+            "replay: %s: %zu bytes, longer than --max-bytes (%zu): not run (a run grows faster "
+            "than its input; --max-bytes 0 runs it anyway)\n",
+            path, bytes.size, args->max_bytes);
+    fuzz_buf_free(&bytes);
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  size_t count = fuzz_program_count(args->ops, bytes.data, bytes.size);
+  printf("== %s (%s, %zu bytes, %zu ops, target %s)\n", path, is_text ? "text" : "bytes",
+         bytes.size, count, args->ops->name);
+  if (!args->quiet && !args->trace) {
+    fuzz_print_program(stdout, args->ops, bytes.data, bytes.size, 1);
+  }
+  printf("== run\n");
+  fflush(stdout);
+
+  fuzz_options opt = base ? *base : (fuzz_options){0};
+  opt.abort_on_violation = 0;
+  opt.out = stdout;
+  opt.trace = args->trace ? stdout : NULL;
+  opt.verify = args->verify_mask;
+  opt.verify_given = args->verify_given;
+  opt.params = args->params;
+  opt.ops = args->ops;
+  if (args->ops == &fuzz_opset_schedule) {
+    opt.threads = args->free_threads ? FUZZ_FREE_THREADS : FUZZ_SCHEDULED;
+    if (!args->quiet && !args->free_threads) opt.interleaving = stdout;
+  }
+  fuzz_result res;
+  int rc = fuzz_run(bytes.data, bytes.size, &opt, &res);
+  fuzz_buf_free(&bytes);
+  if (rc < 0) {
+    printf("replay: the heap could not be created (bad --params?)\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (opt.threads == FUZZ_SCHEDULED) {
+    printf("== schedule: %llu steps, %llu switches, interleaving %016llx, statistics %016llx\n",
+           (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
+           (unsigned long long)res.sched_hash, (unsigned long long)res.stats_hash);
+  }
+  printf("== passes (%zu ops, %llu cycles)\n", res.ops, (unsigned long long)res.cycles);
+  for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
+    /* The driver counts the checks it made; a pass, its runs. */
+    int is_driver = strcmp(fuzz_pass_names[p], "driver") == 0;
+    printf("  %-10s %6zu %s, %zu violation%s\n", fuzz_pass_names[p], res.pass_runs[p],
+           is_driver ? "checks" : "runs", res.pass_violations[p],
+           res.pass_violations[p] == 1 ? "" : "s");
+  }
+  if (res.violations == 0) {
+    printf("== clean\n");
+    return FUZZ_REPLAY_CLEAN;
+  }
+  if (res.first_op >= 0) {
+    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", res.violations, res.first_kind,
+           res.first_op);
+  } else {
+    printf("== VIOLATION: %zu found; first: %s (final checks)\n", res.violations, res.first_kind);
+  }
+  return FUZZ_REPLAY_VIOLATION;
+}
+
+int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
+  replay_args args;
+  int first_file;
+  int status = replay_parse_args(argc, argv, &args, &first_file);
+  if (status != REPLAY_GO_ON) return status;
+  if (first_file >= argc) {
+    fprintf(stderr, "replay: no input file (see --help)\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args.assemble_out != NULL && argc - first_file != 1) {
+    fprintf(stderr, "replay: --assemble takes exactly one input file\n");
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  int worst = FUZZ_REPLAY_CLEAN;
+  for (int i = first_file; i < argc; i++) {
+    int rc = replay_one(argv[i], &args, base);
+    /* Bad input outranks a violation: the run is not trustworthy. */
+    if (rc > worst) worst = rc;
+    fflush(stdout);
+  }
+  return worst;
+}
