@@ -71,6 +71,9 @@ class FormatTest(unittest.TestCase):
       files = fmt.tracked_sources(d)
       self.assertEqual(files, ["gc/bad.h", "gc/good.c"])
       self.assertEqual(fmt.unformatted(d, files), ["gc/bad.h"])
+      # An export (no git): every C file but third_party's.
+      shutil.rmtree(os.path.join(d, ".git"))
+      self.assertEqual(fmt.tracked_sources(d), ["gc/bad.h", "gc/good.c", "gc/untracked.c"])
 
 
 if __name__ == "__main__":
