@@ -212,6 +212,7 @@ class Campaign:
     with open(log, "w") as lf:
       p = procs.spawn(cmd, stdout=lf, stderr=subprocess.STDOUT)
     last_print = start
+    fuzzers = procs.children(p)
     try:
       while p.poll() is None:
         time.sleep(1)
@@ -221,6 +222,11 @@ class Campaign:
           print(progress_line(t, row), flush=True)
     finally:
       procs.kill(p)
+      # Fork mode keeps its jobs' corpora in a temporary directory named by its pid, which it
+      # removes only when it ends by itself.
+      for pid in fuzzers:
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), "libFuzzerTemp.FuzzWithFork%d.dir"
+                                   % pid), ignore_errors=True)
     rc = p.returncode
     self.update_row(row, log, corpus, start, before, crashes)
     with open(log, errors="replace") as f:

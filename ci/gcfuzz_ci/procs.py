@@ -53,6 +53,22 @@ def spawn(cmd, stdout=None, stderr=None, cwd=None, env=None, stdin=subprocess.DE
   return p
 
 
+def children(p, wait_s=2.0):
+  """The pids of the command the guard p started (its children), waiting up to wait_s for it
+  to start."""
+  path = "/proc/%d/task/%d/children" % (p.pid, p.pid)
+  end = time.monotonic() + wait_s
+  while True:
+    try:
+      with open(path) as f:
+        pids = [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+      pids = []
+    if pids or time.monotonic() >= end or p.poll() is not None:
+      return pids
+    time.sleep(0.01)
+
+
 def kill(p):
   """Kills p's whole process group and reaps p."""
   try:

@@ -204,6 +204,17 @@ class KillTest(unittest.TestCase):
       parent.wait()
       self.assertTrue(wait_dead(grandchild))
 
+  def test_children_are_the_guarded_command(self):
+    p = procs.spawn(["sleep", "30"])
+    try:
+      pids = procs.children(p)
+      self.assertEqual(len(pids), 1)
+      with open("/proc/%d/comm" % pids[0]) as f:
+        self.assertEqual(f.read().strip(), "sleep")
+    finally:
+      procs.kill(p)
+    self.assertTrue(wait_dead(pids[0]))
+
   def test_run_stops_a_command_at_its_timeout(self):
     start = time.monotonic()
     rc, hung = procs.run(["sleep", "30"], timeout_s=0.5)
