@@ -18,8 +18,9 @@ BASE = (
 
 NEEDS = {
     # zip: ci/oss-fuzz/build.sh packs each target's seed corpus (//ci/oss-fuzz:build_test);
-    # clang-format: the format check.
-    "test": BASE + (("command", "zip", "zip"), ("command", "clang-format", "clang-format")),
+    # clang-format and git (which files are tracked): the format check.
+    "test": BASE + (("command", "zip", "zip"), ("command", "clang-format", "clang-format"),
+                    ("command", "git", "git")),
     # llvm-profdata-14 and llvm-cov-14: --coverage.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
                         ("command", "llvm-cov-14", "llvm-14")),
