@@ -430,9 +430,9 @@ def mode_campaign(c):
   summary = os.path.join(c.w, "summary.json")
   if os.path.exists(summary):
     os.unlink(summary)  # never leave an older campaign's figures as this one's
-  c.build_fuzzers()
   rows, any_crash, left = [], False, c.a.time
   try:
+    c.build_fuzzers()
     for i, t in enumerate(c.a.targets):
       secs = max(left // (len(c.a.targets) - i), 1)
       row = new_row(t)
