@@ -140,7 +140,11 @@ def table(rows, ratios):
   line("bench", "size", "backend", "wall_s", "peak_mib")
   line("-" * 14, "-" * 7, "-" * 27, "-" * 9, "-" * 10)
   for i, r in enumerate(rows):
-    line(r["bench"], r["size"], r["backend"], fmt(r["wall_s"]), fmt(r["peak_mib"]))
+    # A median as the benchmarks' table has it (three decimals for seconds, one for MiB); a
+    # ROW program's figure as it printed it.
+    median = r.get("_median", False)
+    line(r["bench"], r["size"], r["backend"], fmt(r["wall_s"], "%.3f" if median else None),
+         fmt(r["peak_mib"], "%.1f" if median else None))
     nxt = rows[i + 1] if i + 1 < len(rows) else None
     if nxt and (nxt["bench"], nxt["size"]) == (r["bench"], r["size"]):
       continue
@@ -158,8 +162,10 @@ def table(rows, ratios):
   return out
 
 
-def fmt(v):
-  return "-" if v is None else str(v)
+def fmt(v, form):
+  if v is None:
+    return "-"
+  return form % v if form else str(v)
 
 
 class Bench:
@@ -282,7 +288,8 @@ class Bench:
         if walls:
           self.rows.append({"bench": bench, "size": str(self.size(bench)), "backend": be,
                             "wall_s": round(statistics.median(walls), 3),
-                            "peak_mib": round(statistics.median(peaks), 1) if peaks else None})
+                            "peak_mib": round(statistics.median(peaks), 1) if peaks else None,
+                            "_median": True})
 
   def run_row_program(self, prog, runs_tsv):
     stem, args, quick_args, _ = ROW_PROGRAMS[prog]
@@ -344,7 +351,8 @@ class Bench:
         print(ROW_PROGRAMS[prog][3])
         with open(err, errors="replace") as f:
           print("\n".join("  " + l for l in f.read().splitlines()))
-    jsonout.write(os.path.join(OUT, "results.json"), self.rows)
+    jsonout.write(os.path.join(OUT, "results.json"),
+                  [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows])
     print()
     print("results: %s/results.json  runs: %s/runs.tsv  logs: %s/logs/" % (OUT, OUT, OUT))
     if self.failures:
