@@ -80,11 +80,6 @@ def kill(p):
     _groups.discard(p.pid)
 
 
-def reaped(p):
-  with _lock:
-    _groups.discard(p.pid)
-
-
 def kill_all():
   with _lock:
     groups = list(_groups)
@@ -111,7 +106,3 @@ def run(cmd, timeout_s=None, **kw):
   # The command is gone; what it started (a fork-mode job) may not be.
   kill(p)
   return rc, False
-
-
-def sleep(seconds):
-  time.sleep(seconds)
