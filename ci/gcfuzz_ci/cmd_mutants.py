@@ -260,6 +260,8 @@ class Zoo:
     finally:
       procs.kill(p)
     rc = p.returncode
+    if hung:
+      append(log, "== stopped after %ds: a hang\n" % secs)
     if found_at is None:
       found_at = time.monotonic() - start
     with open(log, errors="replace") as f:
