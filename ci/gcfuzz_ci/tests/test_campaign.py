@@ -152,7 +152,16 @@ class InterruptTest(FakeCampaign):
     self.addCleanup(lambda: [signal.signal(s, h) for s, h in old.items()])
     procs.install_signal_handlers()
     self.c.a.time = 60
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    pid_file = os.path.join(self.fuzz_dir, "fuzzer.pid")
+
+    def interrupt_once_fuzzing():
+      end = time.monotonic() + 30
+      while not read(pid_file) and time.monotonic() < end:
+        time.sleep(0.05)
+      time.sleep(0.5)
+      os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt_once_fuzzing)
     timer.start()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -164,8 +173,7 @@ class InterruptTest(FakeCampaign):
     self.assertTrue(s["interrupted"])
     self.assertEqual([t["name"] for t in s["targets"]], ["graph"])
     self.assertIn("INTERRUPTED", out.getvalue())
-    with open(os.path.join(self.fuzz_dir, "fuzzer.pid")) as f:
-      self.assertTrue(wait_dead(int(f.read())))
+    self.assertTrue(wait_dead(int(read(pid_file))))
 
 
 def read(path):
