@@ -25,15 +25,17 @@ mkdir -p "$OUT"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-# The collector and the passes, every .c that is not a test or a generator, the fuzz driver and
-# the op language. Compiled in parallel; the objects do not depend on each other.
+# The collector and the passes, the op language, the scheduler and the fuzz driver: every .c of
+# their packages that is not a test or a generator. Compiled in parallel; the objects do not
+# depend on each other.
 SOURCES=""
-for f in "$ROOT"/gc/*.c "$ROOT"/invariants/*.c; do
+for f in "$ROOT"/gc/*.c "$ROOT"/invariants/*.c "$ROOT"/fuzz/lang/*.c "$ROOT"/fuzz/sched/*.c \
+         "$ROOT"/fuzz/driver/*.c; do
   case "$f" in *_test.c|*/sizeclass_gen.c) continue ;; esac
   SOURCES="$SOURCES $f"
 done
-SOURCES="$SOURCES $ROOT/fuzz/program.c $ROOT/fuzz/text.c $ROOT/fuzz/sched.c $ROOT/fuzz/driver.c"
-SOURCES="$SOURCES $ROOT/fuzz/threads.c $ROOT/fuzz/corrupt.c"
+# The targets' sources, dictionaries and options.
+TARGET_DIR="$ROOT/fuzz/targets"
 
 compile() { # SOURCE FLAGS...
   local src="$1"; shift
@@ -54,18 +56,18 @@ for pid in $pids; do wait "$pid"; done
 
 # A host-side assembler for the seed corpus: the replay tool, built plainly (no sanitizer, no
 # engine), whatever $CFLAGS asks of the fuzz targets.
-$CC -O1 -std=gnu11 -I"$ROOT" -o "$WORK/replay" "$ROOT/fuzz/replay.c" "$ROOT/fuzz/replay_main.c" \
-  "$ROOT/fuzz/program.c" "$ROOT/fuzz/text.c" "$ROOT/fuzz/sched.c" "$ROOT/fuzz/driver.c" \
-  "$ROOT/fuzz/threads.c" "$ROOT/fuzz/corrupt.c" \
-  $(for f in $SOURCES; do case "$f" in */fuzz/*) ;; *) echo "$f" ;; esac; done) -lpthread
+# shellcheck disable=SC2046
+$CC -O1 -std=gnu11 -I"$ROOT" -o "$WORK/replay" \
+  $(for f in "$ROOT"/fuzz/replay/*.c; do case "$f" in *_test.c) ;; *) echo "$f" ;; esac; done) \
+  $SOURCES -lpthread
 
 for t in $TARGETS; do
   name="${t}_fuzzer"
   # shellcheck disable=SC2086
-  compile "$ROOT/fuzz/$name.c" $CFLAGS
+  compile "$TARGET_DIR/$name.c" $CFLAGS
   # shellcheck disable=SC2086
   $CC $CFLAGS $LIB_FUZZING_ENGINE "$WORK"/obj/*.o -o "$OUT/$name" -lpthread
-  rm -f "$WORK/obj/fuzz_$name.c.o"
+  rm -f "$WORK/obj/$(echo "${TARGET_DIR#"$ROOT"/}/$name.c" | tr '/' '_').o"
 
   # Seed corpus: the text seeds, assembled into the bytes the target reads.
   mkdir -p "$WORK/seeds-$t"
@@ -75,7 +77,7 @@ for t in $TARGETS; do
   rm -f "$OUT/${name}_seed_corpus.zip"
   (cd "$WORK/seeds-$t" && zip -q -r "$OUT/${name}_seed_corpus.zip" .)
 
-  cp "$ROOT/fuzz/$t.dict" "$OUT/$name.dict"
+  cp "$TARGET_DIR/$t.dict" "$OUT/$name.dict"
   # The options name the dictionary as it is called in $OUT.
-  sed "s/^dict *=.*/dict = $name.dict/" "$ROOT/fuzz/$t.options" >"$OUT/$name.options"
+  sed "s/^dict *=.*/dict = $name.dict/" "$TARGET_DIR/$t.options" >"$OUT/$name.options"
 done

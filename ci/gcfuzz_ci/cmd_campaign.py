@@ -1,0 +1,739 @@
+"""ci/campaign: the main job of gcfuzz, a fuzz campaign against the collector; and --export,
+--coverage, --tsan, --throughput."""
+import datetime
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, tools, verdict
+
+PROG = "ci/campaign"
+
+USAGE = """\
+Usage: ci/campaign [options] [TARGET...]
+
+The main job of gcfuzz: fuzz the collector. Targets: graph, roots, schedule (default: all of them).
+
+  ci/campaign                  60 s over every target, all cores, then a summary
+  ci/campaign --time 600 graph ten minutes of the graph target
+  ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
+  ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
+  ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
+
+What a campaign does, per target:
+  1. builds the target's fuzzer (//fuzz/targets:<target>_fuzzer) with --config=fuzz (libFuzzer + ASan/UBSan, -O2), every
+     verification pass after every cycle;
+  2. seeds <workdir>/<target>/corpus/ with corpus/<target>/*.txt assembled into bytes, next
+     to what earlier campaigns found there (the corpus is resumable); the work directory is
+     locked: a second campaign on it stops with an error;
+  3. runs libFuzzer -fork=JOBS for its share of --time, printing a progress line at least
+     every 10 s: execs, exec/s, coverage (libFuzzer's cov), corpus size, crashes (saved by this
+     campaign);
+  4. triages the crashes this campaign saved: each one is reproduced once (inputs are remembered
+     by content hash in <workdir>/<target>/crashes/triage.json, so no input is run twice) and
+     keyed by what broke, read from its first GCFUZZ-VERDICT line (kind and pass, and for a
+     sanitizer finding the first stack frame in gc/ invariants/ fuzz/), else from libFuzzer's
+     and the sanitizers' own markers; one per key is minimized (-minimize_crash,
+     --minimize-time s; a key minimized by an earlier campaign is not minimized again) and
+     every crash found by this campaign is printed as a program with the verdict and a one-line
+     replay command; the text is saved next to it
+     (<workdir>/<target>/crashes/min-<key>.txt), ready for corpus/regressions/.
+Then a summary table, also written as <workdir>/summary.json:
+  {"interrupted": false, "targets": [{"name": "graph", "seconds": 60, "execs": N,
+   "exec_per_s": N, "coverage": N, "corpus": N, "crashes": N, "keys": ["..."]}]}
+("crashes" counts the distinct crashes this campaign found, by key.) An interrupted campaign
+(SIGINT, SIGTERM, SIGHUP) stops its fuzzers and still writes the summary, with
+"interrupted": true and the figures so far; the fuzzers run in process groups that die with the
+campaign, even when it is killed with SIGKILL.
+
+Options:
+  --time SECONDS       the whole budget, shared by the targets (default 60)
+  --jobs N             parallel fuzzing processes per target (default: all cores, nproc)
+  --workdir DIR        corpora, crashes, logs, reports (default .gcfuzz-work, git-ignored)
+  --minimize-time S    time to minimize each distinct crash (default 10)
+  --export             no fuzzing: merge <workdir>/<target>/corpus with corpus/<target>/
+                       (libFuzzer -merge=1) and write each new input as
+                       corpus/<target>/auto-<hash>.txt
+  --coverage           no fuzzing: build with clang source-based coverage, run
+                       corpus/<target>/ and <workdir>/<target>/corpus/, write an HTML report
+                       to <workdir>/coverage/html/index.html and print line coverage per
+                       file of gc/ and invariants/
+  --with-tests         with --coverage: also run the gc/ and invariants/ unit tests (the
+                       breaking tests among them) and count their lines too
+  --tsan               no fuzzing: the schedule target's programs (corpus/schedule/*.txt) on
+                       free-running threads (the scheduler off) under ThreadSanitizer, again
+                       and again for --time seconds (the driver's stress_test, --config=tsan); any
+                       data race or violation fails it
+  --throughput         no campaign: each target alone, pinned to one core (taskset), for
+                       --time seconds EACH (default 60), from its seeds only (a fresh corpus
+                       in a temporary directory; the work corpus is not touched), with its
+                       options file, without -fork; prints execs, exec/s (libFuzzer's
+                       average), coverage and corpus per target and writes
+                       <workdir>/throughput.json. The measure behind the README's Throughput
+                       table; run it on an otherwise idle machine
+  --core N             with --throughput: the core to pin to (default: the last one)
+  --no-install         do not try to install missing tools
+  -h, --help           this text
+
+First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap)
+with apt-get, as root or through sudo; a second run finds them and installs nothing.
+
+GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
+
+Exit status: 0 no crash, 1 at least one crash (or --coverage/--export failed, or a target
+stopped under --throughput), 2 usage, build or setup error, a locked work directory, or an
+interrupted run.
+"""
+
+# The fuzzing build: .bazelrc's fuzz config (libFuzzer + ASan/UBSan, -O2).
+FUZZ_FLAGS = ["--config=fuzz"]
+# Source-based coverage, in its own output tree.
+COV_FLAGS = ["--platform_suffix=cov", "--copt=-O1", "--copt=-fprofile-instr-generate",
+             "--copt=-fcoverage-mapping", "--linkopt=-fprofile-instr-generate",
+             "--linkopt=-fcoverage-mapping"]
+PROGRESS_EVERY_S = 10
+REPRODUCE_TIMEOUT_S = 120
+
+
+class SetupError(Exception):
+  """A build or setup failure: exit 2."""
+
+
+def nproc():
+  return len(os.sched_getaffinity(0))
+
+
+def parse_args(argv):
+  p = cli.Parser(PROG, USAGE)
+  p.add_argument("--time", default="60")
+  p.add_argument("--jobs")
+  p.add_argument("--workdir", default=".gcfuzz-work")
+  p.add_argument("--minimize-time", default="10")
+  mode = p.add_mutually_exclusive_group()
+  for m in ("export", "coverage", "tsan", "throughput"):
+    mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
+  p.add_argument("--core")
+  p.add_argument("--with-tests", action="store_true")
+  p.add_argument("--no-install", action="store_true")
+  p.add_argument("targets", nargs="*")
+  a = p.parse(argv)
+  a.mode = a.mode or "campaign"
+  a.time = cli.decimal(a.time, "--time", minimum=1)
+  a.minimize_time = cli.decimal(a.minimize_time, "--minimize-time")
+  cores = nproc()
+  a.jobs = cores if a.jobs is None else cli.decimal(a.jobs, "--jobs", minimum=1)
+  a.core = cores - 1 if a.core is None else cli.decimal(a.core, "--core", maximum=cores - 1)
+  for t in a.targets:
+    if t.startswith("-"):
+      raise cli.UsageError("unknown option '%s' (see %s --help)" % (t, PROG))
+    if t not in layout.FUZZ_TARGETS:
+      raise cli.UsageError("unknown target '%s' (targets: %s)" % (t, " ".join(layout.FUZZ_TARGETS)))
+  a.targets = a.targets or list(layout.FUZZ_TARGETS)
+  return a
+
+
+class Campaign:
+  def __init__(self, args, workdir, lay):
+    self.a, self.w, self.lay = args, workdir, lay
+    self.logdir = os.path.join(workdir, "logs")
+    self.replay = None
+    self.bindir = None
+
+  # ---------------------------------------------------------------- building
+
+  def build(self, logname, flags, labels):
+    log = os.path.join(self.logdir, logname + ".log")
+    if bazel.run(["build"] + bazel.OPTS + bazel.cache_opts() + flags + labels, log,
+                 cwd=paths.ROOT) != 0:
+      with open(log, errors="replace") as f:
+        print("\n".join(bazel.build_errors(f.read(), 60)), file=sys.stderr)
+      raise SetupError("build failed (full log: %s)" % log)
+    bindir = bazel.bazel_bin(bazel.cache_opts() + flags, cwd=paths.ROOT)
+    if bindir is None:
+      raise SetupError("bazel info failed")
+    return bindir
+
+  def build_fuzzers(self):
+    labels = [layout.label(self.lay.replay)] + [layout.label(self.lay.fuzzer(t))
+                                                for t in self.a.targets]
+    print("%s: building %s (--config=fuzz)" % (PROG, " ".join(labels[1:])), flush=True)
+    self.bindir = self.build("build-fuzz", FUZZ_FLAGS, labels)
+    self.replay = os.path.join(self.bindir, self.lay.replay)
+
+  def fuzzer(self, t):
+    return os.path.join(self.bindir, self.lay.fuzzer(t))
+
+  def options(self, t):
+    return libfuzzer.options_flags(os.path.join(paths.ROOT, self.lay.options_file(t)),
+                                   os.path.join(paths.ROOT, self.lay.options_dir()))
+
+  # ---------------------------------------------------------------- corpus
+
+  def seed_corpus(self, t, directory):
+    """Assembles corpus/T/*.txt into directory (bytes, seed-<name>); returns how many."""
+    os.makedirs(directory, exist_ok=True)
+    n = 0
+    log = os.path.join(self.logdir, "seed-%s.log" % t)
+    with open(log, "a") as lf:
+      for f in sorted(glob.glob(os.path.join(paths.ROOT, "corpus", t, "*.txt"))):
+        out = os.path.join(directory, "seed-" + os.path.basename(f)[:-4])
+        if subprocess.run([self.replay, "--target", t, "--assemble", out, f], stdout=lf,
+                          stderr=lf).returncode == 0:
+          n += 1
+        else:
+          print("%s: warning: %s does not assemble (see %s)" % (PROG, f, log), file=sys.stderr)
+    return n
+
+  # ---------------------------------------------------------------- fuzzing
+
+  def run_target(self, t, secs, row):
+    """Fuzzes t for secs; fills row (the summary's) as it goes, so an interrupt finds the
+    figures so far in it."""
+    d = os.path.join(self.w, t)
+    corpus, crashes = os.path.join(d, "corpus"), os.path.join(d, "crashes")
+    os.makedirs(corpus, exist_ok=True)
+    os.makedirs(crashes, exist_ok=True)
+    log = os.path.join(self.logdir, "fuzz-%s.log" % t)
+    seeds = self.seed_corpus(t, corpus)
+    before = libfuzzer.artifacts(crashes)
+    print("%s: %s: %ds on %d job(s), corpus %s (%d inputs, %d seeds), log %s"
+          % (PROG, t, secs, self.a.jobs, corpus, libfuzzer.count_files(corpus), seeds, log),
+          flush=True)
+    cmd = [self.fuzzer(t), "-fork=%d" % self.a.jobs, "-ignore_crashes=1", "-ignore_timeouts=1",
+           "-ignore_ooms=1", "-max_total_time=%d" % secs, "-timeout=25", "-rss_limit_mb=2048",
+           "-artifact_prefix=" + crashes + "/"] + self.options(t) + [corpus]
+    start = time.monotonic()
+    with open(log, "w") as lf:
+      p = procs.spawn(cmd, stdout=lf, stderr=subprocess.STDOUT)
+    last_print = start
+    fuzzers = procs.children(p)
+    try:
+      while p.poll() is None:
+        time.sleep(1)
+        self.update_row(row, log, corpus, start, before, crashes)
+        if time.monotonic() - last_print >= PROGRESS_EVERY_S:
+          last_print = time.monotonic()
+          print(progress_line(t, row), flush=True)
+    finally:
+      procs.kill(p)
+      # Fork mode keeps its jobs' corpora in a temporary directory named by its pid, which it
+      # removes only when it ends by itself.
+      for pid in fuzzers:
+        shutil.rmtree(os.path.join(tempfile.gettempdir(), "libFuzzerTemp.FuzzWithFork%d.dir"
+                                   % pid), ignore_errors=True)
+    rc = p.returncode
+    self.update_row(row, log, corpus, start, before, crashes)
+    with open(log, errors="replace") as f:
+      text = f.read()
+    if libfuzzer.last_stats(text) is None:
+      print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
+      print("%s: %s: libFuzzer printed no statistics (exit %s; log %s)" % (PROG, t, rc, log),
+            file=sys.stderr)
+      row["error"] = "no statistics"
+      return True
+    new = libfuzzer.new_artifacts(before, libfuzzer.artifacts(crashes))
+    keys = Triage(self, t, crashes).run(new)
+    row["crashes"], row["keys"] = len(keys), keys
+    return bool(keys)
+
+  def update_row(self, row, log, corpus, start, before, crashes):
+    elapsed = int(time.monotonic() - start)
+    try:
+      with open(log, errors="replace") as f:
+        stats = libfuzzer.last_stats(f.read())
+    except FileNotFoundError:
+      stats = None
+    row["seconds"] = elapsed
+    row["corpus"] = libfuzzer.count_files(corpus)
+    row["crash_files"] = len(libfuzzer.new_artifacts(before, libfuzzer.artifacts(crashes)))
+    if stats:
+      row["execs"], row["coverage"] = stats
+      row["exec_per_s"] = stats[0] // max(elapsed, 1)
+
+
+def progress_line(t, row):
+  if "execs" not in row:
+    return "  %-8s %4ds  starting (loading %d inputs)  crashes %d" % (
+        t, row["seconds"], row["corpus"], row["crash_files"])
+  return "  %-8s %4ds  execs %9d  exec/s %6d  cov %6d  corpus %6d  crashes %d" % (
+      t, row["seconds"], row["execs"], row["exec_per_s"], row["coverage"], row["corpus"],
+      row["crash_files"])
+
+
+def new_row(t):
+  return {"name": t, "seconds": 0, "execs": 0, "exec_per_s": 0, "coverage": 0, "corpus": 0,
+          "crashes": 0, "keys": []}
+
+
+SUMMARY_FMT = "%-8s %7s %10s %8s %7s %7s %8s"
+
+
+def summary_json(rows, interrupted):
+  out = []
+  for r in rows:
+    r = dict(r)
+    r.pop("crash_files", None)
+    out.append(r)
+  return {"interrupted": interrupted, "targets": out}
+
+
+def write_summary(w, rows, interrupted):
+  print()
+  print("==== summary (work directory %s)%s" % (w, " INTERRUPTED" if interrupted else ""))
+  print(SUMMARY_FMT % ("target", "seconds", "execs", "exec/s", "cov", "corpus", "crashes"))
+  for r in rows:
+    if "error" in r:
+      print(SUMMARY_FMT % (r["name"], r["seconds"], "?", "?", "?", "?", "error"))
+    else:
+      print(SUMMARY_FMT % (r["name"], r["seconds"], r["execs"], r["exec_per_s"], r["coverage"],
+                           r["corpus"], r["crashes"]))
+  path = os.path.join(w, "summary.json")
+  jsonout.write(path, summary_json(rows, interrupted))
+  print("summary.json: %s" % path, flush=True)
+
+
+class Triage:
+  """Keys the crashing inputs a campaign saved, minimizes one per key, prints every one.
+
+  triage.json remembers, by content hash, the key of every input ever reproduced here (null:
+  it did not reproduce; the input moved to fixed/) and the minimized input of every key."""
+
+  def __init__(self, campaign, t, crashes):
+    self.c, self.t, self.dir = campaign, t, crashes
+    self.state_path = os.path.join(crashes, "triage.json")
+    try:
+      with open(self.state_path) as f:
+        self.state = json.load(f)
+    except (OSError, ValueError):
+      self.state = {"inputs": {}, "minimized": {}}
+
+  def save(self):
+    jsonout.write(self.state_path, self.state)
+
+  def reproduce(self, path):
+    """(verdict or None, output) of one run of the fuzzer on path."""
+    out_path = os.path.join(self.dir, ".out")
+    with open(out_path, "w") as f:
+      rc, hung = procs.run([self.c.fuzzer(self.t), "-timeout=25", "-rss_limit_mb=4096", path],
+                           timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
+    with open(out_path, errors="replace") as f:
+      text = f.read()
+    os.unlink(out_path)
+    return verdict.classify(text, failed=rc != 0, hung=hung), text
+
+  def key_of(self, path):
+    h = sha1_of(path)
+    known = self.state["inputs"].get(h)
+    if known is not None:
+      return known["key"]
+    v, text = self.reproduce(path)
+    key = verdict.crash_key(v, text) if v is not None else None
+    self.state["inputs"][h] = {"key": key, "file": os.path.basename(path)}
+    self.save()
+    if key is None:
+      # It does not crash (any more): set it aside.
+      os.makedirs(os.path.join(self.dir, "fixed"), exist_ok=True)
+      os.replace(path, os.path.join(self.dir, "fixed", os.path.basename(path)))
+    return key
+
+  def run(self, new_files):
+    """Returns the distinct keys of new_files, after printing each."""
+    best = {}
+    for name in new_files:
+      path = os.path.join(self.dir, name)
+      if not os.path.isfile(path):
+        continue
+      key = self.key_of(path)
+      if key is None:
+        continue
+      size = os.path.getsize(path)
+      if key not in best or size < best[key][1]:
+        best[key] = (path, size)
+    keys = sorted(best)
+    for n, key in enumerate(keys, 1):
+      self.report(n, len(keys), key, best[key][0])
+    return keys
+
+  def minimize(self, key, path, minimized):
+    """Minimizes path into minimized; returns a note if the result drifted to another crash."""
+    if key.startswith(("fuzzer.timeout", "fuzzer.oom", "timeout.")):
+      shutil.copyfile(path, minimized)
+      return ""
+    log = os.path.join(self.c.logdir, "minimize-%s-%s.log" % (self.t, verdict.slug(key)))
+    with open(log, "w") as f:
+      procs.run([self.c.fuzzer(self.t), "-minimize_crash=1",
+                 "-max_total_time=%d" % self.c.a.minimize_time,
+                 "-exact_artifact_path=" + minimized, "-timeout=25", path],
+                timeout_s=self.c.a.minimize_time + 60, stdout=f, stderr=subprocess.STDOUT)
+    if not os.path.isfile(minimized):
+      shutil.copyfile(path, minimized)
+      return ""
+    # -minimize_crash accepts any crash, and may drift to another one.
+    v, text = self.reproduce(minimized)
+    got = verdict.crash_key(v, text) if v is not None else "no crash"
+    if got != key:
+      note = ("minimizing drifted to another crash (%s, %d bytes); kept the original"
+              % (got, os.path.getsize(minimized)))
+      shutil.copyfile(path, minimized)
+      return note
+    return ""
+
+  def report(self, n, total, key, path):
+    minimized = os.path.join(self.dir, "min-" + verdict.slug(key))
+    note = ""
+    if self.state["minimized"].get(key) != os.path.basename(minimized) or \
+        not os.path.isfile(minimized):
+      note = self.minimize(key, path, minimized)
+      self.state["minimized"][key] = os.path.basename(minimized)
+      self.save()
+    replay = self.c.replay
+    printed = subprocess.run([replay, "--target", self.t, "--print", "--bytes", minimized],
+                             capture_output=True, text=True, errors="replace").stdout
+    text_path = minimized + ".txt"
+    with open(text_path, "w") as f:
+      f.write("# %s: %s\n# target: %s\n# found by ci/campaign on %s; minimized from %s\n%s"
+              % (self.t, key, self.t, datetime.date.today().isoformat(),
+                 os.path.basename(path), printed))
+    print()
+    print("==== crash %d/%d [%s] %s" % (n, total, self.t, key))
+    if note:
+      print("(%s)" % note)
+    with tempfile.TemporaryFile("w+") as f:
+      procs.run([replay, "--target", self.t, "--quiet", "--bytes", minimized],
+                timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
+      f.seek(0)
+      lines = f.read().splitlines()
+    print("\n".join(lines[:40]))
+    program = printed.splitlines()
+    print("---- the program (%s):" % text_path)
+    print("\n".join(program[:60]))
+    if len(program) > 60:
+      print("... (%d ops in all)" % len(program))
+    print("---- replay: bazel run --config=asan %s -- --target %s %s"
+          % (layout.label(self.c.lay.replay), self.t, minimized), flush=True)
+
+
+def sha1_of(path):
+  with open(path, "rb") as f:
+    return hashlib.sha1(f.read()).hexdigest()
+
+
+# ------------------------------------------------------------------ modes
+
+def mode_campaign(c):
+  summary = os.path.join(c.w, "summary.json")
+  if os.path.exists(summary):
+    os.unlink(summary)  # never leave an older campaign's figures as this one's
+  rows, any_crash, left = [], False, c.a.time
+  try:
+    c.build_fuzzers()
+    for i, t in enumerate(c.a.targets):
+      secs = max(left // (len(c.a.targets) - i), 1)
+      row = new_row(t)
+      rows.append(row)
+      any_crash |= c.run_target(t, secs, row)
+      left -= secs
+  except procs.Interrupted as e:
+    procs.kill_all()
+    write_summary(c.w, rows, interrupted=True)
+    print("%s: interrupted (%s); the summary holds the figures so far" % (PROG, e),
+          file=sys.stderr)
+    return 2
+  write_summary(c.w, rows, interrupted=False)
+  if any_crash:
+    print("%s: CRASHES found (saved under %s/<target>/crashes/); to keep one as a regression, "
+          "copy its min-*.txt to corpus/regressions/ (see corpus/regressions/README.md)"
+          % (PROG, c.w))
+    return 1
+  print("%s: no crash" % PROG)
+  return 0
+
+
+def mode_export(c):
+  c.build_fuzzers()
+  status = 0
+  for t in c.a.targets:
+    work = os.path.join(c.w, t, "corpus")
+    if libfuzzer.count_files(work) == 0:
+      print("%s: %s: no work corpus in %s (run a campaign first)" % (PROG, t, work))
+      continue
+    with tempfile.TemporaryDirectory() as tmp:
+      seeds, merged = os.path.join(tmp, "seeds"), os.path.join(tmp, "merged")
+      os.makedirs(merged)
+      c.seed_corpus(t, seeds)
+      log = os.path.join(c.logdir, "export-%s.log" % t)
+      # The merge keeps a minimal set of inputs that together cover what the seeds and the work
+      # corpus cover. Seeds go first, so an input only joins if it adds something.
+      with open(log, "w") as f:
+        rc, _ = procs.run([c.fuzzer(t), "-merge=1", "-timeout=25", "-rss_limit_mb=2048", merged,
+                           seeds, work], stdout=f, stderr=subprocess.STDOUT)
+      if rc != 0:
+        with open(log, errors="replace") as f:
+          print("\n".join(f.read().splitlines()[-20:]), file=sys.stderr)
+        print("%s: %s: merge failed (log %s)" % (PROG, t, log), file=sys.stderr)
+        status = 1
+        continue
+      seed_hashes = {sha1_of(os.path.join(seeds, s)) for s in os.listdir(seeds)}
+      added = 0
+      for name in sorted(os.listdir(merged)):
+        # Print and reassemble: the text's canonical bytes are what a seed would become.
+        p = subprocess.run([c.replay, "--target", t, "--print", "--bytes",
+                            os.path.join(merged, name)], capture_output=True, text=True)
+        if p.returncode != 0:
+          continue
+        txt, binp = os.path.join(tmp, "p.txt"), os.path.join(tmp, "p.bin")
+        with open(txt, "w") as f:
+          f.write(p.stdout)
+        if subprocess.run([c.replay, "--target", t, "--assemble", binp, txt],
+                          capture_output=True).returncode != 0:
+          continue
+        h = sha1_of(binp)
+        dest = os.path.join(paths.ROOT, "corpus", t, "auto-%s.txt" % h[:12])
+        if h in seed_hashes or os.path.exists(dest):
+          continue
+        with open(dest, "w") as f:
+          f.write("# exported by ci/campaign --export on %s (libFuzzer -merge=1 of the work "
+                  "corpus)\n%s" % (datetime.date.today().isoformat(), p.stdout))
+        added += 1
+      print("%s: %s: merged %d work inputs with %d seeds into %d; %d new text inputs in "
+            "corpus/%s/" % (PROG, t, libfuzzer.count_files(work), libfuzzer.count_files(seeds),
+                            libfuzzer.count_files(merged), added, t))
+  return status
+
+
+def xargs_replay(c, t, files, profiles, extra):
+  env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(profiles, "replay-%8m.profraw"))
+  running = []
+  for f in files:
+    while len(running) >= c.a.jobs:
+      running.pop(0).wait()
+    running.append(subprocess.Popen([c.replay, "--target", t, "--quiet"] + extra + [f], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+  for p in running:
+    p.wait()
+
+
+def mode_coverage(c):
+  if not (shutil.which("llvm-profdata-14") and shutil.which("llvm-cov-14")):
+    raise SetupError("llvm-profdata-14 and llvm-cov-14 are needed (package llvm-14)")
+  print("%s: building with source-based coverage" % PROG, flush=True)
+  bindir = c.build("build-cov", COV_FLAGS, [layout.label(c.lay.replay)])
+  c.replay = os.path.join(bindir, c.lay.replay)
+  cov = os.path.join(c.w, "coverage")
+  shutil.rmtree(cov, ignore_errors=True)
+  profiles = os.path.join(cov, "profiles")
+  os.makedirs(profiles)
+  # The replay tool runs each input through the same driver, collector and passes as the fuzz
+  # target, without aborting at a violation; one process per input, so an input that crashes
+  # loses only its own profile.
+  had_work = False
+  for t in c.a.targets:
+    seeds = sorted(glob.glob(os.path.join(paths.ROOT, "corpus", t, "*.txt")))
+    work_dir = os.path.join(c.w, t, "corpus")
+    work = sorted(os.path.join(work_dir, n) for n in os.listdir(work_dir)) \
+        if os.path.isdir(work_dir) else []
+    had_work |= bool(work)
+    print("%s: %s: running %d seeds and %d work corpus inputs" % (PROG, t, len(seeds), len(work)),
+          flush=True)
+    xargs_replay(c, t, seeds, profiles, [])
+    xargs_replay(c, t, work, profiles, ["--bytes"])
+  objects = [c.replay]
+  if c.a.with_tests:
+    # The unit tests too, the breaking tests among them: the passes' report paths run only when
+    # a pass finds something, which a clean corpus never makes happen.
+    print("%s: building and running the gc/ and invariants/ tests with coverage" % PROG,
+          flush=True)
+    c.build("build-cov-tests", COV_FLAGS, ["//gc:all", "//invariants:all"])
+    env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(profiles, "test-%8m.profraw"))
+    for test_bin in sorted(glob.glob(os.path.join(bindir, "gc", "*_test")) +
+                           glob.glob(os.path.join(bindir, "invariants", "*_test"))):
+      if not is_elf(test_bin):
+        continue
+      rc, _ = procs.run([test_bin], timeout_s=300, cwd=paths.ROOT, env=env,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+      if rc != 0:
+        print("%s: warning: %s failed under coverage" % (PROG, os.path.basename(test_bin)),
+              file=sys.stderr)
+      objects.append(test_bin)
+  listing = os.path.join(cov, "profiles.list")
+  with open(listing, "w") as f:
+    f.write("".join(p + "\n" for p in glob.glob(os.path.join(profiles, "*.profraw"))))
+  merged = os.path.join(cov, "merged.profdata")
+  if subprocess.run(["llvm-profdata-14", "merge", "-sparse", "-f", listing, "-o",
+                     merged]).returncode != 0:
+    raise SetupError("llvm-profdata-14 merge failed")
+  obj_args = [objects[0]] + [a for o in objects[1:] for a in ("-object", o)]
+  show_log = os.path.join(c.logdir, "coverage-show.log")
+  # The objects name their sources /proc/self/cwd/... (Bazel's compile actions): without mapping
+  # that to the tree, `show` finds no source and writes an index listing no file.
+  with open(show_log, "w") as lf:
+    if subprocess.run(["llvm-cov-14", "show"] + obj_args + [
+        "-instr-profile=" + merged, "-format=html", "-output-dir=" + os.path.join(cov, "html"),
+        "-show-line-counts-or-regions", "-ignore-filename-regex=(_test\\.c|external/)",
+        "-path-equivalence=/proc/self/cwd," + paths.ROOT, "gc", "invariants", "fuzz"],
+        cwd=paths.ROOT, stdout=subprocess.DEVNULL, stderr=lf).returncode != 0:
+      raise SetupError("llvm-cov-14 show failed (log %s)" % show_log)
+    report = subprocess.run(["llvm-cov-14", "report"] + obj_args + [
+        "-instr-profile=" + merged,
+        "-ignore-filename-regex=(_test\\.c|external/|invariants/breaking)", "gc", "invariants",
+        "fuzz"], cwd=paths.ROOT, capture_output=True, text=True)
+    lf.write(report.stderr)
+  if report.returncode != 0:
+    raise SetupError("llvm-cov-14 report failed")
+  with open(os.path.join(cov, "report.txt"), "w") as f:
+    f.write(report.stdout)
+  what = "seeds" + (" + work corpus" if had_work else "") + \
+      (" + the gc/ and invariants/ tests" if c.a.with_tests else "")
+  print()
+  print("==== line coverage (%s)" % what)
+  for line in coverage_lines(report.stdout):
+    print(line)
+  print("HTML report: %s   (full table: %s)" % (os.path.join(cov, "html", "index.html"),
+                                                os.path.join(cov, "report.txt")))
+  return 0
+
+
+def coverage_lines(report):
+  """Per-file and per-folder line coverage of gc/ and invariants/ from `llvm-cov report`'s
+  table (columns: file, regions, missed, cover, functions, missed, executed, lines, missed
+  lines, line cover, branches, missed, cover)."""
+  out, totals = [], {}
+  for line in report.splitlines():
+    cols = line.split()
+    if len(cols) < 10 or not cols[0].startswith(("gc/", "invariants/")):
+      continue
+    lines, missed = int(cols[7]), int(cols[8])
+    out.append("  %-28s %5d/%-5d %6.1f%%" % (cols[0], lines - missed, lines,
+                                           100.0 * (lines - missed) / lines if lines else 0))
+    d = cols[0].split("/")[0]
+    tl, tm = totals.get(d, (0, 0))
+    totals[d] = (tl + lines, tm + missed)
+  for d, (lines, missed) in sorted(totals.items()):
+    out.append("  %-28s %5d/%-5d %6.1f%%  (all of %s/)" % (
+        d + "/", lines - missed, lines, 100.0 * (lines - missed) / lines if lines else 0, d))
+  return out
+
+
+def is_elf(path):
+  try:
+    with open(path, "rb") as f:
+      return f.read(4) == b"\x7fELF"
+  except OSError:
+    return False
+
+
+def mode_tsan(c):
+  label = layout.label(c.lay.stress_test)
+  print("%s: building %s (--config=tsan)" % (PROG, label), flush=True)
+  bindir = c.build("build-tsan", ["--config=tsan"], [label])
+  log = os.path.join(c.logdir, "tsan-stress.log")
+  print("%s: tsan: %ds of corpus/schedule/ on free threads (log %s)" % (PROG, c.a.time, log),
+        flush=True)
+  env = dict(os.environ, GCFUZZ_SCHEDULE_STRESS_SECONDS=str(c.a.time),
+             TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1")
+  with open(log, "w") as f:
+    rc, _ = procs.run([os.path.join(bindir, c.lay.stress_test)] +
+                      sorted(glob.glob(os.path.join(paths.ROOT, "corpus", "schedule", "*.txt"))),
+                      env=env, stdout=f, stderr=subprocess.STDOUT)
+  with open(log, errors="replace") as f:
+    text = f.read()
+  for line in text.splitlines():
+    if line.startswith("stress:"):
+      print(line)
+  if rc == 0:
+    print("%s: tsan: no report" % PROG)
+    return 0
+  v = verdict.classify(text, failed=True)
+  print("%s: tsan: FAILED: %s (pass %s; full log %s)" % (PROG, v.kind, v.pass_, log),
+        file=sys.stderr)
+  return 1
+
+
+THROUGHPUT_FMT = "%-8s %7s %10s %8s %7s %7s"
+
+
+def mode_throughput(c):
+  """One target at a time on one core, from the seeds: libFuzzer's own average over the run
+  (stat::average_exec_per_sec), the figure of the throughput table."""
+  if shutil.which("taskset") is None:
+    raise SetupError("taskset not found (Debian package util-linux)")
+  c.build_fuzzers()
+  rows, out, failed = [], [], 0
+  for t in c.a.targets:
+    d = tempfile.mkdtemp(prefix="throughput-%s." % t, dir=c.w)
+    log = os.path.join(c.logdir, "throughput-%s.log" % t)
+    seeds = c.seed_corpus(t, os.path.join(d, "corpus"))
+    print("%s: throughput: %s, %ds on core %d from its %d seeds (log %s)"
+          % (PROG, t, c.a.time, c.a.core, seeds, log), flush=True)
+    with open(log, "w") as f:
+      rc, _ = procs.run(["taskset", "-c", str(c.a.core), c.fuzzer(t)] + c.options(t) +
+                        ["-max_total_time=%d" % c.a.time, "-print_final_stats=1",
+                         "-artifact_prefix=" + d + "/", os.path.join(d, "corpus")],
+                        stdout=f, stderr=subprocess.STDOUT)
+    with open(log, errors="replace") as f:
+      text = f.read()
+    execs = libfuzzer.final_stat(text, "number_of_executed_units")
+    eps = libfuzzer.final_stat(text, "average_exec_per_sec")
+    stats = libfuzzer.last_stats(text)
+    cov = stats[1] if stats else 0
+    corpus = libfuzzer.count_files(os.path.join(d, "corpus"))
+    if rc != 0 or eps is None:
+      print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
+      print("%s: throughput: %s stopped (exit %d): a crash is a finding, not a figure; its input "
+            "is in %s (replay it with %s --target %s FILE)" % (PROG, t, rc, d, c.replay, t),
+            file=sys.stderr)
+      failed = 1
+      rows.append(THROUGHPUT_FMT % (t, c.a.time, execs if execs is not None else "?", "?", cov,
+                                    corpus))
+      continue
+    shutil.rmtree(d)
+    rows.append(THROUGHPUT_FMT % (t, c.a.time, execs, eps, cov, corpus))
+    out.append({"name": t, "seconds": c.a.time, "core": c.a.core, "execs": execs,
+                "exec_per_s": eps, "coverage": cov, "corpus": corpus})
+  print()
+  print("==== throughput (one core, from the seeds)")
+  print(THROUGHPUT_FMT % ("target", "seconds", "execs", "exec/s", "cov", "corpus"))
+  print("\n".join(rows))
+  path = os.path.join(c.w, "throughput.json")
+  jsonout.write(path, {"targets": out})
+  print("throughput.json: %s" % path)
+  return failed
+
+
+MODES = {"campaign": mode_campaign, "export": mode_export, "coverage": mode_coverage,
+         "tsan": mode_tsan, "throughput": mode_throughput}
+
+
+def main(argv):
+  a = parse_args(argv)
+  procs.install_signal_handlers()
+  os.chdir(paths.ROOT)
+  try:
+    os.makedirs(a.workdir, exist_ok=True)
+  except OSError as e:
+    raise cli.UsageError("cannot create %s: %s" % (a.workdir, e.strerror))
+  w = os.path.realpath(a.workdir)
+  try:
+    lock.lock_dir(w, "ci/campaign")
+  except lock.Busy as e:
+    print("%s: %s" % (PROG, e), file=sys.stderr)
+    return 2
+  c = Campaign(a, w, layout.current())
+  os.makedirs(c.logdir, exist_ok=True)
+  try:
+    tools.ensure("campaign", PROG, os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
+    tools.mmap_warning(PROG)
+    return MODES[a.mode](c)
+  except (tools.ToolError, SetupError) as e:
+    print("%s: %s" % (PROG, e), file=sys.stderr)
+    return 2
+  except procs.Interrupted:
+    procs.kill_all()
+    print("%s: interrupted" % PROG, file=sys.stderr)
+    return 2

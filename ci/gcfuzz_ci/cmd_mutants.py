@@ -1,0 +1,614 @@
+"""ci/mutants/run: the bug zoo (ci/mutants/README.md). The patches and their headers are read by
+zoo.py; this module runs them."""
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from . import bazel, cli, jsonout, layout, libfuzzer, paths, procs, tools, verdict, zoo
+
+PROG = "ci/mutants"
+
+USAGE = """\
+Usage: ci/mutants/run [options]
+
+The bug zoo (ci/mutants/ holds the patches; this script is its command). For each mutant
+ci/mutants/NN-name.patch:
+  1. apply it to a scratch copy of the tree (patch -p1, no fuzz; a patch that no longer
+     applies is a failure);
+  2. build what its header's `run:` line needs: the fuzz targets with the campaign's flags
+     (--config=fuzz, -O2: libFuzzer + ASan/UBSan), the tests with the same flags, and the
+     `-tsan` steps with --config=tsan;
+  3. run those steps in order, sharing one time budget, and stop at the first finding:
+       fuzz:T          libFuzzer target T (//fuzz/targets:T_fuzzer) from the seed corpus
+                       (corpus/T/*.txt assembled with replay --assemble), fixed -seed,
+                       for what is left of the budget; it stops at the first crash
+       test:P/N        the test binary //P:N once (ASan+UBSan)
+       test-tsan:P/N   the same under ThreadSanitizer
+       repeat:P/N      //P:N again and again until it fails or the budget is spent (thread
+       repeat-tsan:P/N   schedules differ from run to run)
+     One test run longer than 20 s is a hang (a finding, by "timeout").
+  4. record killed or survived; what caught it, read from the first GCFUZZ-VERDICT line of
+     the step's output (its pass: reach, swept, checkmark, model, driver, or a sanitizer; for
+     a test that breaks heaps on purpose only sanitizer verdicts count), else from the tools'
+     own markers (libFuzzer's timeout/oom/deadly signal: fuzzer; the sanitizer runtimes'
+     report headers: asan, ubsan, msan, tsan, lsan), else test (test.failed) or timeout
+     (timeout.hang); the target or test; seconds from the first step's start to the finding
+     (builds not counted);
+  5. revert the patch (the touched files are copied back), so the next build is incremental.
+The baseline runs every step any selected mutant uses, each with the whole budget, on the
+unpatched tree; it must find nothing. Two jobs run at a time (two scratch workspaces, each
+with its own Bazel server, sharing a disk cache), the baseline first.
+
+Prints a table and writes ci/mutants/out/results.json:
+  {"baseline_findings": 0, "budget": 60, "mutants": [{"name": "...", "class": 1,
+   "killed": true, "by": "swept", "kind": "swept.workbuf-lost", "target": "graph",
+   "seconds": 3.2, "status": "killed", "expected": "..."}]}
+and every job's log in ci/mutants/out/logs/.
+
+Options:
+  --budget S       seconds per mutant (default 60; 15 with --quick)
+  --only NAME      only this mutant (its number, its name, or NN-name); repeatable
+  --quick          the mutants whose header says `quick: yes` (known to die in seconds), with
+                   the shorter budget: the CI zoo
+  --matrix         after the measured steps, also run every test once (and the tsan-tagged
+                   ones under TSan) on each mutant, to fill the kill matrix (results.json
+                   "also")
+  --no-baseline    skip the baseline run
+  --no-seeds       fuzz steps start from an empty corpus instead of the seeds: how fast
+                   libFuzzer itself finds each bug, not the seed corpus
+  --jobs N         jobs at a time, 1 or 2 (default 2)
+  --seed N         libFuzzer -seed (default 1)
+  --rev REV        test the committed revision REV instead of the working tree
+  --tree DIR       test the tree in DIR (a checkout or an export) instead of the working tree
+  --scratch DIR    scratch workspaces (default ${TMPDIR:-/tmp}/gcfuzz-mutants); kept between
+                   runs so builds stay incremental
+  --keep-servers   leave the scratch workspaces' Bazel servers running at the end
+  --no-install     do not try to install missing tools
+  -h, --help       this text
+
+First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch) with
+apt-get, as root or through sudo.
+
+Every argument is checked before anything is touched: a bad one leaves the previous run's
+ci/mutants/out/ as it was. GCFUZZ_DISK_CACHE=DIR replaces the scratch disk cache.
+
+Exit status: 0 every mutant killed and a clean baseline; 1 a mutant survived, a patch no
+longer applies or does not build, or the baseline found something; 2 usage or setup error,
+or interrupted.
+"""
+
+# One test run may take this long, whatever is left of the budget: a test still running then is
+# stopped and reported as a hang. The slowest test, threads_test under TSan, takes about 5 s
+# alone and 10 s beside another job; a deadlocked collector spins forever, so this is also how
+# long a deadlock takes to be detected.
+HANG_S = 20
+# After a finding, the process gets this long to finish its report.
+GRACE_S = 3
+POLL_S = 0.1
+
+HERE = os.path.join(paths.CI, "mutants")
+
+
+def matrix_tests(lay):
+  """The tests --matrix runs: every cc_test of gc/ and invariants/, and the corpus replay."""
+  plain = ["gc/alloc_test", "gc/conservative_test", "gc/custom_test", "gc/destroy_test",
+           "gc/finalizer_test", "gc/limit_test", "gc/mark_test", "gc/params_test",
+           "gc/roots_test", "gc/domain_test", "invariants/checkmark_test",
+           "invariants/domains_test", "invariants/model_test", "invariants/reach_test",
+           "invariants/rootset_test", "invariants/swept_test", "invariants/verify_test",
+           "invariants/random_test", "invariants/threads_test", lay.corpus_test, lay.stress_test]
+  tsan = ["gc/domain_test", "invariants/threads_test", lay.stress_test]
+  return ["test:" + t for t in plain] + ["test-tsan:" + t for t in tsan]
+
+
+def parse_args(argv):
+  p = cli.Parser(PROG, USAGE)
+  p.add_argument("--budget")
+  p.add_argument("--only", action="append", default=[])
+  p.add_argument("--quick", action="store_true")
+  p.add_argument("--matrix", action="store_true")
+  p.add_argument("--no-baseline", action="store_true")
+  p.add_argument("--no-seeds", action="store_true")
+  p.add_argument("--jobs", default="2")
+  p.add_argument("--seed", default="1")
+  p.add_argument("--rev")
+  p.add_argument("--tree")
+  p.add_argument("--scratch", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                   "gcfuzz-mutants"))
+  p.add_argument("--keep-servers", action="store_true")
+  p.add_argument("--no-install", action="store_true")
+  a = p.parse(argv)
+  a.budget = cli.decimal(a.budget or ("15" if a.quick else "60"), "--budget", minimum=1)
+  if a.jobs not in ("1", "2"):
+    raise cli.UsageError("--jobs: 1 or 2 (the machine has two cores), got '%s'" % a.jobs)
+  a.jobs = int(a.jobs)
+  a.seed = cli.decimal(a.seed, "--seed")
+  if a.rev and a.tree:
+    raise cli.UsageError("--rev and --tree: give one tree to test")
+  if a.tree and not os.path.isdir(os.path.join(a.tree, "gc")):
+    raise cli.UsageError("--tree: %s is not a gcfuzz tree (no gc/)" % a.tree)
+  if a.rev and subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "--verify", "--quiet",
+                               a.rev + "^{commit}"], capture_output=True).returncode != 0:
+    raise cli.UsageError("--rev: '%s' is not a revision of this repository" % a.rev)
+  mutants = zoo.all_mutants(HERE)
+  if not mutants:
+    raise cli.UsageError("no mutants in %s (*.patch)" % HERE)
+  try:
+    a.selected = zoo.select(mutants, a.only, a.quick)
+  except ValueError as e:
+    raise cli.UsageError(str(e))
+  return a
+
+
+def sh(cmd, log=None, cwd=None):
+  """A shell pipeline (tar | tar); True if it succeeded."""
+  return subprocess.run(cmd, shell=True, cwd=cwd, stdout=log or subprocess.DEVNULL,
+                        stderr=log or subprocess.DEVNULL).returncode == 0
+
+
+class Zoo:
+  def __init__(self, a, lay):
+    self.a, self.lay = a, lay
+    self.out = os.path.join(HERE, "out")
+    self.logs = os.path.join(self.out, "logs")
+    self.scratch = os.path.realpath(a.scratch)
+    self.tree = os.path.join(self.scratch, "tree")
+    cache = os.path.join(self.scratch, "disk-cache")
+    self.fuzz_flags = ["--config=fuzz"] + bazel.cache_opts(cache)
+    self.tsan_flags = ["--config=tsan"] + bazel.cache_opts(cache)
+    self.workspaces = [os.path.join(self.scratch, "ws%d" % i) for i in range(a.jobs)]
+    self.noapply = set()
+    self.stop = threading.Event()
+    self.results = {}
+    self.print_lock = threading.Lock()
+
+  def say(self, text):
+    with self.print_lock:
+      print(text, flush=True)
+
+  # ---------------------------------------------------------------- the scratch tree
+
+  def copy_tree(self):
+    """The tree under test into scratch/tree: the working tree (tracked and untracked files,
+    not the ignored ones), a committed revision (--rev) or a directory (--tree)."""
+    shutil.rmtree(self.tree, ignore_errors=True)
+    os.makedirs(self.tree)
+    excl = "--exclude='./bazel-*' --exclude=./.gcfuzz-work --exclude=./ci/mutants/out"
+    t = "'%s'" % self.tree
+    if self.a.tree:
+      ok = sh("tar %s -cf - . | tar -x -C %s" % (excl, t), cwd=self.a.tree)
+    elif self.a.rev:
+      ok = sh("git archive --format=tar '%s' | tar -x -C %s" % (self.a.rev, t), cwd=paths.ROOT)
+    elif subprocess.run(["git", "rev-parse", "--git-dir"], cwd=paths.ROOT,
+                        capture_output=True).returncode == 0:
+      ok = sh("git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -x -C %s" % t,
+              cwd=paths.ROOT)
+    else:
+      ok = sh("tar %s -cf - . | tar -x -C %s" % (excl, t), cwd=paths.ROOT)
+    if not ok:
+      raise SetupError("cannot copy the tree under test")
+
+  def sync_workspace(self, ws):
+    """Each workspace is a full copy of the tree at a fixed path, so its Bazel output base (and
+    the builds in it) survive from one run to the next."""
+    os.makedirs(ws, exist_ok=True)
+    for n in os.listdir(ws):
+      if not n.startswith("bazel-"):
+        p = os.path.join(ws, n)
+        shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+    if not sh("tar -cf - . | tar -x -C '%s'" % ws, cwd=self.tree):
+      raise SetupError("cannot copy the tree into %s" % ws)
+
+  def patch(self, m, directory, log, dry_run=False):
+    cmd = ["patch", "-p1", "-F0", "--batch", "--forward", "-s", "-d", directory, "-i", m.path]
+    if dry_run:
+      cmd.insert(1, "--dry-run")
+    with open(log, "a") as f:
+      return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode == 0
+
+  # ---------------------------------------------------------------- steps
+
+  def labels(self, steps, config):
+    out = set()
+    for s in steps:
+      kind, _, what = s.partition(":")
+      if config == "fuzz" and kind == "fuzz":
+        out.add(layout.label(self.lay.fuzzer(what)))
+      elif (config == "fuzz" and kind in ("test", "repeat")) or \
+          (config == "tsan" and kind in ("test-tsan", "repeat-tsan")):
+        out.add(layout.label(what))
+    return sorted(out)
+
+  def test_cmd(self, ws, bindir, t):
+    corpus = lambda sub: sorted(glob_txt(os.path.join(ws, "corpus", sub)))
+    cmd = [os.path.join(bindir, t)]
+    if t == self.lay.corpus_test:
+      for target in layout.FUZZ_TARGETS:
+        cmd += ["--target", target, "--seeds"] + corpus(target)
+        if target == "graph":
+          cmd += ["--regressions"] + corpus("regressions")
+    elif t == self.lay.stress_test:
+      cmd += corpus("schedule")
+    return cmd
+
+  def watched(self, secs, log, cmd, cwd, env, sanitizers_only):
+    """Runs cmd until it exits, a finding appears in its output, or secs pass. Returns
+    (finding or None, seconds until the finding or the exit)."""
+    start = time.monotonic()
+    with open(log, "a") as f:
+      p = procs.spawn(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+    found_at, hung = None, False
+    try:
+      while p.poll() is None and not self.stop.is_set():
+        t = time.monotonic() - start
+        if found_at is None:
+          with open(log, errors="replace") as f:
+            text = f.read()
+          if verdict.classify(text, failed=False, sanitizers_only=sanitizers_only):
+            found_at = t
+        if found_at is not None and t >= found_at + GRACE_S:
+          break
+        if found_at is None and t >= secs:
+          hung = True
+          found_at = t
+          break
+        time.sleep(POLL_S)
+    finally:
+      procs.kill(p)
+    rc = p.returncode
+    if hung:
+      append(log, "== stopped after %ds: a hang\n" % secs)
+    if found_at is None:
+      found_at = time.monotonic() - start
+    with open(log, errors="replace") as f:
+      text = f.read()
+    failed = (rc != 0 and rc is not None) or hung
+    v = verdict.classify(text, failed=failed, hung=hung, sanitizers_only=sanitizers_only)
+    return v, round(found_at, 1)
+
+  def run_step(self, ws, bins, step, remaining, log):
+    kind, _, what = step.partition(":")
+    open(log, "w").close()
+    env = dict(os.environ)
+    if kind == "fuzz":
+      corpus = ws + ".fuzz-corpus"
+      shutil.rmtree(corpus, ignore_errors=True)
+      os.makedirs(corpus)
+      env.pop("GCFUZZ_PARAMS", None)
+      opts = libfuzzer.options_flags(os.path.join(ws, self.lay.options_file(what)),
+                                     os.path.join(ws, self.lay.options_dir()))
+      # libFuzzer stops itself at the first crash, and -timeout catches an input that hangs.
+      cmd = [os.path.join(bins["fuzz"], self.lay.fuzzer(what)), "-seed=%d" % self.a.seed,
+             "-max_total_time=%d" % remaining, "-timeout=10", "-rss_limit_mb=2048",
+             "-print_final_stats=1", "-artifact_prefix=" + corpus + "/"] + opts + \
+            [corpus, os.path.join(self.scratch, "seeds", what)]
+      return self.watched(remaining + 30, log, cmd, ws, env, sanitizers_only=False)
+    env = test_env()
+    bindir = bins["tsan" if kind.endswith("-tsan") else "fuzz"]
+    breaking = what in zoo.BREAKING_TESTS
+    cmd = self.test_cmd(ws, bindir, what)
+    if kind in ("test", "test-tsan"):
+      return self.watched(HANG_S, log, cmd, ws, env, breaking)
+    runs, total = 0, 0.0
+    while not self.stop.is_set():
+      runs += 1
+      run_log = log + ".run"
+      open(run_log, "w").close()
+      v, secs = self.watched(HANG_S, run_log, cmd, ws, env, breaking)
+      total += secs
+      with open(run_log, errors="replace") as f, open(log, "a") as out:
+        if v is not None:
+          out.write(f.read() + "(run %d)\n" % runs)
+      os.unlink(run_log)
+      if v is not None:
+        return v, round(total, 1)
+      if total >= remaining:
+        break
+    with open(log, "a") as out:
+      out.write("%d runs, no failure\n" % runs)
+    return None, round(total, 1)
+
+  # ---------------------------------------------------------------- one job
+
+  def build(self, ws, steps, log):
+    for config, flags in (("fuzz", self.fuzz_flags), ("tsan", self.tsan_flags)):
+      labels = self.labels(steps, config)
+      if labels and bazel.run(["build"] + bazel.OPTS + flags + labels, log, cwd=ws,
+                              append=True) != 0:
+        return False
+    return True
+
+  def run_job(self, ws, bins, m):
+    """m is a Mutant or None (the baseline). Returns its result row."""
+    base = m.base if m else "baseline"
+    log = os.path.join(self.logs, base + ".log")
+    row = {"name": m.name if m else "baseline", "class": m.class_ if m else "-",
+           "status": "survived", "by": "-", "kind": "-", "target": "-", "seconds": None,
+           "also": [], "expected": (m.expected if m else "nothing") or "-"}
+    steps = m.steps if m else self.baseline
+    open(log, "w").close()
+    touched = []
+    if m:
+      if m.path in self.noapply:
+        row["status"] = "no-apply"
+        with open(os.path.join(self.logs, base + ".apply.log")) as f, open(log, "a") as out:
+          out.write(f.read())
+        return row
+      touched = m.touched()
+      if not self.patch(m, ws, log):
+        row["status"] = "no-apply"
+        self.restore(ws, touched)
+        return row
+    try:
+      every = list(steps) + (matrix_tests(self.lay) if (self.a.matrix and m) else [])
+      with open(log, "a") as f:
+        f.write("== build %s\n" % time.strftime("%H:%M:%S", time.gmtime()))
+      if not self.build(ws, every, log):
+        row["status"] = "build-failed"
+        return row
+      step_log = os.path.join(self.logs, base + ".step")
+      elapsed = 0.0
+      for step in steps:
+        remaining = self.a.budget if not m else self.a.budget - int(elapsed)
+        if remaining <= 0:
+          append(log, "== %s: skipped (budget spent)\n" % step)
+          continue
+        append(log, "== %s (%ds left) %s\n" % (step, remaining,
+                                                time.strftime("%H:%M:%S", time.gmtime())))
+        v, secs = self.run_step(ws, bins, step, remaining, step_log)
+        append_file(log, step_log)
+        if self.stop.is_set():
+          raise procs.Interrupted(2)
+        if not m:
+          if v is not None:
+            row["also"].append("%s:%s:%s" % (zoo.target_of(step), v.pass_, v.kind))
+            row["status"] = "found"
+          continue
+        elapsed += secs
+        if v is not None:
+          row.update(status="killed", by=v.pass_, kind=v.kind, target=zoo.target_of(step),
+                     seconds=round(elapsed, 1))
+          append(log, "== killed by %s (%s) in %s at %.1fs\n" % (v.pass_, v.kind, row["target"],
+                                                                 elapsed))
+          break
+      if not m and row["status"] != "found":
+        row["status"] = "clean"
+      # The kill matrix: every test once, whatever the measured steps found.
+      if self.a.matrix and m:
+        for step in matrix_tests(self.lay):
+          append(log, "== matrix %s\n" % step)
+          v, _ = self.run_step(ws, bins, step, HANG_S, step_log)
+          append_file(log, step_log)
+          if v is not None:
+            row["also"].append("%s:%s:%s" % (zoo.target_of(step), v.pass_, v.kind))
+      if os.path.exists(step_log):
+        os.unlink(step_log)
+      return row
+    finally:
+      self.restore(ws, touched)
+
+  def restore(self, ws, touched):
+    """Copies the patched files back from the pristine tree, so the next build is incremental."""
+    for f in touched:
+      shutil.copyfile(os.path.join(self.tree, f), os.path.join(ws, f))
+
+  def worker(self, ws, jobs):
+    bins = {"fuzz": bazel.bazel_bin(bazel.OPTS + self.fuzz_flags, cwd=ws),
+            "tsan": bazel.bazel_bin(bazel.OPTS + self.tsan_flags, cwd=ws)}
+    name = os.path.basename(ws)
+    while not self.stop.is_set():
+      try:
+        m = jobs.get_nowait()
+      except queue.Empty:
+        return
+      base = m.base if m else "baseline"
+      self.say("  %s %s: %s" % (time.strftime("%H:%M:%S", time.gmtime()), name, base))
+      try:
+        row = self.run_job(ws, bins, m)
+      except procs.Interrupted:
+        return
+      self.results[base] = row
+      self.say("  %s %s: %s %s %s %s %ss" % (time.strftime("%H:%M:%S", time.gmtime()),
+                                             row["name"], row["status"], row["by"], row["kind"],
+                                             row["target"], row["seconds"]
+                                             if row["seconds"] is not None else "-"))
+
+  # ---------------------------------------------------------------- the run
+
+  def prepare(self):
+    """Copies the tree into each workspace, builds the replay tool and the fuzz targets in the
+    first, and assembles the seed corpora."""
+    for ws in self.workspaces:
+      self.sync_workspace(ws)
+    log = os.path.join(self.logs, "prepare.log")
+    self.say("%s: building the unpatched tree (log %s)" % (PROG, log))
+    fuzz_targets = sorted({s.partition(":")[2] for s in self.baseline if s.startswith("fuzz:")})
+    labels = [layout.label(self.lay.replay)] + [layout.label(self.lay.fuzzer(t))
+                                                for t in fuzz_targets]
+    if bazel.run(["build"] + bazel.OPTS + self.fuzz_flags + labels, log,
+                 cwd=self.workspaces[0]) != 0:
+      with open(log, errors="replace") as f:
+        print("\n".join(bazel.build_errors(f.read(), 40)), file=sys.stderr)
+      raise SetupError("the unpatched tree does not build (log %s)" % log)
+    bindir = bazel.bazel_bin(bazel.OPTS + self.fuzz_flags, cwd=self.workspaces[0])
+    if bindir is None:
+      raise SetupError("bazel info failed")
+    seeds = os.path.join(self.scratch, "seeds")
+    shutil.rmtree(seeds, ignore_errors=True)
+    for t in fuzz_targets:
+      os.makedirs(os.path.join(seeds, t))
+      if self.a.no_seeds:
+        continue
+      for f in sorted(glob_txt(os.path.join(self.tree, "corpus", t))):
+        out = os.path.join(seeds, t, os.path.basename(f)[:-4])
+        with open(log, "a") as lf:
+          if subprocess.run([os.path.join(bindir, self.lay.replay), "--target", t, "--assemble",
+                             out, f], stdout=lf, stderr=subprocess.STDOUT).returncode != 0:
+            raise SetupError("%s does not assemble (log %s)" % (f, log))
+
+  def shutdown_servers(self):
+    if self.a.keep_servers:
+      return
+    for ws in self.workspaces:
+      if os.path.isdir(ws):
+        subprocess.run(["bazel", "shutdown"], cwd=ws, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+  def run(self):
+    a = self.a
+    self.baseline = zoo.baseline_steps(a.selected)
+    self.copy_tree()
+    # Check every selected patch against the pristine tree before any build.
+    for m in a.selected:
+      if not self.patch(m, self.tree, os.path.join(self.logs, m.base + ".apply.log"),
+                        dry_run=True):
+        self.noapply.add(m.path)
+    self.say("%s: %d mutant(s), budget %ds each, %d at a time; scratch %s%s"
+             % (PROG, len(a.selected), a.budget, a.jobs, self.scratch,
+                "; fuzzing from an empty corpus" if a.no_seeds else ""))
+    if not a.no_baseline:
+      self.say("%s: baseline steps: %s" % (PROG, " ".join(self.baseline)))
+    self.prepare()
+    jobs = queue.Queue()
+    if not a.no_baseline:
+      jobs.put(None)
+    for m in a.selected:
+      jobs.put(m)
+    threads = [threading.Thread(target=self.worker, args=(ws, jobs), daemon=True)
+               for ws in self.workspaces]
+    for t in threads:
+      t.start()
+    try:
+      for t in threads:
+        while t.is_alive():
+          t.join(0.5)
+    except procs.Interrupted:
+      self.stop.set()
+      procs.kill_all()
+      for t in threads:
+        t.join(5)
+      self.shutdown_servers()
+      raise
+    self.shutdown_servers()
+    return self.report()
+
+  def report(self):
+    a = self.a
+    print()
+    print("==== the zoo (budget %ds per mutant; logs in %s/)" % (a.budget, self.logs))
+    fmt = "%-34s %5s  %-9s %-10s %-34s %-28s %7s"
+    print(fmt % ("mutant", "class", "result", "by", "kind", "target", "seconds"))
+    rows, failed = [], 0
+    for m in a.selected:
+      r = self.results.get(m.base)
+      if r is None:
+        r = {"name": m.name, "class": m.class_, "status": "not-run", "by": "-", "kind": "-",
+             "target": "-", "seconds": None, "also": [], "expected": m.expected or "-"}
+      rows.append(r)
+      print(fmt % (r["name"], r["class"], r["status"], r["by"], r["kind"], r["target"],
+                   r["seconds"] if r["seconds"] is not None else "-"))
+      if r["status"] != "killed":
+        failed += 1
+    base = self.results.get("baseline")
+    base_status = "skipped" if a.no_baseline else (base["status"] if base else "not-run")
+    base_findings = None
+    if not a.no_baseline:
+      base_findings = 0 if base_status == "clean" else (
+          len(base["also"]) if base and base["also"] else 1)
+      print("baseline (every step above, %ds each, unpatched): %s%s"
+            % (a.budget, base_status,
+               " (%d finding(s))" % base_findings if base_findings else ""))
+      if base_status != "clean":
+        print("  baseline findings: %s (log %s)" % (" ".join(base["also"]) if base else "-",
+                                                    os.path.join(self.logs, "baseline.log")))
+    killed = [r["seconds"] for r in rows if r["status"] == "killed"]
+    if killed:
+      print("killed %d of %d; median seconds to detection %s; slowest %s"
+            % (len(killed), len(rows), zoo.median(killed), max(killed)))
+    jsonout.write(os.path.join(self.out, "results.json"), results_json(a, rows, base_findings,
+                                                                       base_status))
+    print("results: %s" % os.path.join(self.out, "results.json"))
+    status = 0
+    if failed:
+      print("%s: %d mutant(s) not killed (survived, no-apply or build-failed)" % (PROG, failed))
+      status = 1
+    if not a.no_baseline and base_status != "clean":
+      print("%s: the baseline found something: the harness or the tree is broken, not only "
+            "the mutants" % PROG)
+      status = 1
+    if status == 0:
+      print("%s: every mutant killed, baseline clean" % PROG)
+    return status
+
+
+def results_json(a, rows, base_findings, base_status):
+  mutants = []
+  for r in rows:
+    cls = int(r["class"]) if r["class"].isdigit() else r["class"]
+    mutants.append({"name": r["name"], "class": cls, "killed": r["status"] == "killed",
+                    "status": r["status"], "by": r["by"], "kind": r["kind"],
+                    "target": r["target"], "seconds": r["seconds"], "expected": r["expected"],
+                    "also": r["also"]})
+  return {"baseline_findings": base_findings, "baseline": base_status, "budget": a.budget,
+          "seed": a.seed, "seed_corpus": not a.no_seeds, "mutants": mutants}
+
+
+class SetupError(Exception):
+  pass
+
+
+def test_env():
+  """The tests' environment: .bazelrc's test settings, and no developer parameters. The
+  schedule corpus's free-thread stress gets 15 s a run, inside the 20 s a test run may take."""
+  env = dict(os.environ)
+  for k in ("GCFUZZ_PARAMS", "GCFUZZ_STRESS_SECONDS", "GCFUZZ_VERIFY_DOT"):
+    env.pop(k, None)
+  env.update(GCFUZZ_SCHEDULE_STRESS_SECONDS="15", ASAN_OPTIONS="detect_leaks=1",
+             UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
+             TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1")
+  return env
+
+
+def glob_txt(directory):
+  try:
+    return [os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".txt")]
+  except FileNotFoundError:
+    return []
+
+
+def append(path, text):
+  with open(path, "a") as f:
+    f.write(text)
+
+
+def append_file(path, other):
+  with open(other, errors="replace") as src, open(path, "a") as dst:
+    shutil.copyfileobj(src, dst)
+
+
+def main(argv):
+  a = parse_args(argv)  # every argument checked before anything is touched
+  procs.install_signal_handlers()
+  z = Zoo(a, layout.current())
+  try:
+    os.makedirs(z.scratch, exist_ok=True)
+  except OSError as e:
+    print("%s: cannot create %s: %s" % (PROG, a.scratch, e.strerror), file=sys.stderr)
+    return 2
+  shutil.rmtree(z.logs, ignore_errors=True)
+  os.makedirs(z.logs)
+  try:
+    tools.ensure("mutants", PROG, os.path.join(z.logs, "apt.log"), allowed=not a.no_install)
+    tools.mmap_warning(PROG, "clang 14's TSan")
+    return z.run()
+  except (tools.ToolError, SetupError) as e:
+    print("%s: %s" % (PROG, e), file=sys.stderr)
+    return 2
+  except procs.Interrupted:
+    procs.kill_all()
+    print("%s: interrupted" % PROG, file=sys.stderr)
+    return 2

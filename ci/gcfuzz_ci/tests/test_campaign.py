@@ -1,0 +1,293 @@
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from gcfuzz_ci import cmd_campaign, layout, libfuzzer, lock, paths, procs
+from gcfuzz_ci.tests import fakes
+
+
+def alive(pid):
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  # A zombie is dead too.
+  try:
+    with open("/proc/%d/stat" % pid) as f:
+      return f.read().split(") ", 1)[1][0] != "Z"
+  except OSError:
+    return False
+
+
+def wait_dead(pid, seconds=5):
+  end = time.monotonic() + seconds
+  while time.monotonic() < end:
+    if not alive(pid):
+      return True
+    time.sleep(0.05)
+  return False
+
+
+class FakeCampaign(unittest.TestCase):
+  """A campaign whose bazel-bin holds fake fuzzers and a fake replay tool."""
+
+  def setUp(self):
+    self.tmp = tempfile.TemporaryDirectory()
+    self.addCleanup(self.tmp.cleanup)
+    self.w = os.path.join(self.tmp.name, "work")
+    os.makedirs(os.path.join(self.w, "logs"))
+    self.bindir = os.path.join(self.tmp.name, "bin")
+    self.lay = layout.current()
+    for t in layout.FUZZ_TARGETS:
+      fakes.script(os.path.join(self.bindir, self.lay.fuzzer(t)), fakes.FUZZER)
+    fakes.script(os.path.join(self.bindir, self.lay.replay), fakes.REPLAY)
+    self.fuzz_dir = os.path.dirname(os.path.join(self.bindir, self.lay.fuzzer("graph")))
+    args = cmd_campaign.parse_args(["--time", "2", "--jobs", "1", "--minimize-time", "0",
+                                    "graph"])
+    self.c = cmd_campaign.Campaign(args, self.w, self.lay)
+    self.c.bindir = self.bindir
+    self.c.replay = os.path.join(self.bindir, self.lay.replay)
+    self.c.build_fuzzers = lambda: None
+    self.crashes = os.path.join(self.w, "graph", "crashes")
+    os.makedirs(self.crashes)
+
+  def runs(self):
+    try:
+      with open(os.path.join(self.fuzz_dir, "runs")) as f:
+        return len(f.read().split())
+    except FileNotFoundError:
+      return 0
+
+  def crash_file(self, name, content):
+    with open(os.path.join(self.crashes, name), "w") as f:
+      f.write(content)
+
+  def triage(self, names):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+      keys = cmd_campaign.Triage(self.c, "graph", self.crashes).run(names)
+    return keys, out.getvalue()
+
+
+class TriageTest(FakeCampaign):
+
+  def test_keys_come_from_the_verdict_line(self):
+    self.crash_file("crash-1", "bugaa 1")
+    keys, out = self.triage(["crash-1"])
+    self.assertEqual(keys, ["bugaa.x@reach"])
+    self.assertIn("==== crash 1/1 [graph] bugaa.x@reach", out)
+
+  def test_a_known_key_found_again_is_printed(self):
+    # The old campaign printed a key only the first time it was ever seen: a bug that came back
+    # after a fix made "CRASHES found", exit 1, and printed nothing.
+    self.crash_file("crash-1", "bugaa 1")
+    self.triage(["crash-1"])
+    self.crash_file("crash-2", "bugaa 2, the bug is back")
+    keys, out = self.triage(["crash-2"])
+    self.assertEqual(keys, ["bugaa.x@reach"])
+    self.assertIn("==== crash 1/1 [graph] bugaa.x@reach", out)
+    self.assertIn("---- replay: ", out)
+
+  def test_an_input_is_reproduced_once(self):
+    self.crash_file("crash-1", "bugaa 1")
+    self.crash_file("crash-2", "bugbb 2")
+    self.triage(["crash-1", "crash-2"])
+    first = self.runs()
+    # A later campaign saves the same inputs again (same content, same hash): nothing re-runs
+    # to key them, and they are still printed as found.
+    keys, out = self.triage(["crash-1", "crash-2"])
+    self.assertEqual(self.runs(), first)
+    self.assertEqual(keys, ["bugaa.x@reach", "bugbb.x@reach"])
+    self.assertIn("crash 2/2", out)
+
+  def test_an_input_that_no_longer_crashes_moves_to_fixed(self):
+    self.crash_file("crash-1", "fine now")
+    keys, _ = self.triage(["crash-1"])
+    self.assertEqual(keys, [])
+    self.assertTrue(os.path.isfile(os.path.join(self.crashes, "fixed", "crash-1")))
+
+  def test_one_minimized_input_per_key_is_kept(self):
+    self.crash_file("crash-1", "bugaa long input")
+    self.crash_file("crash-2", "bugaa")
+    keys, _ = self.triage(["crash-1", "crash-2"])
+    with open(os.path.join(self.crashes, "min-bugaa.x-reach")) as f:
+      self.assertEqual(f.read(), "bugaa")  # the smallest, then minimized
+    with open(os.path.join(self.crashes, "min-bugaa.x-reach.txt")) as f:
+      self.assertIn("# graph: bugaa.x@reach", f.read())
+
+
+class ProgressTest(FakeCampaign):
+
+  def test_crash_files_of_earlier_campaigns_are_not_counted(self):
+    self.crash_file("crash-old", "bugaa")
+    before = libfuzzer.artifacts(self.crashes)
+    time.sleep(0.01)
+    self.crash_file("crash-new", "bugbb")
+    self.crash_file("corpus-file", "x")
+    row = cmd_campaign.new_row("graph")
+    log = os.path.join(self.w, "logs", "fuzz-graph.log")
+    with open(log, "w") as f:
+      f.write("#100: cov: 12 ft: 13 corp: 2 exec/s 50 oom/timeout/crash: 0/0/0 time: 2s\n")
+    self.c.update_row(row, log, self.crashes, time.monotonic() - 2, before, self.crashes)
+    self.assertEqual(row["crash_files"], 1)
+    self.assertEqual((row["execs"], row["coverage"]), (100, 12))
+    self.assertIn("crashes 1", cmd_campaign.progress_line("graph", row))
+
+
+class InterruptTest(FakeCampaign):
+
+  def test_an_interrupted_campaign_writes_its_summary_and_stops_its_fuzzer(self):
+    summary = os.path.join(self.w, "summary.json")
+    with open(summary, "w") as f:
+      f.write('{"targets": [{"name": "an older campaign"}]}\n')
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    self.addCleanup(lambda: [signal.signal(s, h) for s, h in old.items()])
+    procs.install_signal_handlers()
+    self.c.a.time = 60
+    pid_file = os.path.join(self.fuzz_dir, "fuzzer.pid")
+
+    def interrupt_once_fuzzing():
+      end = time.monotonic() + 30
+      while not read(pid_file) and time.monotonic() < end:
+        time.sleep(0.05)
+      time.sleep(0.5)
+      os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Thread(target=interrupt_once_fuzzing)
+    timer.start()
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+      status = cmd_campaign.mode_campaign(self.c)
+    timer.join()
+    self.assertEqual(status, 2)
+    with open(summary) as f:
+      s = json.load(f)
+    self.assertTrue(s["interrupted"])
+    self.assertEqual([t["name"] for t in s["targets"]], ["graph"])
+    self.assertIn("INTERRUPTED", out.getvalue())
+    self.assertTrue(wait_dead(int(read(pid_file))))
+
+
+def read(path):
+  try:
+    with open(path) as f:
+      return f.read().strip()
+  except FileNotFoundError:
+    return ""
+
+
+KILLED_PARENT = """\
+import sys, time
+sys.path.insert(0, %r)
+from gcfuzz_ci import procs
+procs.spawn(["sh", "-c", "sleep 300 & echo $! > %s; wait"])
+time.sleep(300)
+"""
+
+
+class KillTest(unittest.TestCase):
+
+  def test_a_sigkilled_program_leaves_no_child_running(self):
+    # The grandchild stands for a libFuzzer fork-mode job: PR_SET_PDEATHSIG on the fuzzer
+    # alone would not reach it.
+    with tempfile.TemporaryDirectory() as tmp:
+      pidfile = os.path.join(tmp, "pid")
+      parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT % (paths.CI, pidfile)])
+      end = time.monotonic() + 10
+      while not read(pidfile):
+        self.assertLess(time.monotonic(), end)
+        time.sleep(0.05)
+      with open(pidfile) as f:
+        grandchild = int(f.read())
+      self.assertTrue(alive(grandchild))
+      parent.send_signal(signal.SIGKILL)
+      parent.wait()
+      self.assertTrue(wait_dead(grandchild))
+
+  def test_children_are_the_guarded_command(self):
+    p = procs.spawn(["sleep", "30"])
+    try:
+      pids = procs.children(p)
+      self.assertEqual(len(pids), 1)
+      with open("/proc/%d/comm" % pids[0]) as f:
+        self.assertEqual(f.read().strip(), "sleep")
+    finally:
+      procs.kill(p)
+    self.assertTrue(wait_dead(pids[0]))
+
+  def test_run_stops_a_command_at_its_timeout(self):
+    start = time.monotonic()
+    rc, hung = procs.run(["sleep", "30"], timeout_s=0.5)
+    self.assertTrue(hung)
+    self.assertLess(time.monotonic() - start, 5)
+
+
+class LockTest(unittest.TestCase):
+
+  def test_a_second_campaign_on_one_workdir_is_refused(self):
+    with tempfile.TemporaryDirectory() as w:
+      fd = lock.lock_dir(w, "ci/campaign")
+      self.addCleanup(os.close, fd)
+      err = io.StringIO()
+      with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        cwd = os.getcwd()
+        try:
+          status = cmd_campaign.main(["--workdir", w, "--no-install", "graph"])
+        finally:
+          os.chdir(cwd)
+      self.assertEqual(status, 2)
+      self.assertIn("in use by another ci/campaign (pid %d)" % os.getpid(), err.getvalue())
+
+  def test_the_lock_is_released_with_its_holder(self):
+    with tempfile.TemporaryDirectory() as w:
+      os.close(lock.lock_dir(w, "ci/campaign"))
+      os.close(lock.lock_dir(w, "ci/campaign"))
+
+
+class SummaryTest(unittest.TestCase):
+
+  def test_summary_json(self):
+    with tempfile.TemporaryDirectory() as w:
+      row = cmd_campaign.new_row("graph")
+      row.update(seconds=60, execs=600, exec_per_s=10, coverage=5, corpus=7, crashes=1,
+                 keys=["model.dead@model"], crash_files=3)
+      with contextlib.redirect_stdout(io.StringIO()):
+        cmd_campaign.write_summary(w, [row], interrupted=False)
+      with open(os.path.join(w, "summary.json")) as f:
+        s = json.load(f)
+    self.assertEqual(s, {"interrupted": False, "targets": [
+        {"name": "graph", "seconds": 60, "execs": 600, "exec_per_s": 10, "coverage": 5,
+         "corpus": 7, "crashes": 1, "keys": ["model.dead@model"]}]})
+
+
+class LibFuzzerTest(unittest.TestCase):
+
+  def test_options_file(self):
+    with tempfile.TemporaryDirectory() as d:
+      p = os.path.join(d, "graph.options")
+      with open(p, "w") as f:
+        f.write("# a comment\n[libfuzzer]\nmax_len = 4096\ndict = graph.dict\nuse_counters = 0\n")
+      self.assertEqual(libfuzzer.options_flags(p, "/tree/fuzz/targets"),
+                       ["-max_len=4096", "-dict=/tree/fuzz/targets/graph.dict",
+                        "-use_counters=0"])
+
+  def test_status_lines(self):
+    text = ("#2\tINITED cov: 10 ft: 11 corp: 1/1b exec/s: 0\n"
+            "#512\tpulse  cov: 30 ft: 40 corp: 5/80b exec/s: 256\n"
+            "#9000: cov: 44 ft: 50 corp: 9 exec/s 300 oom/timeout/crash: 0/0/1 time: 30s\n")
+    self.assertEqual(libfuzzer.last_stats(text), (9000, 44))
+    self.assertIsNone(libfuzzer.last_stats("INFO: Seed: 1\n"))
+    self.assertEqual(libfuzzer.final_stat("stat::average_exec_per_sec:     11516\n",
+                                          "average_exec_per_sec"), 11516)
+
+
+if __name__ == "__main__":
+  unittest.main()
