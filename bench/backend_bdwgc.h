@@ -26,8 +26,8 @@ typedef union bk_word {
 } bk_word;
 typedef bk_word *bk_ref;
 
-#define BK_NULL ((bk_ref)NULL)
-#define BK_NAME "bdwgc"
+#define BK_NULL          ((bk_ref)NULL)
+#define BK_NAME          "bdwgc"
 #define BK_EXPLICIT_FREE 0
 
 static inline void bk_init(void) { GC_INIT(); }
@@ -62,13 +62,13 @@ static inline void bk_free(bk_ref b) { (void)b; }
 /* ---- Threads (backend.h) ---- */
 
 #define BK_PTHREAD_CREATE GC_pthread_create
-#define BK_PTHREAD_JOIN GC_pthread_join
+#define BK_PTHREAD_JOIN   GC_pthread_join
 #include "bench/backend_threads.h"
 
 /* bdwgc finds roots by scanning the stack, registers and static data itself. */
-#define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
-#define BK_FRAME_END(name) ((void)(name))
-#define BK_GLOBAL_ROOT(slot) ((void)(slot))
+#define BK_FRAME(name, n)      bk_ref name[n] = {BK_NULL}
+#define BK_FRAME_END(name)     ((void)(name))
+#define BK_GLOBAL_ROOT(slot)   ((void)(slot))
 #define BK_GLOBAL_UNROOT(slot) ((void)(slot))
 
 #endif /* BENCH_BACKEND_BDWGC_H */

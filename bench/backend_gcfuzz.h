@@ -34,8 +34,8 @@
 
 typedef gc_value bk_ref;
 
-#define BK_NULL ((gc_value)0)
-#define BK_NAME "gcfuzz"
+#define BK_NULL          ((gc_value)0)
+#define BK_NAME          "gcfuzz"
 #define BK_EXPLICIT_FREE 0
 
 static gc_heap *bk_heap;
@@ -162,12 +162,12 @@ static inline void bk_thread_join(bk_thread *t) {
 #endif
 }
 
-#define BK_FRAME(name, n)                                                                          \
-  bk_ref name[n] = {BK_NULL};                                                                      \
-  gc_frame name##_frame;                                                                           \
+#define BK_FRAME(name, n)     \
+  bk_ref name[n] = {BK_NULL}; \
+  gc_frame name##_frame;      \
   gc_frame_push(bk_dom, &name##_frame, name, (n))
-#define BK_FRAME_END(name) bk_frame_end(&name##_frame)
-#define BK_GLOBAL_ROOT(slot) bk_global_root(slot)
+#define BK_FRAME_END(name)     bk_frame_end(&name##_frame)
+#define BK_GLOBAL_ROOT(slot)   bk_global_root(slot)
 #define BK_GLOBAL_UNROOT(slot) bk_global_unroot(slot)
 
 #endif /* BENCH_BACKEND_GCFUZZ_H */

@@ -21,8 +21,8 @@ typedef union bk_word {
 } bk_word;
 typedef bk_word *bk_ref;
 
-#define BK_NULL ((bk_ref)NULL)
-#define BK_NAME "malloc"
+#define BK_NULL          ((bk_ref)NULL)
+#define BK_NAME          "malloc"
 #define BK_EXPLICIT_FREE 1
 
 static inline void bk_init(void) {}
@@ -56,12 +56,12 @@ static inline void bk_free(bk_ref b) { free(b); }
 /* ---- Threads (backend.h) ---- */
 
 #define BK_PTHREAD_CREATE pthread_create
-#define BK_PTHREAD_JOIN pthread_join
+#define BK_PTHREAD_JOIN   pthread_join
 #include "bench/backend_threads.h"
 
-#define BK_FRAME(name, n) bk_ref name[n] = {BK_NULL}
-#define BK_FRAME_END(name) ((void)(name))
-#define BK_GLOBAL_ROOT(slot) ((void)(slot))
+#define BK_FRAME(name, n)      bk_ref name[n] = {BK_NULL}
+#define BK_FRAME_END(name)     ((void)(name))
+#define BK_GLOBAL_ROOT(slot)   ((void)(slot))
 #define BK_GLOBAL_UNROOT(slot) ((void)(slot))
 
 #endif /* BENCH_BACKEND_MALLOC_H */

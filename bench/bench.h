@@ -33,7 +33,7 @@ int binary_trees_run(int n, int threads, FILE *out);
  * each thread builds half of each depth's trees, top-down then bottom-up. */
 int gcbench_run(int stretch, int threads, FILE *out);
 #define GCBENCH_DEFAULT 18
-#define GCBENCH_MIN 6
+#define GCBENCH_MIN     6
 
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);

@@ -55,9 +55,9 @@ static void build(gc_heap *h, size_t blocks, gc_value *root) {
     /* A leaf (no child fields) now and then, and always once the open fields outnumber the
      * blocks still to come; never the last open field's taker while blocks remain. */
     int leaf = (rng() % 4 == 0 && open_count > 1) || open_count > blocks - i;
-    gc_value v = !leaf          ? gc_alloc(d, 2 + rng() % 4, GC_TAG_SCAN)
-                 : rng() % 2    ? gc_alloc(d, 1 + rng() % 6, GC_TAG_RAW)
-                                : gc_alloc(d, 1 + rng() % 3, GC_TAG_SCAN);
+    gc_value v = !leaf       ? gc_alloc(d, 2 + rng() % 4, GC_TAG_SCAN)
+                 : rng() % 2 ? gc_alloc(d, 1 + rng() % 6, GC_TAG_RAW)
+                             : gc_alloc(d, 1 + rng() % 3, GC_TAG_SCAN);
     if (v == 0) bench_die("verify_cost", "gc_alloc failed: %s", gc_last_error_message(h));
     if (open_count == 0) bench_die("verify_cost", "no open field left");
     size_t at = rng() % 2 ? open_count - 1 : (size_t)(rng() % open_count);
@@ -144,14 +144,15 @@ int main(int argc, char **argv) {
   size_t nsizes = argc > 2 ? (size_t)(argc - 2) : 3;
   size_t *sizes = argc > 2 ? calloc(nsizes, sizeof *sizes) : default_sizes;
   for (size_t i = 0; argc > 2 && i < nsizes; i++) sizes[i] = strtoull(argv[i + 2], NULL, 10);
-  double (*res)[BACKENDS] = calloc(nsizes, sizeof *res);
+  double(*res)[BACKENDS] = calloc(nsizes, sizeof *res);
   for (size_t i = 0; i < nsizes; i++) {
     if (sizes[i] < 2) bench_die("verify_cost", "a size is at least 2 blocks");
     measure(sizes[i], runs, res[i]);
     for (int b = 0; b < BACKENDS; b++) {
-      printf("ROW {\"bench\": \"verify\", \"size\": \"%zu\", \"backend\": \"%s\", \"wall_s\": %.6f, "
-             "\"peak_mib\": null}\n",
-             sizes[i], backend_names[b], res[i][b]);
+      printf(
+          "ROW {\"bench\": \"verify\", \"size\": \"%zu\", \"backend\": \"%s\", \"wall_s\": %.6f, "
+          "\"peak_mib\": null}\n",
+          sizes[i], backend_names[b], res[i][b]);
     }
     fflush(stdout);
   }

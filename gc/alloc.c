@@ -100,10 +100,9 @@ static gc_value alloc_failed(gc_domain *d, size_t wsize, const char *why) {
 
 /* Write the header and clear the fields. The loop is kept a loop (no_builtin): most blocks are a
  * few words, where a call to memset costs more than the stores. */
-__attribute__((no_builtin("memset"))) static inline gc_value init_block(gc_domain *d,
-                                                                         gc_header *hp,
-                                                                         size_t wsize,
-                                                                         unsigned tag) {
+__attribute__((no_builtin("memset"))) static inline gc_value init_block(gc_domain *d, gc_header *hp,
+                                                                        size_t wsize,
+                                                                        unsigned tag) {
   /* Allocated UNMARKED: marking is stop-the-world, so a new block is never seen mid-mark. */
   *hp = gc_hd_make(wsize, d->heap->colours.unmarked, tag);
   for (size_t i = 1; i <= wsize; i++) hp[i] = 0;
@@ -138,7 +137,8 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
   if (hp == NULL) {
     hp = alloc_after_collection(d, whsize);
     if (hp == NULL) {
-      return alloc_failed(d, wsize, gc_param_load(&heap->cfg.heap_limit_bytes) ? "heap limit" : "out of memory");
+      return alloc_failed(
+          d, wsize, gc_param_load(&heap->cfg.heap_limit_bytes) ? "heap limit" : "out of memory");
     }
   }
   return init_block(d, hp, wsize, tag);

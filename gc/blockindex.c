@@ -149,8 +149,10 @@ static gc_value large_containing(gc_heap *heap, uintptr_t word) {
   size_t lo = 0, hi = ix->count; /* find the last block starting at or before word */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if ((uintptr_t)gc_large_hp(ix->sorted[mid]) <= word) lo = mid + 1;
-    else hi = mid;
+    if ((uintptr_t)gc_large_hp(ix->sorted[mid]) <= word)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo == 0 ? 0 : large_if_inside(ix->sorted[lo - 1], word);
 }

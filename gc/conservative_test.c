@@ -22,25 +22,26 @@ static size_t live_blocks(gc_heap *h) {
 static void resolution_of_every_kind_of_word(void) {
   gc_heap *h = new_heap();
   gc_domain *d = gc_main_domain(h);
-  gc_value small = gc_alloc(d, 2, GC_TAG_SCAN); /* whsize 3: its class leaves 1 word of wastage */
+  gc_value small = gc_alloc(d, 2, GC_TAG_SCAN);  /* whsize 3: its class leaves 1 word of wastage */
   gc_value padded = gc_alloc(d, 16, GC_TAG_RAW); /* whsize 17 in an 18-word slot: 1 word padding */
   gc_value large = gc_alloc(d, 1000, GC_TAG_RAW);
   gc_header *hp = gc_hp_val(small);
   gc_pool *p = gc_pool_of_hp(hp);
-  CHECK(gc_block_containing(h, (uintptr_t)hp) == small);               /* its header */
-  CHECK(gc_block_containing(h, (uintptr_t)small) == small);            /* its first field */
-  CHECK(gc_block_containing(h, (uintptr_t)small + 13) == small);       /* an unaligned interior */
-  CHECK(gc_block_containing(h, (uintptr_t)(hp + 3)) == 0);             /* next slot: unused */
-  CHECK(gc_block_containing(h, (uintptr_t)p) == 0);                    /* the pool header */
+  CHECK(gc_block_containing(h, (uintptr_t)hp) == small);         /* its header */
+  CHECK(gc_block_containing(h, (uintptr_t)small) == small);      /* its first field */
+  CHECK(gc_block_containing(h, (uintptr_t)small + 13) == small); /* an unaligned interior */
+  CHECK(gc_block_containing(h, (uintptr_t)(hp + 3)) == 0);       /* next slot: unused */
+  CHECK(gc_block_containing(h, (uintptr_t)p) == 0);              /* the pool header */
   CHECK(gc_wastage_of_class[p->size_class] == 1);
   CHECK(gc_block_containing(h, (uintptr_t)p + GC_POOL_BSIZE - 8) == 0); /* the wastage word */
   gc_header *php = gc_hp_val(padded);
-  CHECK(gc_block_containing(h, (uintptr_t)(php + 16)) == padded);      /* its last field */
-  CHECK(gc_block_containing(h, (uintptr_t)(php + 17)) == 0);           /* the slot's padding */
+  CHECK(gc_block_containing(h, (uintptr_t)(php + 16)) == padded); /* its last field */
+  CHECK(gc_block_containing(h, (uintptr_t)(php + 17)) == 0);      /* the slot's padding */
   CHECK(gc_block_containing(h, (uintptr_t)large + 999 * 8) == large);
-  CHECK(gc_block_containing(h, (uintptr_t)large + 1000 * 8) == 0);      /* one past its end */
-  CHECK(gc_block_containing(h, (uintptr_t)gc_large_of_hp(gc_hp_val(large))) == 0); /* large header */
-  CHECK(gc_block_containing(h, (uintptr_t)&h) == 0);                   /* the C stack */
+  CHECK(gc_block_containing(h, (uintptr_t)large + 1000 * 8) == 0); /* one past its end */
+  CHECK(gc_block_containing(h, (uintptr_t)gc_large_of_hp(gc_hp_val(large))) ==
+        0);                                          /* large header */
+  CHECK(gc_block_containing(h, (uintptr_t)&h) == 0); /* the C stack */
   CHECK(gc_block_containing(h, 12345) == 0);
   CHECK(gc_block_containing(h, 0) == 0);
   gc_heap_destroy(h);
@@ -58,7 +59,7 @@ static void interior_pointers_keep_blocks_alive(void) {
     gc_value v = gc_alloc(d, wsize, GC_TAG_SCAN);
     GC_FIELD(v, wsize - 1) = gc_val_int(i);
     if (i % 3 == 0) range[i] = (uintptr_t)v + (wsize - 1) * 8 + 3; /* inside the last field */
-    if (i % 3 == 1) range[i] = (uintptr_t)gc_hp_val(v);                /* the header */
+    if (i % 3 == 1) range[i] = (uintptr_t)gc_hp_val(v);            /* the header */
   }
   /* Words that must keep nothing alive. */
   range[N] = 1;

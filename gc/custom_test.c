@@ -25,8 +25,10 @@ static void finalizers_run_exactly_once(void) {
   gc_collect(d, GC_COLLECT_FULL);
   int dead_ok = 1, live_ok = 1;
   for (int i = 0; i < N; i++) {
-    if (i % 3 == 0) live_ok &= finalized[i] == 0;
-    else dead_ok &= finalized[i] == 1;
+    if (i % 3 == 0)
+      live_ok &= finalized[i] == 0;
+    else
+      dead_ok &= finalized[i] == 1;
   }
   CHECK(dead_ok);
   CHECK(live_ok);

@@ -64,11 +64,10 @@ static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats
           "freed %llu KiB since last cycle; next after %zu KiB; %llu overflows, %llu handoffs\n",
           (unsigned long long)heap->cycles, (double)(t->end_ns - heap->created_ns) / 1e9,
           heap->participants, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
-          (double)(t->end_ns - t->start_ns) / 1e6,
-          (before->pool_words + before->large_words) / kib, (s.pool_words + s.large_words) / kib,
-          s.pool_words / kib, s.large_words / kib, before->pool_live_blocks + before->large_blocks,
-          s.pool_live_blocks + s.large_blocks, heap->marked_words / kib, heap->marked_blocks,
-          (unsigned long long)(freed_words / kib),
+          (double)(t->end_ns - t->start_ns) / 1e6, (before->pool_words + before->large_words) / kib,
+          (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
+          before->pool_live_blocks + before->large_blocks, s.pool_live_blocks + s.large_blocks,
+          heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(freed_words / kib),
           trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));
@@ -161,7 +160,8 @@ int gc_cycle_due(gc_domain *d) {
   gc_heap *heap = d->heap;
   size_t total;
   if (d->unpaced_words != 0) {
-    total = gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words) + d->unpaced_words;
+    total =
+        gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words) + d->unpaced_words;
     d->unpaced_words = 0;
   } else {
     total = gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
@@ -180,9 +180,7 @@ void gc_collect(gc_domain *d, gc_collect_kind kind) {
         gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
       }
       break;
-    case GC_COLLECT_MAJOR:
-      gc_major_cycle(d);
-      break;
+    case GC_COLLECT_MAJOR: gc_major_cycle(d); break;
     case GC_COLLECT_FULL:
       gc_major_cycle(d);
       sweep_cycle(d);

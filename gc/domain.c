@@ -75,7 +75,8 @@ gc_domain *gc_domain_spawn(gc_domain *parent) {
 gc_error gc_domain_terminate(gc_domain *d) {
   gc_heap *heap = d->heap;
   if (d == heap->main_domain) {
-    return gc_fail(heap, GC_ERR_MAIN_DOMAIN, "gc_domain_terminate: the main domain lives as long as the heap");
+    return gc_fail(heap, GC_ERR_MAIN_DOMAIN,
+                   "gc_domain_terminate: the main domain lives as long as the heap");
   }
   gc_enter_blocking(d);
   gc_mutex_lock(&heap->stw_lock);

@@ -81,8 +81,7 @@ static void one_round(worker *k, gc_value *list, intptr_t *len, int i) {
     gc_collect(d, GC_COLLECT_SLICE);
   } else if (r == 35) { /* a while outside the heap */
     gc_enter_blocking(d);
-    for (volatile int spin = 0; spin < 1000; spin++) {
-    }
+    for (volatile int spin = 0; spin < 1000; spin++) {}
     gc_leave_blocking(d);
   }
 }
@@ -142,7 +141,10 @@ static size_t count_reachable(world *w, size_t at_most) {
     size_t h = (v >> 4) & (cap - 1);
     int dup = 0;
     while (seen[h] != 0) {
-      if (seen[h] == v) { dup = 1; break; }
+      if (seen[h] == v) {
+        dup = 1;
+        break;
+      }
       h = (h + 1) & (cap - 1);
     }
     if (dup) continue;
@@ -196,7 +198,9 @@ static void run_world(const char *params, int threads, int iterations, int spawn
 }
 
 static void four_domains_random_graphs(void) { run_world("", 4, 3000, 0); }
-static void four_domains_tiny_mark_stack(void) { run_world("markstack=4,mintrigger=2K", 4, 2000, 0); }
+static void four_domains_tiny_mark_stack(void) {
+  run_world("markstack=4,mintrigger=2K", 4, 2000, 0);
+}
 static void spawn_and_terminate_churn(void) { run_world("mintrigger=4K", 3, 1500, 5); }
 static void frequent_cycles_two_domains(void) { run_world("percent=1,mintrigger=512", 2, 3000, 0); }
 

@@ -81,7 +81,8 @@ void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx) {
     size_t wsize = gc_hd_wsize(hd);
     for (size_t k = 0; k < wsize; k++) visit(ctx, &gc_fields(v)[k]);
   }
-  for (size_t i = heap->finq_head; i < heap->finq.count; i++) visit(ctx, &heap->finq.items[i].block);
+  for (size_t i = heap->finq_head; i < heap->finq.count; i++)
+    visit(ctx, &heap->finq.items[i].block);
   visit(ctx, &heap->fin_running);
 }
 

@@ -54,18 +54,18 @@ typedef void (*gc_finalize_fn)(gc_value block);
 /* Misuse and exhaustion never corrupt the heap: the call fails, the heap records why. */
 typedef enum gc_error {
   GC_OK = 0,
-  GC_ERR_NOMEM,        /* no memory even after a forced collection (limit, injected, OS) */
-  GC_ERR_ZERO_SIZE,    /* a block of 0 words */
-  GC_ERR_TOO_LARGE,    /* more words than GC_MAX_WSIZE */
-  GC_ERR_BAD_TAG,      /* a tag that is neither scanned, raw nor custom */
-  GC_ERR_UNKNOWN_ROOT, /* unregistering a root that was never registered */
-  GC_ERR_DUP_ROOT,     /* registering the same root slot twice */
-  GC_ERR_FRAME_ORDER,  /* popping a local root frame that is not the innermost */
-  GC_ERR_PARAM,        /* a malformed parameter string or value out of range */
-  GC_ERR_NOT_BLOCK,    /* an operation that needs a block was given NULL or an immediate */
-  GC_ERR_NO_FINALIZER, /* clearing the finalizer of a block that has none */
+  GC_ERR_NOMEM,         /* no memory even after a forced collection (limit, injected, OS) */
+  GC_ERR_ZERO_SIZE,     /* a block of 0 words */
+  GC_ERR_TOO_LARGE,     /* more words than GC_MAX_WSIZE */
+  GC_ERR_BAD_TAG,       /* a tag that is neither scanned, raw nor custom */
+  GC_ERR_UNKNOWN_ROOT,  /* unregistering a root that was never registered */
+  GC_ERR_DUP_ROOT,      /* registering the same root slot twice */
+  GC_ERR_FRAME_ORDER,   /* popping a local root frame that is not the innermost */
+  GC_ERR_PARAM,         /* a malformed parameter string or value out of range */
+  GC_ERR_NOT_BLOCK,     /* an operation that needs a block was given NULL or an immediate */
+  GC_ERR_NO_FINALIZER,  /* clearing the finalizer of a block that has none */
   GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added */
-  GC_ERR_MAIN_DOMAIN,  /* terminating the main domain (it lives as long as the heap) */
+  GC_ERR_MAIN_DOMAIN,   /* terminating the main domain (it lives as long as the heap) */
 } gc_error;
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
@@ -81,7 +81,7 @@ const char *gc_error_name(gc_error err);
 /* ---- Configuration ------------------------------------------------------------------------- */
 
 #define GC_PERCENT_OFF (-1)
-#define GC_PARAMS_ENV "GCFUZZ_PARAMS"
+#define GC_PARAMS_ENV  "GCFUZZ_PARAMS"
 
 /* Verification passes (bit mask), run by invariants/ through the hooks below: one bit per row of
  * GC_VERIFY_PASS_TABLE (gc/passes.h), in its order. */
@@ -89,14 +89,14 @@ enum gc_verify_pass_bit {
 #define GC_VERIFY_PASS_BIT_(id, name, points, what) GC_VERIFY_BIT_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_BIT_)
 #undef GC_VERIFY_PASS_BIT_
-  GC_VERIFY_PASS_COUNT
+      GC_VERIFY_PASS_COUNT
 };
 enum gc_verify_pass {
 #define GC_VERIFY_PASS_MASK_(id, name, points, what) GC_VERIFY_##id = 1u << GC_VERIFY_BIT_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_MASK_)
 #undef GC_VERIFY_PASS_MASK_
 #define GC_VERIFY_PASS_OR_(id, name, points, what) | GC_VERIFY_##id
-  GC_VERIFY_ALL = 0 GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_OR_),
+      GC_VERIFY_ALL = 0 GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_OR_),
 #undef GC_VERIFY_PASS_OR_
 };
 
@@ -114,18 +114,18 @@ void gc_pool_cache_destroy(gc_pool_cache *cache);
 size_t gc_pool_cache_count(gc_pool_cache *cache); /* pools in it now */
 
 typedef struct gc_config {
-  int gc_percent;              /* start a cycle when the heap grew by this % of live; GC_PERCENT_OFF */
-  size_t min_trigger_words;    /* never trigger a cycle before this many words were allocated */
-  size_t sweep_budget_words;   /* words swept per slice (allocation slow path or collect slice) */
-  size_t mark_stack_entries;   /* bounded mark stack; >= 4; overflow falls back to re-darkening */
-  size_t heap_limit_bytes;     /* 0: no limit; pool and large bytes may not exceed it */
-  size_t pools_per_batch;      /* pools mapped from the OS at once */
-  size_t free_pools_kept;      /* empty pools kept for reuse; more go back to the OS */
-  uint64_t fail_alloc_after;   /* 0: off; n: the n-th allocation from now fails (injected) */
-  int trace;                   /* 1: one line per cycle on trace_file */
-  FILE *trace_file;            /* NULL: stderr */
-  unsigned verify;             /* enum gc_verify_pass mask, read by invariants/ */
-  gc_pool_cache *pool_cache;   /* NULL: pools come from and go back to the OS */
+  int gc_percent;           /* start a cycle when the heap grew by this % of live; GC_PERCENT_OFF */
+  size_t min_trigger_words; /* never trigger a cycle before this many words were allocated */
+  size_t sweep_budget_words; /* words swept per slice (allocation slow path or collect slice) */
+  size_t mark_stack_entries; /* bounded mark stack; >= 4; overflow falls back to re-darkening */
+  size_t heap_limit_bytes;   /* 0: no limit; pool and large bytes may not exceed it */
+  size_t pools_per_batch;    /* pools mapped from the OS at once */
+  size_t free_pools_kept;    /* empty pools kept for reuse; more go back to the OS */
+  uint64_t fail_alloc_after; /* 0: off; n: the n-th allocation from now fails (injected) */
+  int trace;                 /* 1: one line per cycle on trace_file */
+  FILE *trace_file;          /* NULL: stderr */
+  unsigned verify;           /* enum gc_verify_pass mask, read by invariants/ */
+  gc_pool_cache *pool_cache; /* NULL: pools come from and go back to the OS */
 } gc_config;
 
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
@@ -282,23 +282,23 @@ typedef struct gc_stats {
   size_t large_max_words;  /* maximum of large_words */
   size_t large_blocks;     /* large blocks */
   /* Activity counters. */
-  uint64_t cycles;          /* completed major cycles (mark + colour rotation) */
-  uint64_t alloc_blocks;    /* blocks allocated since the heap was created */
-  uint64_t alloc_words;     /* whsize words allocated */
-  uint64_t freed_blocks;    /* blocks freed by sweeping */
-  uint64_t freed_words;     /* whsize words freed by sweeping */
-  uint64_t alloc_failures;  /* allocations that returned 0 */
-  uint64_t mark_overflows;  /* times the mark stack overflowed into re-darkening */
-  uint64_t finalizers;      /* blocks with a finalizer set, not yet queued */
+  uint64_t cycles;            /* completed major cycles (mark + colour rotation) */
+  uint64_t alloc_blocks;      /* blocks allocated since the heap was created */
+  uint64_t alloc_words;       /* whsize words allocated */
+  uint64_t freed_blocks;      /* blocks freed by sweeping */
+  uint64_t freed_words;       /* whsize words freed by sweeping */
+  uint64_t alloc_failures;    /* allocations that returned 0 */
+  uint64_t mark_overflows;    /* times the mark stack overflowed into re-darkening */
+  uint64_t finalizers;        /* blocks with a finalizer set, not yet queued */
   uint64_t finalizers_queued; /* finalizers queued, not yet run */
-  uint64_t finalizers_run;  /* finalizers run since the heap was created */
-  uint64_t domains;         /* domains now */
-  uint64_t handoffs;        /* work buffers split for idle markers */
+  uint64_t finalizers_run;    /* finalizers run since the heap was created */
+  uint64_t domains;           /* domains now */
+  uint64_t handoffs;          /* work buffers split for idle markers */
   uint64_t orphan_pool_words; /* pool words waiting on the orphan lists (in pool_words too) */
-  uint64_t free_pools;      /* empty pools mapped but unused */
-  uint64_t os_pool_bytes;   /* bytes of pools currently mapped from the OS */
-  uint64_t last_pause_ns;   /* the last stop-the-world pause */
-  uint64_t max_pause_ns;    /* the longest pause */
+  uint64_t free_pools;        /* empty pools mapped but unused */
+  uint64_t os_pool_bytes;     /* bytes of pools currently mapped from the OS */
+  uint64_t last_pause_ns;     /* the last stop-the-world pause */
+  uint64_t max_pause_ns;      /* the longest pause */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
 /* The last pause times (stop-the-world, ns), oldest first, at most GC_PAUSE_HISTORY of them;

@@ -20,16 +20,16 @@
 
 typedef uintptr_t gc_header;
 
-#define GC_HD_TAG_MASK ((gc_header)0xff)
+#define GC_HD_TAG_MASK     ((gc_header)0xff)
 #define GC_HD_COLOUR_SHIFT 8
-#define GC_HD_COLOUR_MASK ((gc_header)3 << GC_HD_COLOUR_SHIFT)
-#define GC_HD_WSIZE_SHIFT 10
+#define GC_HD_COLOUR_MASK  ((gc_header)3 << GC_HD_COLOUR_SHIFT)
+#define GC_HD_WSIZE_SHIFT  10
 
 /* Colour values as they sit in the header (already shifted). Three of them rotate at every
  * cycle (see gc_colours in heap.h); NOT_MARKABLE never changes. */
-#define GC_COLOUR_0 ((gc_header)0 << GC_HD_COLOUR_SHIFT)
-#define GC_COLOUR_1 ((gc_header)1 << GC_HD_COLOUR_SHIFT)
-#define GC_COLOUR_2 ((gc_header)2 << GC_HD_COLOUR_SHIFT)
+#define GC_COLOUR_0     ((gc_header)0 << GC_HD_COLOUR_SHIFT)
+#define GC_COLOUR_1     ((gc_header)1 << GC_HD_COLOUR_SHIFT)
+#define GC_COLOUR_2     ((gc_header)2 << GC_HD_COLOUR_SHIFT)
 #define GC_NOT_MARKABLE ((gc_header)3 << GC_HD_COLOUR_SHIFT)
 
 static inline gc_header gc_hd_make(size_t wsize, gc_header colour, unsigned tag) {

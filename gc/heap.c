@@ -167,8 +167,10 @@ const char *gc_colour_name(const gc_heap *heap, gc_header colour) {
 
 const char *gc_hd_describe(gc_header hd, char *buf, size_t buf_len) {
   unsigned tag = gc_hd_tag(hd);
-  const char *kind = tag <= GC_TAG_SCAN_MAX ? "scan" : tag == GC_TAG_RAW ? "raw"
-                     : tag == GC_TAG_CUSTOM ? "custom" : "invalid";
+  const char *kind = tag <= GC_TAG_SCAN_MAX ? "scan"
+                     : tag == GC_TAG_RAW    ? "raw"
+                     : tag == GC_TAG_CUSTOM ? "custom"
+                                            : "invalid";
   snprintf(buf, buf_len, "0x%llx (wsize=%zu tag=%s(%u) colour=%u)", (unsigned long long)hd,
            gc_hd_wsize(hd), kind, tag, (unsigned)(gc_hd_colour(hd) >> GC_HD_COLOUR_SHIFT));
   return buf;

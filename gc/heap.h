@@ -102,7 +102,7 @@ struct gc_domain {
   gc_heap_stats stats;
   uint64_t alloc_blocks, alloc_words; /* allocated by this domain */
   uint64_t freed_blocks, freed_words; /* freed by this domain's sweeping */
-  size_t unpaced_words;               /* allocated, not yet added to heap->alloc_words_since_cycle */
+  size_t unpaced_words; /* allocated, not yet added to heap->alloc_words_since_cycle */
 
   gc_marker marker;
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
@@ -122,20 +122,20 @@ typedef struct gc_orphans {
 /* The shared side of marking (workbuf.c). INV-WB-1: every work buffer is on the empty list, on
  * the full list, or held by exactly one marker; between marks all are on the empty list. */
 typedef struct gc_mark_work {
-  gc_mutex lock;         /* guards the lists, idle and done */
+  gc_mutex lock; /* guards the lists, idle and done */
   gc_workbuf *empty;
   gc_workbuf *full;
-  uintptr_t full_count;  /* buffers on the full list; atomic, read without the lock */
-  uintptr_t idle;        /* markers waiting for a full buffer */
-  uintptr_t done;        /* atomic: every marker was idle with no full buffer: marking is over */
-  size_t markers;        /* markers in this mark */
-  size_t buf_entries;    /* entries per buffer */
-  size_t buf_count;      /* buffers in the arena */
-  size_t empty_count;    /* buffers on the empty list */
-  void *arena;           /* all buffers, one allocation */
-  size_t arena_bsize;    /* its bytes: a new shape that fits in them reuses it */
-  uintptr_t overflowed;  /* atomic: a push found no room; flagged pools need re-darkening */
-  uint64_t handoffs;     /* buffers split for idle markers, since the heap was created */
+  uintptr_t full_count; /* buffers on the full list; atomic, read without the lock */
+  uintptr_t idle;       /* markers waiting for a full buffer */
+  uintptr_t done;       /* atomic: every marker was idle with no full buffer: marking is over */
+  size_t markers;       /* markers in this mark */
+  size_t buf_entries;   /* entries per buffer */
+  size_t buf_count;     /* buffers in the arena */
+  size_t empty_count;   /* buffers on the empty list */
+  void *arena;          /* all buffers, one allocation */
+  size_t arena_bsize;   /* its bytes: a new shape that fits in them reuses it */
+  uintptr_t overflowed; /* atomic: a push found no room; flagged pools need re-darkening */
+  uint64_t handoffs;    /* buffers split for idle markers, since the heap was created */
 } gc_mark_work;
 
 typedef struct gc_scanner {
@@ -204,7 +204,7 @@ struct gc_heap {
   gc_mutex stw_lock;
   gc_domain **domains;
   size_t domain_capacity;
-  uintptr_t domain_count;  /* atomic: read without the lock */
+  uintptr_t domain_count; /* atomic: read without the lock */
   unsigned next_domain_id;
   uintptr_t stw_requested; /* atomic: a collection wants every domain stopped */
   int stw_program;         /* enum gc_stw_program (stw.h), set before any domain is enlisted */
@@ -253,10 +253,10 @@ struct gc_heap {
 
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
   uintptr_t alloc_words_since_cycle; /* atomic */
-  size_t trigger_words; /* atomic (INV-PARAM-1): gc_param_load/gc_param_store */
+  size_t trigger_words;              /* atomic (INV-PARAM-1): gc_param_load/gc_param_store */
   size_t live_words_after_mark;
   uint64_t freed_words_at_last_cycle; /* for the trace line's "freed since last cycle" */
-  int swept_reported; /* the SWEPT hook ran for the current cycle's sweep */
+  int swept_reported;                 /* the SWEPT hook ran for the current cycle's sweep */
 
   /* Counters and pauses. */
   struct {
@@ -279,7 +279,7 @@ struct gc_heap {
 
 /* A parameter running domains read while another may change it (INV-PARAM-1). The parameters
  * are size_t, the platform's atomic words uintptr_t: the same type on every target we build. */
-_Static_assert(_Generic((size_t)0, uintptr_t: 1, default: 0), "size_t is not uintptr_t");
+_Static_assert(_Generic((size_t)0, uintptr_t : 1, default : 0), "size_t is not uintptr_t");
 static inline size_t gc_param_load(const size_t *field) { return gc_atomic_load_relaxed(field); }
 static inline void gc_param_store(size_t *field, size_t value) {
   gc_atomic_store_relaxed(field, value);

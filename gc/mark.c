@@ -38,7 +38,7 @@ static void push_slow(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
 }
 
 static inline __attribute__((always_inline)) void push(gc_marker *m, gc_value v, gc_header *hp,
-                                                      gc_header hd) {
+                                                       gc_header hd) {
   gc_workbuf *b = m->buf;
   if (b != NULL && b->count < m->buf_entries) {
     b->items[b->count++] = v;
@@ -164,7 +164,8 @@ void gc_roots_visit_global(gc_heap *heap, gc_visit_fn visit, void *ctx) {
 
 void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
   gc_roots_visit_global(heap, visit, ctx);
-  for (size_t i = 0; i < heap->domain_count; i++) gc_roots_visit_domain(heap->domains[i], visit, ctx);
+  for (size_t i = 0; i < heap->domain_count; i++)
+    gc_roots_visit_domain(heap->domains[i], visit, ctx);
 }
 
 /* ---- Overflow recovery ------------------------------------------------------------------------ */

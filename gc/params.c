@@ -42,9 +42,12 @@ static int parse_size(const char *s, unsigned long long *out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (end == s || errno != 0 || s[0] == '-') return 0;
   unsigned long long scale = 1;
-  if (*end == 'k' || *end == 'K') scale = 1ull << 10, end++;
-  else if (*end == 'm' || *end == 'M') scale = 1ull << 20, end++;
-  else if (*end == 'g' || *end == 'G') scale = 1ull << 30, end++;
+  if (*end == 'k' || *end == 'K')
+    scale = 1ull << 10, end++;
+  else if (*end == 'm' || *end == 'M')
+    scale = 1ull << 20, end++;
+  else if (*end == 'g' || *end == 'G')
+    scale = 1ull << 30, end++;
   if (*end != '\0' || (v != 0 && v > ~0ull / scale)) return 0;
   *out = v * scale;
   return 1;
@@ -53,11 +56,14 @@ static int parse_size(const char *s, unsigned long long *out) {
 /* One pass name of GC_VERIFY_PASS_TABLE, or "all" (every pass) or "none" (no pass: an empty
  * mask), joined by '+'. */
 static int parse_verify(const char *s, unsigned *out) {
-  static const struct { const char *name; unsigned bit; } passes[] = {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } passes[] = {
 #define PASS_NAME(id, name, points, what) {name, GC_VERIFY_##id},
       GC_VERIFY_PASS_TABLE(PASS_NAME)
 #undef PASS_NAME
-      {"all", GC_VERIFY_ALL},
+          {"all", GC_VERIFY_ALL},
       {"none", 0},
   };
   unsigned mask = 0;
@@ -81,11 +87,13 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   unsigned long long n = 0;
   if (strcmp(key, "verify") == 0) {
     if (!parse_verify(value, &cfg->verify)) {
-      return param_error(err, err_len, "verify=%s: expected passes joined by '+' from"
+      return param_error(err, err_len,
+                         "verify=%s: expected passes joined by '+' from"
 #define PASS_NAME(id, name, points, what) " " name ","
                          GC_VERIFY_PASS_TABLE(PASS_NAME)
 #undef PASS_NAME
-                         " all, none", value);
+                             " all, none",
+                         value);
     }
     return GC_OK;
   }
@@ -125,7 +133,8 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   } else {
     return param_error(err, err_len,
                        "unknown parameter '%s' (known: percent, mintrigger, sweep, markstack, "
-                       "limit, batch, keep, failafter, trace, verify)", key);
+                       "limit, batch, keep, failafter, trace, verify)",
+                       key);
   }
   return GC_OK;
 }
@@ -151,8 +160,12 @@ gc_error gc_config_parse(gc_config *cfg, const char *params, char *err, size_t e
   const char *p = params;
   while (*p) {
     size_t len = strcspn(p, ",");
-    if (len == 0) { p++; continue; }
-    if (len >= sizeof item) return param_error(err, err_len, "parameter item too long: %.40s...", p);
+    if (len == 0) {
+      p++;
+      continue;
+    }
+    if (len >= sizeof item)
+      return param_error(err, err_len, "parameter item too long: %.40s...", p);
     const char *item_start = p;
     memcpy(item, p, len);
     item[len] = '\0';

@@ -40,7 +40,8 @@ static void *allocate(void *arg) {
     }
     if (i % 7 == 0) kept = v; /* most blocks die young: sweeping has work */
     /* Two domains changing parameters at once must not lose either change. */
-    if (i % 500 == 0 && gc_set_params(a->heap, a->index ? "mintrigger=4K" : "mintrigger=2K") != GC_OK) {
+    if (i % 500 == 0 &&
+        gc_set_params(a->heap, a->index ? "mintrigger=4K" : "mintrigger=2K") != GC_OK) {
       a->failures++;
     }
     if (i % 1000 == 0) gc_collect(d, GC_COLLECT_SLICE);

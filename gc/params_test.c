@@ -10,9 +10,10 @@ static void parses_every_key(void) {
   gc_config cfg;
   gc_config_default(&cfg);
   char err[200] = "";
-  CHECK(gc_config_parse(&cfg, "percent=50,mintrigger=1K,sweep=100,markstack=4,limit=64M,"
-                              "batch=2,keep=0,failafter=7,trace=1,verify=reach+swept", err,
-                        sizeof err) == GC_OK);
+  CHECK(gc_config_parse(&cfg,
+                        "percent=50,mintrigger=1K,sweep=100,markstack=4,limit=64M,"
+                        "batch=2,keep=0,failafter=7,trace=1,verify=reach+swept",
+                        err, sizeof err) == GC_OK);
   CHECK_EQ_U(cfg.gc_percent, 50);
   CHECK_EQ_U(cfg.min_trigger_words, 1024);
   CHECK_EQ_U(cfg.sweep_budget_words, 100);
@@ -29,9 +30,11 @@ static void parses_every_key(void) {
 }
 
 static void rejects_bad_input_and_keeps_config(void) {
-  static const char *bad[] = {"percent", "percent=-1", "markstack=3", "bogus=1", "sweep=0",
-                              "limit=12Q", "verify=reach+nope", "trace=2", "batch=0",
-                              "percent=99999999999999999999999"};
+  static const char *bad[] = {"percent",           "percent=-1",
+                              "markstack=3",       "bogus=1",
+                              "sweep=0",           "limit=12Q",
+                              "verify=reach+nope", "trace=2",
+                              "batch=0",           "percent=99999999999999999999999"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     gc_config cfg, orig;
     gc_config_default(&cfg);
@@ -208,7 +211,8 @@ static void pause_history_is_a_ring(void) {
   gc_get_stats(h, &s);
   CHECK(pauses[GC_PAUSE_HISTORY - 1] == s.last_pause_ns); /* newest last */
   int all_set = 1;
-  for (int i = 0; i < GC_PAUSE_HISTORY; i++) all_set &= pauses[i] > 0 && pauses[i] <= s.max_pause_ns;
+  for (int i = 0; i < GC_PAUSE_HISTORY; i++)
+    all_set &= pauses[i] > 0 && pauses[i] <= s.max_pause_ns;
   CHECK(all_set);
   gc_heap_destroy(h);
 }

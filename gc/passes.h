@@ -16,15 +16,15 @@
 #ifndef GC_PASSES_H
 #define GC_PASSES_H
 
-#define GC_VERIFY_PASS_TABLE(X)                                                                   \
-  X(REACH, "reach", "cycled",                                                                     \
-    "walks from the roots: every reachable pointer is a live block start with a valid header "   \
-    "and a post-rotation colour")                                                                 \
-  X(SWEPT, "swept", "swept",                                                                      \
-    "recounts every pool, free list and large block against the statistics and lists")          \
-  X(CHECKMARK, "checkmark", "mark-done",                                                          \
-    "marks again from the roots with its own mark set: every reachable block is MARKED")         \
-  X(MODEL, "model", "mark-done, cycled, swept",                                                   \
+#define GC_VERIFY_PASS_TABLE(X)                                                                \
+  X(REACH, "reach", "cycled",                                                                  \
+    "walks from the roots: every reachable pointer is a live block start with a valid header " \
+    "and a post-rotation colour")                                                              \
+  X(SWEPT, "swept", "swept",                                                                   \
+    "recounts every pool, free list and large block against the statistics and lists")         \
+  X(CHECKMARK, "checkmark", "mark-done",                                                       \
+    "marks again from the roots with its own mark set: every reachable block is MARKED")       \
+  X(MODEL, "model", "mark-done, cycled, swept",                                                \
     "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")
 
 #endif /* GC_PASSES_H */

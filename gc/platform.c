@@ -2,8 +2,8 @@
 #define _GNU_SOURCE
 #include "gc/platform.h"
 
-#include <stdio.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>

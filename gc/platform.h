@@ -99,8 +99,7 @@ static inline uintptr_t gc_atomic_fetch_add(uintptr_t *p, uintptr_t v) {
  * sees everything the previous owner published. A scheduling point. */
 static inline int gc_atomic_cas(uintptr_t *p, uintptr_t expected, uintptr_t desired) {
   gc_plat_point_reached(GC_PLAT_ATOMIC, p);
-  return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST,
-                                     __ATOMIC_SEQ_CST);
+  return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 /* Relaxed fetch-or on a 32-bit flag word; returns the old value. Only the bits matter: the

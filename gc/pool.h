@@ -24,13 +24,13 @@ enum gc_pool_flag {
 };
 
 struct gc_pool {
-  gc_pool *next;         /* on exactly one list (INV-POOL-2, heap.h) */
-  gc_header *free_list;  /* first free slot below the frontier (a header pointer), or NULL */
-  gc_domain *owner;      /* NULL while on the heap's free pool list */
-  gc_header *frontier;   /* first unused slot; == end when every slot has been used */
-  gc_header *end;        /* one past the last whole slot (gc_pool_slots_end, kept for speed) */
-  uint32_t size_class;   /* gc_sizeclass */
-  uint32_t flags;        /* enum gc_pool_flag */
+  gc_pool *next;        /* on exactly one list (INV-POOL-2, heap.h) */
+  gc_header *free_list; /* first free slot below the frontier (a header pointer), or NULL */
+  gc_domain *owner;     /* NULL while on the heap's free pool list */
+  gc_header *frontier;  /* first unused slot; == end when every slot has been used */
+  gc_header *end;       /* one past the last whole slot (gc_pool_slots_end, kept for speed) */
+  uint32_t size_class;  /* gc_sizeclass */
+  uint32_t flags;       /* enum gc_pool_flag */
 };
 _Static_assert(sizeof(struct gc_pool) == GC_POOL_HEADER_WSIZE * sizeof(gc_value),
                "the pool header is GC_POOL_HEADER_WSIZE words");
@@ -47,8 +47,8 @@ static inline int gc_pool_is_full(const gc_pool *p) {
 }
 /* One past the last whole slot; the class's wastage follows. */
 static inline gc_header *gc_pool_slots_end(gc_pool *p) {
-  return gc_pool_first_slot(p) + (size_t)gc_slots_of_class(p->size_class) *
-                                     gc_wsize_of_class[p->size_class];
+  return gc_pool_first_slot(p) +
+         (size_t)gc_slots_of_class(p->size_class) * gc_wsize_of_class[p->size_class];
 }
 
 /* A pool from the heap's free list, or from a new OS batch; NULL when none can be had. The

@@ -7,8 +7,8 @@
 #ifndef GC_POOL_LAYOUT_H
 #define GC_POOL_LAYOUT_H
 
-#define GC_POOL_BSIZE 32768
-#define GC_POOL_WSIZE (GC_POOL_BSIZE / 8)
+#define GC_POOL_BSIZE        32768
+#define GC_POOL_WSIZE        (GC_POOL_BSIZE / 8)
 #define GC_POOL_HEADER_WSIZE 6
 /* The largest block (whsize, header included) that lives in a pool; larger ones are large blocks. */
 #define GC_SIZECLASS_MAX_WHSIZE 128

@@ -25,10 +25,10 @@
 #endif
 #ifdef GC_CACHE_ASAN
 #include <sanitizer/asan_interface.h>
-#define SPARE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define SPARE_POISON(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
 #define SPARE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define SPARE_POISON(p, n) ((void)(p), (void)(n))
+#define SPARE_POISON(p, n)   ((void)(p), (void)(n))
 #define SPARE_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 #ifdef GC_CACHE_MSAN
@@ -137,7 +137,8 @@ static void *take_spare(gc_pool_cache *c, gc_spare_kind kind, size_t bsize, size
   spare_list *l = &c->spares[kind];
   size_t best = l->count;
   for (size_t i = 0; i < l->count; i++) {
-    if (l->items[i].bsize >= bsize && (best == l->count || l->items[i].bsize < l->items[best].bsize)) {
+    if (l->items[i].bsize >= bsize &&
+        (best == l->count || l->items[i].bsize < l->items[best].bsize)) {
       best = i;
     }
   }

@@ -9,7 +9,7 @@
 
 typedef unsigned gc_sizeclass;
 
-extern const uint32_t gc_wsize_of_class[GC_NUM_SIZECLASSES];  /* slot whsize */
+extern const uint32_t gc_wsize_of_class[GC_NUM_SIZECLASSES];   /* slot whsize */
 extern const uint32_t gc_wastage_of_class[GC_NUM_SIZECLASSES]; /* words at the pool's end */
 extern const uint8_t gc_class_of_whsize[GC_SIZECLASS_MAX_WHSIZE + 1];
 

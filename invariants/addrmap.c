@@ -5,7 +5,7 @@
 #include <string.h>
 
 #define MIN_BUCKETS 16
-#define EPOCH_ONE ((uint64_t)1 << GC_ADDRMAP_VALUE_BITS)
+#define EPOCH_ONE   ((uint64_t)1 << GC_ADDRMAP_VALUE_BITS)
 
 /* The smallest power of two >= 2 * expected (INV-AMAP-1), at least MIN_BUCKETS. */
 static size_t buckets_for(size_t expected) {

@@ -26,11 +26,11 @@
 #include "gc/pool_layout.h"
 
 #define GC_ADDRMAP_VALUE_BITS 48
-#define GC_ADDRMAP_VALUE_MAX ((((uint64_t)1) << GC_ADDRMAP_VALUE_BITS) - 1)
+#define GC_ADDRMAP_VALUE_MAX  ((((uint64_t)1) << GC_ADDRMAP_VALUE_BITS) - 1)
 
 typedef struct gc_addrmap_entry {
-  uintptr_t key;  /* 0: never used */
-  uint64_t word;  /* epoch << 48 | value */
+  uintptr_t key; /* 0: never used */
+  uint64_t word; /* epoch << 48 | value */
 } gc_addrmap_entry;
 
 typedef struct gc_addrmap {
@@ -77,7 +77,8 @@ _Static_assert(((size_t)1 << GC_ADDRMAP_POOL_SHIFT) == GC_POOL_BSIZE, "pool shif
 /* Home bucket: a scrambled pool number (Fibonacci hashing, top bits) plus the word offset inside
  * the pool, so one pool's blocks occupy consecutive buckets. */
 static inline size_t gc_addrmap_home(const gc_addrmap *m, uintptr_t key) {
-  uint64_t pool_hash = ((uint64_t)(key >> GC_ADDRMAP_POOL_SHIFT) * 0x9e3779b97f4a7c15ull) >> m->shift;
+  uint64_t pool_hash =
+      ((uint64_t)(key >> GC_ADDRMAP_POOL_SHIFT) * 0x9e3779b97f4a7c15ull) >> m->shift;
   size_t word_in_pool = (key & (GC_POOL_BSIZE - 1)) >> 3;
   return ((size_t)pool_hash + word_in_pool) & m->mask;
 }

@@ -54,12 +54,12 @@ static size_t check_marking_over(const gc_verify_run *run) {
     if (m->buf == NULL && m->prefetch_count == 0) continue;
     char where[48];
     snprintf(where, sizeof where, "domain %u's marker", heap->domains[i]->id);
-    found += mark_unfinished(run, where,
-                             "marking is declared over, but domain %u's marker still holds %s "
-                             "and %u prefetched pointer(s): it has not finished marking",
-                             heap->domains[i]->id,
-                             m->buf != NULL ? "a work buffer" : "no work buffer",
-                             m->prefetch_count);
+    found +=
+        mark_unfinished(run, where,
+                        "marking is declared over, but domain %u's marker still holds %s "
+                        "and %u prefetched pointer(s): it has not finished marking",
+                        heap->domains[i]->id, m->buf != NULL ? "a work buffer" : "no work buffer",
+                        m->prefetch_count);
   }
   if (gc_atomic_load(&heap->stw_requested)) {
     size_t arrived = gc_atomic_load(&heap->barrier.arrived);
@@ -77,8 +77,9 @@ size_t gc_verify_checkmark_run(const gc_verify_run *run) {
   gc_walk_rules rules = {
       .allowed_colours = (1u << (run->heap->colours.marked >> GC_HD_COLOUR_SHIFT)) |
                          (1u << (GC_NOT_MARKABLE >> GC_HD_COLOUR_SHIFT)),
-      .expected = "MARKED (or NOT_MARKABLE) once marking is done: found unmarked block, "
-                  "missed by the marker although its referrer reaches it",
+      .expected =
+          "MARKED (or NOT_MARKABLE) once marking is done: found unmarked block, "
+          "missed by the marker although its referrer reaches it",
       .foreign = GC_VK_CHECKMARK_BAD_POINTER,
       .interior = GC_VK_CHECKMARK_BAD_POINTER,
       .zero_header = GC_VK_CHECKMARK_BAD_POINTER,

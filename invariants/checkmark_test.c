@@ -244,7 +244,9 @@ static void unmarked_subtree_reported_once(void) {
 
 /* A reachable field turned into a pointer to nowhere, right after marking. */
 static gc_value nowhere[2];
-static void scribble(gc_heap *h, void *arg) { GC_FIELD(*(gc_value *)arg, 1) = (gc_value)&nowhere[0]; }
+static void scribble(gc_heap *h, void *arg) {
+  GC_FIELD(*(gc_value *)arg, 1) = (gc_value)&nowhere[0];
+}
 
 static void pointer_to_nowhere(void) {
   fixture f;

@@ -54,9 +54,8 @@ static void owner_of_orphans(gc_heap *heap, gc_verify_owner *out) {
 }
 
 static const char *const pool_list_names[GC_VERIFY_POOL_LISTS] = {"avail", "full", "unswept_avail",
-                                                                   "unswept_full"};
-static const char *const large_list_names[GC_VERIFY_LARGE_LISTS] = {"swept_large",
-                                                                    "unswept_large"};
+                                                                  "unswept_full"};
+static const char *const large_list_names[GC_VERIFY_LARGE_LISTS] = {"swept_large", "unswept_large"};
 
 int gc_verify_owner_next(gc_heap *heap, size_t *cursor, gc_verify_owner *out) {
   /* The passes run with the world stopped (or on one domain), so the list is stable. */
@@ -177,8 +176,10 @@ static gc_large *large_containing(gc_heapindex *ix, uintptr_t addr) {
   size_t lo = 0, hi = ix->sorted_count;
   while (lo < hi) { /* first block starting after addr */
     size_t mid = lo + (hi - lo) / 2;
-    if ((uintptr_t)ix->sorted_larges[mid] <= addr) lo = mid + 1;
-    else hi = mid;
+    if ((uintptr_t)ix->sorted_larges[mid] <= addr)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return NULL;
   gc_large *a = ix->sorted_larges[lo - 1];
@@ -187,7 +188,11 @@ static gc_large *large_containing(gc_heapindex *ix, uintptr_t addr) {
 }
 
 gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v) {
-  gc_loc loc = {.kind = GC_LOC_OUTSIDE, .pool = NULL, .size_class = 0, .slot = 0, .large = NULL,
+  gc_loc loc = {.kind = GC_LOC_OUTSIDE,
+                .pool = NULL,
+                .size_class = 0,
+                .slot = 0,
+                .large = NULL,
                 .large_val = 0};
   gc_header *hp = gc_hp_val(v);
   unsigned c;
@@ -230,7 +235,8 @@ gc_value gc_heapindex_containing(gc_heapindex *ix, uintptr_t word) {
     return gc_val_hp(slot);
   }
   gc_large *a = large_containing(ix, word);
-  if (a == NULL || word < (uintptr_t)gc_large_hp(a)) return 0; /* in its bookkeeping, not the block */
+  if (a == NULL || word < (uintptr_t)gc_large_hp(a))
+    return 0; /* in its bookkeeping, not the block */
   return gc_val_hp(gc_large_hp(a));
 }
 
@@ -290,13 +296,13 @@ void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_l
         gc_header *first = gc_pool_first_slot(loc.pool);
         size_t slot_whsize = gc_wsize_of_class[loc.size_class];
         gc_header *end = first + (size_t)gc_slots_of_class(loc.size_class) * slot_whsize;
-        const char *part = hp < first ? "the pool header"
-                           : hp >= end ? "the pool's end wastage"
+        const char *part = hp < first                 ? "the pool header"
+                           : hp >= end                ? "the pool's end wastage"
                            : hp >= loc.pool->frontier ? "an unused slot above the pool's frontier"
-                                       : NULL;
+                                                      : NULL;
         if (part != NULL) {
-          snprintf(buf, buf_len, "pool %p class %u: inside %s", (void *)loc.pool,
-                   loc.size_class, part);
+          snprintf(buf, buf_len, "pool %p class %u: inside %s", (void *)loc.pool, loc.size_class,
+                   part);
         } else {
           size_t word = (size_t)(hp - first);
           snprintf(buf, buf_len,

@@ -32,7 +32,7 @@
 #define GC_VERIFY_NOT_INSTRUMENTED \
   __attribute__((no_sanitize("coverage", "address", "undefined"), noinline))
 #else
-#define GC_VERIFY_NO_COVERAGE __attribute__((noinline))
+#define GC_VERIFY_NO_COVERAGE      __attribute__((noinline))
 #define GC_VERIFY_NOT_INSTRUMENTED __attribute__((noinline))
 #endif
 
@@ -54,8 +54,12 @@ typedef struct gc_verify_owner {
   int sweeping; /* the owner has not finished sweeping this cycle */
 } gc_verify_owner;
 
-enum { GC_VERIFY_AVAIL = 0, GC_VERIFY_FULL = 1, GC_VERIFY_UNSWEPT_AVAIL = 2,
-       GC_VERIFY_UNSWEPT_FULL = 3 };
+enum {
+  GC_VERIFY_AVAIL = 0,
+  GC_VERIFY_FULL = 1,
+  GC_VERIFY_UNSWEPT_AVAIL = 2,
+  GC_VERIFY_UNSWEPT_FULL = 3
+};
 enum { GC_VERIFY_SWEPT_LARGE = 0, GC_VERIFY_UNSWEPT_LARGE = 1 };
 
 /* Fill *out with the owner after *cursor (start with *cursor = 0); returns 0 when none is left.

@@ -189,7 +189,8 @@ static gc_model_id new_id(gc_model *m) {
     return id;
   }
   if (m->obj_count >= GC_MODEL_NONE - 1) return GC_MODEL_NONE;
-  if (!gc_model_grow_array((void **)&m->objs, &m->obj_capacity, m->obj_count + 1, sizeof *m->objs)) {
+  if (!gc_model_grow_array((void **)&m->objs, &m->obj_capacity, m->obj_count + 1,
+                           sizeof *m->objs)) {
     return GC_MODEL_NONE;
   }
   gc_mobj *o = &m->objs[m->obj_count];
@@ -214,11 +215,12 @@ void gc_model_release_id(gc_model *m, gc_model_id id) {
     if (o->rooted) m->roots_exact = 0; /* never, unless the model's own assumptions broke */
   }
   uint64_t owner;
-  if (gc_addrmap_get(&m->by_val, o->val, &owner) && owner == id) gc_addrmap_remove(&m->by_val, o->val);
+  if (gc_addrmap_get(&m->by_val, o->val, &owner) && owner == id)
+    gc_addrmap_remove(&m->by_val, o->val);
   clear_obj(o);
   o->state = GC_MOBJ_FREE;
   if (gc_model_grow_array((void **)&m->free_ids, &m->free_capacity, m->free_count + 1,
-                 sizeof *m->free_ids)) {
+                          sizeof *m->free_ids)) {
     m->free_ids[m->free_count++] = id;
   }
 }
@@ -255,9 +257,11 @@ static gc_model_id record(gc_model *m, gc_value v, size_t wsize, unsigned tag) {
     old->reused = 1;
     if (old->state == GC_MOBJ_LIVE && !old->lost) {
       old->lost = 1;
-      gc_model_add_pending(m, GC_VK_MODEL_DEAD, v,
-                  "model object #%u was freed while the model holds it alive: a later allocation "
-                  "(object #%u) got its address", (unsigned)prev, (unsigned)id);
+      gc_model_add_pending(
+          m, GC_VK_MODEL_DEAD, v,
+          "model object #%u was freed while the model holds it alive: a later allocation "
+          "(object #%u) got its address",
+          (unsigned)prev, (unsigned)id);
     }
   }
   if (!gc_addrmap_put(&m->by_val, v, id)) {
@@ -365,7 +369,8 @@ int gc_model_root_set(gc_model *m, size_t root, gc_model_id obj) {
   gc_model_id old = m->roots[root].obj;
   if (old != obj) {
     gc_model_touch(m);
-    if (old != GC_MODEL_NONE && old < m->obj_count && m->objs[old].rooted > 0) m->objs[old].rooted--;
+    if (old != GC_MODEL_NONE && old < m->obj_count && m->objs[old].rooted > 0)
+      m->objs[old].rooted--;
     if (obj != GC_MODEL_NONE) m->objs[obj].rooted++;
   }
   m->roots[root].obj = obj;
@@ -424,7 +429,7 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
   uint64_t id;
   if (!gc_addrmap_get(&m->by_val, block, &id)) {
     gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
-                "a finalizer ran on a block the model does not know");
+                         "a finalizer ran on a block the model does not know");
     return;
   }
   gc_mobj *o = &m->objs[id];
@@ -435,10 +440,11 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
     return;
   }
   gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
-              "the finalizer of model object #%u ran although %s", (unsigned)id,
-              o->fin == GC_MFIN_RAN ? "it had already run (twice for one queueing)"
-              : o->fin == GC_MFIN_SET ? "the object was never found unreachable (not queued)"
-                                  : "the object has no finalizer");
+                       "the finalizer of model object #%u ran although %s", (unsigned)id,
+                       o->fin == GC_MFIN_RAN ? "it had already run (twice for one queueing)"
+                       : o->fin == GC_MFIN_SET
+                           ? "the object was never found unreachable (not queued)"
+                           : "the object has no finalizer");
 }
 
 int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root) {
@@ -496,8 +502,8 @@ static void visit_conservative(gc_model *m, size_t *sp) {
   for (size_t id = 0; id < m->obj_count; id++) {
     const gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE || o->lost) continue;
-    m->spans[n++] = (gc_mspan){o->val - GC_WORD_BSIZE, o->val + o->wsize * GC_WORD_BSIZE,
-                               (gc_model_id)id};
+    m->spans[n++] =
+        (gc_mspan){o->val - GC_WORD_BSIZE, o->val + o->wsize * GC_WORD_BSIZE, (gc_model_id)id};
   }
   qsort(m->spans, n, sizeof *m->spans, span_order);
   for (size_t r = 0; r < m->range_count; r++) {
@@ -506,8 +512,10 @@ static void visit_conservative(gc_model *m, size_t *sp) {
       size_t lo = 0, hi = n; /* the last span starting at or before w */
       while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->spans[mid].lo <= w) lo = mid + 1;
-        else hi = mid;
+        if (m->spans[mid].lo <= w)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       if (lo > 0 && w < m->spans[lo - 1].hi) {
         gc_model_reach_visit(m, sp, m->spans[lo - 1].id, GC_MODEL_NONE, GC_MODEL_NONE,
@@ -548,7 +556,9 @@ unsigned gc_model_tag(const gc_model *m, gc_model_id obj) {
   return o != NULL ? o->tag : 0;
 }
 
-int gc_model_is_live(const gc_model *m, gc_model_id obj) { return gc_model_live_obj(m, obj) != NULL; }
+int gc_model_is_live(const gc_model *m, gc_model_id obj) {
+  return gc_model_live_obj(m, obj) != NULL;
+}
 
 size_t gc_model_block_count(const gc_model *m) {
   size_t n = 0;
@@ -571,7 +581,7 @@ int gc_model_reach_visit(gc_model *m, size_t *sp, gc_model_id id, gc_model_id pa
   o->via = via;
   if (!gc_model_grow_array((void **)&m->stack, &m->stack_capacity, *sp + 1, sizeof *m->stack)) {
     m->reach_incomplete = 1; /* this walk is not to be reused */
-    m->images_exact = 0;     /* a reachable object may be doomed, and its referrers' images go stale */
+    m->images_exact = 0; /* a reachable object may be doomed, and its referrers' images go stale */
     return 0;
   }
   m->stack[(*sp)++] = id;
@@ -614,21 +624,24 @@ size_t gc_model_reach_all(gc_model *m) {
   m->reach_incomplete = 0;
   for (size_t r = 0; r < m->root_count; r++) {
     gc_model_id obj = m->roots[r].obj;
-    if (obj != GC_MODEL_NONE) gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
+    if (obj != GC_MODEL_NONE)
+      gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
   }
   visit_conservative(m, &sp);
   /* Pinned objects and finalizer roots, when there are any (the counts say so exactly). */
   for (size_t id = 0; (m->pinned_count > 0 || m->fin_count > 0) && id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE) continue;
-    if (o->pinned) gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_PINNED);
+    if (o->pinned)
+      gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_PINNED);
     if (o->fin == GC_MFIN_QUEUED) {
       gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_QUEUED);
     }
     if (o->fin == GC_MFIN_SET && gc_tag_is_scanned(o->tag)) {
       for (size_t f = 0; f < o->wsize; f++) {
         if (gc_model_is_ptr(o->fields[f])) {
-          gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), GC_MODEL_NONE, (gc_model_id)id, (uint32_t)f);
+          gc_model_reach_visit(m, &sp, gc_model_dec_ptr(o->fields[f]), GC_MODEL_NONE,
+                               (gc_model_id)id, (uint32_t)f);
         }
       }
     }
@@ -651,9 +664,10 @@ size_t gc_model_reachable_count(gc_model *m) { return gc_model_reach_current(m);
 void gc_model_note_finalized(gc_model *m, gc_value block) {
   uint64_t id;
   if (!gc_addrmap_get(&m->by_val, block, &id)) {
-    gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
-                "a finalize function ran on a block the model does not know (freed before, or "
-                "never allocated through the model)");
+    gc_model_add_pending(
+        m, GC_VK_MODEL_FINALIZER_COUNT, block,
+        "a finalize function ran on a block the model does not know (freed before, or "
+        "never allocated through the model)");
     return;
   }
   m->objs[id].finalized++;

@@ -169,7 +169,7 @@ void gc_model_range_store(gc_model *m, size_t range, size_t index, uintptr_t wor
 /* ---- Queries ------------------------------------------------------------------------------- */
 
 gc_value gc_model_value(const gc_model *m, gc_model_id obj); /* 0 if obj is not an object */
-gc_model_id gc_model_id_of(const gc_model *m, gc_value v);    /* GC_MODEL_NONE if unknown */
+gc_model_id gc_model_id_of(const gc_model *m, gc_value v);   /* GC_MODEL_NONE if unknown */
 size_t gc_model_wsize(const gc_model *m, gc_model_id obj);
 unsigned gc_model_tag(const gc_model *m, gc_model_id obj);
 /* 1 for an object the driver may use (allocated, not doomed). */

@@ -61,11 +61,11 @@ static void report_model_path(mcheck *ck, gc_verify_report *r, gc_model_id id) {
   free(steps);
 }
 
-static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id,
-                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id, const char *fmt,
+                                   ...) __attribute__((format(printf, 4, 5)));
 
-static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id,
-                                   const char *fmt, ...) {
+static gc_verify_report *violation(mcheck *ck, gc_verify_kind kind, gc_model_id id, const char *fmt,
+                                   ...) {
   ck->found++;
   gc_verify_report *r = gc_verify_report_new(&ck->run, kind);
   if (r == NULL) return NULL;
@@ -145,8 +145,8 @@ static void check_alive(mcheck *ck, gc_model_id id) {
    * scanned object's image (model_graph.h: equal to the decoded fields while images_exact). One
    * comparison of the whole block; the field by field search below, which decodes each field,
    * names the first difference, and decides alone when the image cannot be trusted. */
-  const uintptr_t *words = gc_tag_is_scanned(o->tag) ? (m->images_exact ? o->image : NULL)
-                                                     : o->fields;
+  const uintptr_t *words =
+      gc_tag_is_scanned(o->tag) ? (m->images_exact ? o->image : NULL) : o->fields;
   if (words != NULL && words_equal(words, gc_fields(o->val), o->wsize)) return;
   for (size_t f = 0; f < o->wsize; f++) {
     gc_value want = expected_field(m, o, f), got = GC_FIELD(o->val, f);
@@ -165,11 +165,12 @@ static void check_roots_range(mcheck *ck, size_t from, size_t to) {
     gc_model_id obj = m->roots[r].obj;
     gc_value want = obj != GC_MODEL_NONE ? m->objs[obj].val : 0, got = *m->roots[r].slot;
     if (want == got) continue;
-    gc_verify_report *rep = violation(ck, GC_VK_MODEL_ROOT, GC_MODEL_NONE,
-                                      "model root %zu (slot %p) holds %#llx; the model put %#llx "
-                                      "(object #%d) there", r, (void *)m->roots[r].slot,
-                                      (unsigned long long)got, (unsigned long long)want,
-                                      obj == GC_MODEL_NONE ? -1 : (int)obj);
+    gc_verify_report *rep =
+        violation(ck, GC_VK_MODEL_ROOT, GC_MODEL_NONE,
+                  "model root %zu (slot %p) holds %#llx; the model put %#llx "
+                  "(object #%d) there",
+                  r, (void *)m->roots[r].slot, (unsigned long long)got, (unsigned long long)want,
+                  obj == GC_MODEL_NONE ? -1 : (int)obj);
     if (rep != NULL) gc_verify_report_block(rep, ck->ix, got);
   }
 }
@@ -235,7 +236,8 @@ static void doom_unreachable(mcheck *ck) {
       if (o->fin == GC_MFIN_QUEUED) {
         violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
                   "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
-                  "next cycle's mark", (unsigned)id, (unsigned long long)o->fin_cycle + 1);
+                  "next cycle's mark",
+                  (unsigned)id, (unsigned long long)o->fin_cycle + 1);
         o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
         gc_model_touch(m);
       }
@@ -264,7 +266,7 @@ static void doom_unreachable(mcheck *ck) {
     gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE || o->epoch == m->epoch) continue;
     if (!gc_model_grow_array((void **)&m->doomed, &m->doomed_capacity, m->doomed_count + 1,
-                    sizeof *m->doomed)) {
+                             sizeof *m->doomed)) {
       m->images_exact = 0; /* a live unreachable object may keep pointing at a doomed one */
       break;               /* out of memory: the rest are checked next cycle */
     }
@@ -292,8 +294,8 @@ static void settle_doomed(mcheck *ck) {
     if (block_exists(ck, o)) {
       violation(ck, GC_VK_MODEL_NOT_FREED, id,
                 "model object #%u was unreachable in the model when cycle %llu's marking ended, "
-                "and its block is still in the heap after that cycle's sweep", (unsigned)id,
-                (unsigned long long)m->doomed_cycle + 1);
+                "and its block is still in the heap after that cycle's sweep",
+                (unsigned)id, (unsigned long long)m->doomed_cycle + 1);
       o->state = GC_MOBJ_LIVE; /* still unreachable: doomed again next cycle */
       m->images_exact = 0;     /* and it may point at doomed objects being released now */
       continue;
@@ -301,7 +303,8 @@ static void settle_doomed(mcheck *ck) {
     if (o->tag == GC_TAG_CUSTOM && o->finalized != 1) {
       violation(ck, GC_VK_MODEL_FINALIZER_COUNT, id,
                 "custom model object #%u was freed and its finalize function ran %u times "
-                "(exactly once expected)", (unsigned)id, (unsigned)o->finalized);
+                "(exactly once expected)",
+                (unsigned)id, (unsigned)o->finalized);
     }
     gc_model_release_id(m, id);
   }
@@ -320,7 +323,8 @@ static void check_finalized_live(mcheck *ck) {
     if (o->state != GC_MOBJ_LIVE || o->finalized == 0 || o->lost) continue;
     violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
               "the finalize function of model object #%u ran %u time(s), but its block is "
-              "alive", (unsigned)id, (unsigned)o->finalized);
+              "alive",
+              (unsigned)id, (unsigned)o->finalized);
     o->finalized = 0; /* reported; do not repeat every cycle */
   }
 }
@@ -333,8 +337,8 @@ static void check_live_count(mcheck *ck, size_t model_blocks) {
   if (heap_blocks == model_blocks) return;
   gc_verify_report *r = violation(ck, GC_VK_MODEL_LIVE_COUNT, GC_MODEL_NONE,
                                   "the heap has %zu live blocks (pool %zu + large %zu); the "
-                                  "model holds %zu", heap_blocks, s.pool_live_blocks,
-                                  s.large_blocks, model_blocks);
+                                  "model holds %zu",
+                                  heap_blocks, s.pool_live_blocks, s.large_blocks, model_blocks);
   if (r != NULL) gc_verify_report_where(r, "the heap's statistics after sweeping");
 }
 
@@ -358,9 +362,7 @@ size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_rep
       if (m->doomed_count > 0) settle_doomed(&ck);
       doom_unreachable(&ck);
       break;
-    case GC_HOOK_CYCLED:
-      check_reachable_and_roots(&ck);
-      break;
+    case GC_HOOK_CYCLED: check_reachable_and_roots(&ck); break;
     case GC_HOOK_SWEPT: {
       settle_doomed(&ck);
       check_finalized_live(&ck);

@@ -30,8 +30,8 @@ enum gc_mobj_state { GC_MOBJ_FREE, GC_MOBJ_LIVE, GC_MOBJ_DOOMED };
 enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN };
 
 /* How a walk reached an object that has no referrer (gc_mobj.via). */
-#define GC_MVIA_PINNED UINT32_MAX       /* a pinned object */
-#define GC_MVIA_QUEUED (UINT32_MAX - 1) /* an object whose finalizer is queued */
+#define GC_MVIA_PINNED       UINT32_MAX       /* a pinned object */
+#define GC_MVIA_QUEUED       (UINT32_MAX - 1) /* an object whose finalizer is queued */
 #define GC_MVIA_CONSERVATIVE (UINT32_MAX - 2) /* a word of a conservative range points into it */
 
 /* A conservative range (gc_model_range_add): the driver's words, resolved by the model itself. */
@@ -50,29 +50,29 @@ typedef struct gc_mspan {
 enum { GC_MRANGES_MAX = 16 };
 
 typedef struct gc_mobj {
-  gc_value val;       /* the block; 0 for a free id */
+  gc_value val; /* the block; 0 for a free id */
   size_t wsize;
   unsigned tag;
-  uint8_t state;      /* enum gc_mobj_state */
-  uint8_t reused;     /* a later allocation returned this address: the block was freed */
-  uint8_t lost;       /* reported dead once; not compared again */
+  uint8_t state;  /* enum gc_mobj_state */
+  uint8_t reused; /* a later allocation returned this address: the block was freed */
+  uint8_t lost;   /* reported dead once; not compared again */
   uint8_t pinned;
-  uint8_t fin;        /* enum gc_mobj_fin */
-  uint32_t finalized; /* times a custom block's finalize function ran on the block */
-  uint64_t fin_cycle; /* GC_MFIN_QUEUED: the cycle whose mark queued it */
+  uint8_t fin;          /* enum gc_mobj_fin */
+  uint32_t finalized;   /* times a custom block's finalize function ran on the block */
+  uint64_t fin_cycle;   /* GC_MFIN_QUEUED: the cycle whose mark queued it */
   uint32_t revive_root; /* the root its Go-style finalizer stores it into, or GC_MNO_ROOT */
-  uint32_t epoch;     /* the last reachability walk that reached it */
-  gc_model_id parent; /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
-  gc_model_id holder; /* parent NONE: the finalizable object whose field held it, or NONE */
-  uint32_t via;       /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
-  uint32_t rooted;    /* model roots holding it */
-  uintptr_t *fields;  /* wsize words, encoded (top of this file) */
+  uint32_t epoch;       /* the last reachability walk that reached it */
+  gc_model_id parent;   /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
+  gc_model_id holder;   /* parent NONE: the finalizable object whose field held it, or NONE */
+  uint32_t via;      /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
+  uint32_t rooted;   /* model roots holding it */
+  uintptr_t *fields; /* wsize words, encoded (top of this file) */
   /* Scanned objects: wsize words, what the block's fields must hold as of the stores that made
    * them (a pointer field: its target's val then), so a check compares the block in one go.
    * It equals what the encoded fields decode to now (expected_field in model_check.c) for every
    * object a check compares, unless m->images_exact was cleared: see there. NULL: unscanned. */
   uintptr_t *image;
-  size_t fields_cap;  /* words allocated at `fields` (fields and image); kept when the id is
+  size_t fields_cap; /* words allocated at `fields` (fields and image); kept when the id is
                        * released, so an id taken again reuses them (ids are recycled
                        * last-released first) */
 } gc_mobj;
@@ -133,9 +133,9 @@ struct gc_model {
   gc_mpending pend[GC_MPENDING_MAX];
   size_t pend_count, pend_dropped;
   /* What makes a check cost what the live graph costs, not a fixed price per hook point: */
-  size_t own_bound;     /* roots still in the model's own slots: its root scanner visits these */
-  size_t pinned_count;  /* objects with `pinned` set */
-  size_t fin_count;     /* objects with a Go-style finalizer state other than NONE */
+  size_t own_bound;       /* roots still in the model's own slots: its root scanner visits these */
+  size_t pinned_count;    /* objects with `pinned` set */
+  size_t fin_count;       /* objects with a Go-style finalizer state other than NONE */
   size_t finalized_notes; /* finalize notes since the last check of finalized live blocks */
   /* The reachability cache. `gen` counts every change to what reachability depends on (roots,
    * pointer fields, objects coming or going, pins, finalizer states); the epoch marks are the
@@ -146,7 +146,7 @@ struct gc_model {
   size_t reach_count; /* what the walk of reach_gen returned */
   int reach_valid;
   int reach_incomplete; /* the stack could not grow during the walk: do not reuse it */
-  int attached; /* registered with m->heap (gc_model_attach) */
+  int attached;         /* registered with m->heap (gc_model_attach) */
   /* Conservative ranges, and the span index a walk resolves their words through (rebuilt by
    * every walk that finds a non-zero word: objects come and go between walks). */
   gc_mrange ranges[GC_MRANGES_MAX];
@@ -157,7 +157,6 @@ struct gc_model {
 
 /* Something reachability depends on changed. */
 static inline void gc_model_touch(gc_model *m) { m->gen++; }
-
 
 /* ---- Encoding and small helpers ------------------------------------------------------------ */
 

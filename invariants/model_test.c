@@ -201,7 +201,9 @@ static void hidden_root_keeps_block_alive(void) {
  * just before the model's check). */
 static gc_model *twice_model;
 static gc_value twice_block;
-static void finalize_again(gc_heap *h, void *arg) { gc_model_note_finalized(twice_model, twice_block); }
+static void finalize_again(gc_heap *h, void *arg) {
+  gc_model_note_finalized(twice_model, twice_block);
+}
 
 static void finalizer_run_twice(void) {
   fixture f;
@@ -398,7 +400,7 @@ static void finalizer_queued_then_freed(void) {
   CHECK_EQ_U(s.finalizers_run, 1);
   CHECK(gc_model_is_live(m, ff.fobj) && gc_model_is_live(m, ff.x));
   CHECK(!gc_model_finalizer_clear(m, ff.fobj)); /* ran: nothing to clear */
-  gc_collect(ff.f.d, GC_COLLECT_FULL); /* now freed */
+  gc_collect(ff.f.d, GC_COLLECT_FULL);          /* now freed */
   CHECK(!gc_model_is_live(m, ff.fobj) || gc_model_value(m, ff.fobj) != ff.fval);
   CHECK_EQ_U(gc_model_block_count(m), 5);
   CHECK_NO_REPORT(gc_verify_reports_of(ff.f.v));
@@ -481,8 +483,8 @@ static void conservative_words_keep_what_they_fall_in(void) {
   gc_model_id x = gc_model_alloc(m, f.d, 3, GC_TAG_RAW);
   gc_model_id y = gc_model_alloc(m, f.d, 4, GC_TAG_SCAN);
   CHECK(gc_model_store_ptr(m, y, 3, x));
-  gc_model_range_store(m, 0, 0, gc_model_value(m, f.r) - sizeof(gc_value)); /* header */
-  gc_model_range_store(m, 0, 1, gc_model_value(m, y) + 3);                   /* interior */
+  gc_model_range_store(m, 0, 0, gc_model_value(m, f.r) - sizeof(gc_value));         /* header */
+  gc_model_range_store(m, 0, 1, gc_model_value(m, y) + 3);                          /* interior */
   gc_model_range_store(m, 0, 2, gc_model_value(m, f.c) + 3 * sizeof(gc_value) - 1); /* last byte */
   gc_model_range_store(m, 0, 3, gc_model_value(m, f.l) + 800);
   gc_model_range_store(m, 0, 4, gc_model_value(m, w) + 16 * sizeof(gc_value)); /* one past */

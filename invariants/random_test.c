@@ -70,8 +70,10 @@ static void op_alloc(world *w) {
   unsigned tag = gc_model_tag(w->m, obj);
   for (size_t k = below(4); k > 0; k--) {
     size_t f = below(wsize);
-    if (tag == GC_TAG_SCAN) gc_model_store_imm(w->m, obj, f, (intptr_t)below(1000) - 500);
-    else gc_model_store_raw(w->m, obj, f, (uintptr_t)rng());
+    if (tag == GC_TAG_SCAN)
+      gc_model_store_imm(w->m, obj, f, (intptr_t)below(1000) - 500);
+    else
+      gc_model_store_raw(w->m, obj, f, (uintptr_t)rng());
   }
   gc_model_id holder = below(4) != 0 ? some_object(w) : GC_MODEL_NONE;
   if (holder != GC_MODEL_NONE && gc_tag_is_scanned(gc_model_tag(w->m, holder))) {
@@ -102,7 +104,9 @@ static void op_store(world *w) {
 static void op_roots(world *w) {
   size_t r = below(ROOTS);
   switch (below(3)) {
-    case 0: if (below(4) == 0) gc_model_root_clear(w->m, r); break;
+    case 0:
+      if (below(4) == 0) gc_model_root_clear(w->m, r);
+      break;
     case 1: gc_model_root_set(w->m, r, gc_model_root_get(w->m, below(ROOTS))); break;
     default: gc_model_root_set(w->m, r, some_object(w)); break; /* a load: root = a field */
   }
@@ -153,16 +157,23 @@ static void one_world(uint64_t seed, const char *params, size_t ops) {
   gc_verify_set_model(w.v, w.m);
   for (size_t i = 0; i < ops; i++) {
     size_t pick = below(200);
-    if (pick < 90) op_alloc(&w);
-    else if (pick < 160) op_store(&w);
-    else if (pick < 172) op_roots(&w);
-    else if (pick < 175) op_pin(&w);
-    else if (pick < 180) op_finalizer(&w);
-    else if (pick < 198) op_collect(&w);
-    else op_params(&w);
+    if (pick < 90)
+      op_alloc(&w);
+    else if (pick < 160)
+      op_store(&w);
+    else if (pick < 172)
+      op_roots(&w);
+    else if (pick < 175)
+      op_pin(&w);
+    else if (pick < 180)
+      op_finalizer(&w);
+    else if (pick < 198)
+      op_collect(&w);
+    else
+      op_params(&w);
     if (gc_verify_violations(w.v) > 0) {
-      fprintf(stderr, "seed %llu, op %zu: reports after a correct run\n",
-              (unsigned long long)seed, i);
+      fprintf(stderr, "seed %llu, op %zu: reports after a correct run\n", (unsigned long long)seed,
+              i);
       break;
     }
   }
@@ -173,7 +184,8 @@ static void one_world(uint64_t seed, const char *params, size_t ops) {
   CHECK_EQ_U(s.pool_live_blocks + s.large_blocks, gc_model_block_count(w.m));
   CHECK(gc_verify_runs(w.v, GC_VERIFY_REACH) > 0 && gc_verify_runs(w.v, GC_VERIFY_SWEPT) > 0 &&
         gc_verify_runs(w.v, GC_VERIFY_CHECKMARK) > 0 && gc_verify_runs(w.v, GC_VERIFY_MODEL) > 0);
-  fprintf(stderr, "seed %llu (%s): %llu cycles, %llu blocks allocated, %llu freed, %llu mark "
+  fprintf(stderr,
+          "seed %llu (%s): %llu cycles, %llu blocks allocated, %llu freed, %llu mark "
           "overflows, %llu finalizers run, %zu live at the end\n",
           (unsigned long long)seed, params, (unsigned long long)s.cycles,
           (unsigned long long)s.alloc_blocks, (unsigned long long)s.freed_blocks,

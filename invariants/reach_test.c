@@ -154,7 +154,8 @@ static void foreign_pointer(void) {
   GC_FIELD(f.big, 100) = (gc_value)&not_in_heap[2];
   gc_verify_reports out;
   CHECK_EQ_U(reach_expect(&f, &out, GC_VK_REACH_FOREIGN_POINTER, (gc_value)&not_in_heap[2]), 2);
-  if (out.count > 0) CHECK(out.items[0].path[1].block == f.big && out.items[0].path[1].field == 100);
+  if (out.count > 0)
+    CHECK(out.items[0].path[1].block == f.big && out.items[0].path[1].field == 100);
   GC_FIELD(f.big, 100) = 0;
   gc_verify_reports_free(&out);
   fixture_free(&f);
@@ -263,7 +264,6 @@ static void run_reach_now(void *arg) {
   limited_run *l = arg;
   l->found = gc_verify_pass_now(l->v, GC_VERIFY_REACH, &l->out);
 }
-
 
 /* Out of memory for the walk's map of blocks seen (16 buckets: 8 blocks of a chain of 40): the
  * walk stops, says it checked part of the heap only, and reports nothing. */

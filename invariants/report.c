@@ -20,7 +20,7 @@ static const pass_row passes[GC_VPASS_COUNT] = {
 #define PASS_ROW(id, name, points, what) [GC_VPASS_##id] = {name, GC_VERIFY_##id, points},
     GC_VERIFY_PASS_TABLE(PASS_ROW)
 #undef PASS_ROW
-    [GC_VPASS_DRIVER] = {"driver", 0, "op"},
+        [GC_VPASS_DRIVER] = {"driver", 0, "op"},
 };
 
 static const char *const point_names[GC_VPOINT_COUNT] = {
@@ -213,8 +213,8 @@ void gc_verify_report_header(gc_verify_report *r, gc_heap *heap, gc_header hd) {
   if (hd == 0) {
     snprintf(r->header_text, sizeof r->header_text, "0x0 (zero: a free slot)");
   } else {
-    snprintf(r->header_text, sizeof r->header_text, "%s %s",
-             gc_hd_describe(hd, buf, sizeof buf), gc_verify_colour_of(heap, hd));
+    snprintf(r->header_text, sizeof r->header_text, "%s %s", gc_hd_describe(hd, buf, sizeof buf),
+             gc_verify_colour_of(heap, hd));
   }
 }
 
@@ -223,7 +223,8 @@ void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v) {
   if (!gc_is_block(v)) {
     /* What a root slot holds may be no pointer at all (model.root: a slot emptied behind the
      * model's back); the index locates block pointers only. */
-    snprintf(r->where, sizeof r->where, "%s, not a block pointer", v == 0 ? "NULL" : "an immediate");
+    snprintf(r->where, sizeof r->where, "%s, not a block pointer",
+             v == 0 ? "NULL" : "an immediate");
     snprintf(r->header_text, sizeof r->header_text, "not read (not a block pointer)");
     return;
   }
@@ -342,9 +343,10 @@ void gc_verify_report_neighbourhood(gc_verify_report *r, gc_heapindex *ix) {
 /* ---- Printing ------------------------------------------------------------------------------ */
 
 static const char *tag_kind(unsigned tag) {
-  return gc_tag_is_scanned(tag) ? "scan" : tag == GC_TAG_RAW ? "raw"
-                                 : tag == GC_TAG_CUSTOM     ? "custom"
-                                                            : "invalid";
+  return gc_tag_is_scanned(tag) ? "scan"
+         : tag == GC_TAG_RAW    ? "raw"
+         : tag == GC_TAG_CUSTOM ? "custom"
+                                : "invalid";
 }
 
 static void print_step(FILE *out, const gc_verify_step *st) {
@@ -375,7 +377,8 @@ void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
       }
       print_step(out, &r->path[i]);
     }
-    if (r->block != 0) fprintf(out, "          -> %#llx (this block)\n", (unsigned long long)r->block);
+    if (r->block != 0)
+      fprintf(out, "          -> %#llx (this block)\n", (unsigned long long)r->block);
     if (r->path_len > 0) {
       const gc_verify_step *ref = &r->path[r->path_len - 1];
       fprintf(out, "  referrer: %#llx field %zu\n", (unsigned long long)ref->block, ref->field);

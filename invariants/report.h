@@ -29,7 +29,7 @@ typedef enum gc_verify_pass_id {
 #define GC_VERIFY_PASS_ID_(id, name, points, what) GC_VPASS_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_ID_)
 #undef GC_VERIFY_PASS_ID_
-  GC_VPASS_DRIVER,
+      GC_VPASS_DRIVER,
   GC_VPASS_COUNT
 } gc_verify_pass_id;
 
@@ -57,12 +57,12 @@ typedef enum gc_verify_kind {
 #define GC_VERIFY_KIND_ID_(id, pass, name, tag, point, rule) GC_VK_##id,
   GC_VERIFY_KIND_TABLE(GC_VERIFY_KIND_ID_)
 #undef GC_VERIFY_KIND_ID_
-  GC_VK_COUNT
+      GC_VK_COUNT
 } gc_verify_kind;
 
 /* What the table says of a kind; out of range: "unknown" (tag, rule, point: ""). */
-const char *gc_verify_kind_name(gc_verify_kind kind);  /* "reach.zero-header" */
-const char *gc_verify_kind_pass(gc_verify_kind kind);  /* its pass's name: "reach" */
+const char *gc_verify_kind_name(gc_verify_kind kind);          /* "reach.zero-header" */
+const char *gc_verify_kind_pass(gc_verify_kind kind);          /* its pass's name: "reach" */
 gc_verify_pass_id gc_verify_kind_pass_id(gc_verify_kind kind); /* GC_VPASS_COUNT out of range */
 const char *gc_verify_kind_tag(gc_verify_kind kind);   /* "INV-HD-1", "API-LIVE" (kinds.h) */
 const char *gc_verify_kind_rule(gc_verify_kind kind);  /* the one-line rule */
@@ -98,10 +98,10 @@ typedef struct gc_verify_edge {
 
 typedef struct gc_verify_report {
   gc_verify_kind kind;
-  uint64_t cycle;      /* heap->cycles when the pass ran */
-  const char *point;   /* "mark-done", "cycled", "swept", or "direct" (called outside a hook) */
-  gc_value block;      /* the bad block or pointer; 0 when the report is about no single block */
-  int has_header;      /* `header` was read (the address is a block start the heap knows) */
+  uint64_t cycle;    /* heap->cycles when the pass ran */
+  const char *point; /* "mark-done", "cycled", "swept", or "direct" (called outside a hook) */
+  gc_value block;    /* the bad block or pointer; 0 when the report is about no single block */
+  int has_header;    /* `header` was read (the address is a block start the heap knows) */
   gc_header header;
   char header_text[112]; /* gc_hd_describe plus the colour name */
   char where[176];       /* pool and size class and slot, or large block, or outside the heap */

@@ -17,11 +17,13 @@ void gc_verify_visit_roots(gc_heap *heap, gc_heapindex *ix, gc_visit_fn slot_fn,
   for (size_t i = 0; i < heap->global_roots.count; i++) {
     slot_fn(ctx, (gc_value *)heap->global_roots.items[i]);
   }
-  for (size_t i = 0; i < heap->pinned.count; i++) visit_fields((gc_value)heap->pinned.items[i], slot_fn, ctx);
+  for (size_t i = 0; i < heap->pinned.count; i++)
+    visit_fields((gc_value)heap->pinned.items[i], slot_fn, ctx);
   for (size_t i = 0; i < heap->finalizers.count; i++) {
     visit_fields(heap->finalizers.items[i].block, slot_fn, ctx); /* INV-FIN-1 */
   }
-  for (size_t i = heap->finq_head; i < heap->finq.count; i++) slot_fn(ctx, &heap->finq.items[i].block);
+  for (size_t i = heap->finq_head; i < heap->finq.count; i++)
+    slot_fn(ctx, &heap->finq.items[i].block);
   slot_fn(ctx, &heap->fin_running);
   for (size_t i = 0; i < heap->scanner_count; i++) {
     heap->scanners[i].fn(slot_fn, ctx, heap->scanners[i].user);

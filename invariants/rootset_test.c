@@ -14,8 +14,8 @@
 enum { MAX_ROOTS = 256 };
 
 typedef struct root_list {
-  uintptr_t slot[MAX_ROOTS];   /* a slot's address, or a conservative word's */
-  uintptr_t block[MAX_ROOTS];  /* 0 for a slot, the resolved block for a word */
+  uintptr_t slot[MAX_ROOTS];  /* a slot's address, or a conservative word's */
+  uintptr_t block[MAX_ROOTS]; /* 0 for a slot, the resolved block for a word */
   size_t count;
 } root_list;
 

@@ -47,7 +47,7 @@ typedef struct sweptcheck {
   gc_addrmap *seen; /* pools and large blocks met so far: a second meeting is a shared list */
   size_t found;
   size_t owned_pools;
-  size_t owned_words; /* recounted pool and large words of every owner */
+  size_t owned_words;  /* recounted pool and large words of every owner */
   int recount_partial; /* a pool could not be walked: this owner's recount is not comparable */
   int out_of_memory;   /* `seen` could not grow: the pass stops, what is left is unchecked */
 } sweptcheck;
@@ -82,8 +82,8 @@ static void about_slot(sweptcheck *sc, gc_verify_report *r, const gc_verify_owne
 
 static void about_pool(gc_verify_report *r, const gc_verify_owner *o, int list, gc_pool *p) {
   if (r == NULL) return;
-  gc_verify_report_where(r, "pool %p (class %u) on %s's %s list", (void *)p, p->size_class,
-                         o->name, o->pool_list_names[list]);
+  gc_verify_report_where(r, "pool %p (class %u) on %s's %s list", (void *)p, p->size_class, o->name,
+                         o->pool_list_names[list]);
 }
 
 /* ---- One pool ------------------------------------------------------------------------------ */
@@ -108,26 +108,31 @@ static size_t check_slots(sweptcheck *sc, const gc_verify_owner *o, int list, gc
     if (whsize <= slot_whsize) {
       s->pool_frag_words += slot_whsize - whsize;
     } else {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_TILING,
-                               "a block of whsize %zu in a %zu-word slot overlaps the next slot "
-                               "(INV-POOL-1)", whsize, slot_whsize),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_TILING,
+                           "a block of whsize %zu in a %zu-word slot overlaps the next slot "
+                           "(INV-POOL-1)",
+                           whsize, slot_whsize),
                  o, list, p, hp);
     }
     if (!gc_tag_is_valid(gc_hd_tag(hd))) {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_BAD_HEADER, "a block has the invalid tag %u",
-                               gc_hd_tag(hd)),
-                 o, list, p, hp);
+      about_slot(
+          sc,
+          violation(sc, GC_VK_SWEPT_BAD_HEADER, "a block has the invalid tag %u", gc_hd_tag(hd)), o,
+          list, p, hp);
     }
     gc_header colour = gc_hd_colour(hd);
     if (colour == col->garbage) {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_GARBAGE_LEFT,
-                               "a GARBAGE block is still in its slot after sweeping finished "
-                               "(INV-COL-1)"),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_GARBAGE_LEFT,
+                           "a GARBAGE block is still in its slot after sweeping finished "
+                           "(INV-COL-1)"),
                  o, list, p, hp);
     } else if (colour == col->marked) {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_BAD_COLOUR,
-                               "a MARKED block outside marking: no block may have that colour "
-                               "between cycles (INV-COL-1)"),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_BAD_COLOUR,
+                           "a MARKED block outside marking: no block may have that colour "
+                           "between cycles (INV-COL-1)"),
                  o, list, p, hp);
     }
   }
@@ -149,7 +154,8 @@ static size_t check_free_list(sweptcheck *sc, const gc_verify_owner *o, int list
     if (gc_pool_of_hp(e) != p) {
       gc_verify_report *r = violation(sc, GC_VK_SWEPT_FREELIST_FOREIGN,
                                       "free-list entry %p (after %zu entries) is outside its pool "
-                                      "(INV-POOL-1)", (void *)e, entries);
+                                      "(INV-POOL-1)",
+                                      (void *)e, entries);
       about_pool(r, o, list, p);
       if (r != NULL) r->block = gc_val_hp(e);
       return SIZE_MAX;
@@ -166,24 +172,29 @@ static size_t check_free_list(sweptcheck *sc, const gc_verify_owner *o, int list
     }
     size_t slot = word / slot_whsize;
     if (visited[slot / 64] & (1ull << (slot % 64))) {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_FREELIST_CYCLE,
-                               "the free list comes back to slot %zu after %zu entries "
-                               "(INV-POOL-1: no cycle)", slot, entries),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_FREELIST_CYCLE,
+                           "the free list comes back to slot %zu after %zu entries "
+                           "(INV-POOL-1: no cycle)",
+                           slot, entries),
                  o, list, p, e);
       return SIZE_MAX;
     }
     visited[slot / 64] |= 1ull << (slot % 64);
     if (prev != NULL && e < prev && !order_reported) {
       order_reported = 1;
-      about_slot(sc, violation(sc, GC_VK_SWEPT_FREELIST_ORDER,
-                               "free-list entry after %zu entries is below its predecessor %p "
-                               "(INV-POOL-1: ascending order)", entries, (void *)prev),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_FREELIST_ORDER,
+                           "free-list entry after %zu entries is below its predecessor %p "
+                           "(INV-POOL-1: ascending order)",
+                           entries, (void *)prev),
                  o, list, p, e);
     }
     if (*e != 0) {
-      about_slot(sc, violation(sc, GC_VK_SWEPT_FREELIST_LIVE,
-                               "a free-list entry holds a block (non-zero header): allocation "
-                               "would overwrite it (INV-POOL-1)"),
+      about_slot(sc,
+                 violation(sc, GC_VK_SWEPT_FREELIST_LIVE,
+                           "a free-list entry holds a block (non-zero header): allocation "
+                           "would overwrite it (INV-POOL-1)"),
                  o, list, p, e);
     } else {
       entries++;
@@ -195,8 +206,7 @@ static size_t check_free_list(sweptcheck *sc, const gc_verify_owner *o, int list
 
 static void check_pool(sweptcheck *sc, const gc_verify_owner *o, int list, gc_sizeclass c,
                        gc_pool *p, gc_heap_stats *s) {
-  if (((uintptr_t)p & (GC_POOL_BSIZE - 1)) != 0 || p->owner != o->domain ||
-      p->size_class != c) {
+  if (((uintptr_t)p & (GC_POOL_BSIZE - 1)) != 0 || p->owner != o->domain || p->size_class != c) {
     gc_verify_report *r = violation(sc, GC_VK_SWEPT_BAD_POOL,
                                     "pool on the class-%u list: aligned %s, owner %p (expected "
                                     "%p), size class %u (INV-POOL-2)",
@@ -214,10 +224,11 @@ static void check_pool(sweptcheck *sc, const gc_verify_owner *o, int list, gc_si
   }
   gc_sizeclass pc = p->size_class;
   if (GC_POOL_HEADER_WSIZE + (size_t)gc_slots_of_class(pc) * gc_wsize_of_class[pc] +
-          gc_wastage_of_class[pc] != GC_POOL_WSIZE) {
+          gc_wastage_of_class[pc] !=
+      GC_POOL_WSIZE) {
     about_pool(violation(sc, GC_VK_SWEPT_TILING,
-                         "class %u: header %d + %u slots * %u words + wastage %u != %d words",
-                         pc, GC_POOL_HEADER_WSIZE, gc_slots_of_class(pc), gc_wsize_of_class[pc],
+                         "class %u: header %d + %u slots * %u words + wastage %u != %d words", pc,
+                         GC_POOL_HEADER_WSIZE, gc_slots_of_class(pc), gc_wsize_of_class[pc],
                          gc_wastage_of_class[pc], GC_POOL_WSIZE),
                o, list, p);
   }
@@ -231,9 +242,9 @@ static void check_pool(sweptcheck *sc, const gc_verify_owner *o, int list, gc_si
       (size_t)(p->frontier - first) % slot_whsize != 0) {
     about_pool(violation(sc, GC_VK_SWEPT_BAD_FRONTIER,
                          "frontier %p, end %p: the frontier must be a slot start from %p to %p, "
-                         "the end %p (INV-POOL-1)", (void *)p->frontier, (void *)p->end,
-                         (void *)first, (void *)gc_pool_slots_end(p),
-                         (void *)gc_pool_slots_end(p)),
+                         "the end %p (INV-POOL-1)",
+                         (void *)p->frontier, (void *)p->end, (void *)first,
+                         (void *)gc_pool_slots_end(p), (void *)gc_pool_slots_end(p)),
                o, list, p);
     sc->recount_partial = 1; /* its blocks are not counted: the statistics cannot be compared */
     return;
@@ -245,8 +256,8 @@ static void check_pool(sweptcheck *sc, const gc_verify_owner *o, int list, gc_si
     if (p->free_list != NULL || zero > 0 || p->frontier != p->end) {
       about_pool(violation(sc, GC_VK_SWEPT_FULL_POOL_HAS_FREE_SLOT,
                            "a pool on a full list has %zu free slot(s), %s free list and %zu "
-                           "unused slot(s) above its frontier (INV-POOL-2)", zero,
-                           p->free_list ? "a non-empty" : "an empty",
+                           "unused slot(s) above its frontier (INV-POOL-2)",
+                           zero, p->free_list ? "a non-empty" : "an empty",
                            (size_t)(p->end - p->frontier) / slot_whsize),
                  o, list, p);
     }
@@ -255,7 +266,8 @@ static void check_pool(sweptcheck *sc, const gc_verify_owner *o, int list, gc_si
   if (p->free_list == NULL && p->frontier == p->end) {
     about_pool(violation(sc, GC_VK_SWEPT_AVAIL_POOL_FULL,
                          "a pool on an avail list has an empty free list and no unused slot "
-                         "(%zu zero-header slots) (INV-POOL-2)", zero),
+                         "(%zu zero-header slots) (INV-POOL-2)",
+                         zero),
                o, list, p);
     return;
   }
@@ -287,8 +299,7 @@ static void check_large(sweptcheck *sc, const gc_verify_owner *o, int list, gc_l
                   "a GARBAGE large block is still on a list after sweeping finished "
                   "(INV-COL-1)");
   } else if (gc_hd_colour(hd) == sc->heap->colours.marked) {
-    r = violation(sc, GC_VK_SWEPT_BAD_COLOUR,
-                  "a MARKED large block outside marking (INV-COL-1)");
+    r = violation(sc, GC_VK_SWEPT_BAD_COLOUR, "a MARKED large block outside marking (INV-COL-1)");
   }
   if (r == NULL) return;
   r->block = gc_val_hp(hp);
@@ -300,18 +311,18 @@ static void check_large(sweptcheck *sc, const gc_verify_owner *o, int list, gc_l
 static void compare(sweptcheck *sc, const gc_verify_owner *o, const char *name, size_t running,
                     size_t recount) {
   if (running == recount) return;
-  gc_verify_report *r = violation(sc, GC_VK_SWEPT_STAT_MISMATCH,
-                                  "%s: running statistic %zu, recount %zu (INV-STATS-1)", name,
-                                  running, recount);
+  gc_verify_report *r =
+      violation(sc, GC_VK_SWEPT_STAT_MISMATCH,
+                "%s: running statistic %zu, recount %zu (INV-STATS-1)", name, running, recount);
   if (r != NULL) gc_verify_report_where(r, "%s's statistics", o->name);
 }
 
 static void at_least(sweptcheck *sc, const gc_verify_owner *o, const char *name, size_t max,
                      const char *of, size_t value) {
   if (max >= value) return;
-  gc_verify_report *r = violation(sc, GC_VK_SWEPT_STAT_MISMATCH,
-                                  "%s %zu is below %s %zu: a maximum below the current value",
-                                  name, max, of, value);
+  gc_verify_report *r =
+      violation(sc, GC_VK_SWEPT_STAT_MISMATCH,
+                "%s %zu is below %s %zu: a maximum below the current value", name, max, of, value);
   if (r != NULL) gc_verify_report_where(r, "%s's statistics", o->name);
 }
 
@@ -319,8 +330,8 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
   gc_heap_stats s;
   memset(&s, 0, sizeof s);
   if (o->sweeping) {
-    gc_verify_report *r = violation(sc, GC_VK_SWEPT_UNSWEPT_LEFT,
-                                    "%s has not finished sweeping this cycle", o->name);
+    gc_verify_report *r =
+        violation(sc, GC_VK_SWEPT_UNSWEPT_LEFT, "%s has not finished sweeping this cycle", o->name);
     if (r != NULL) gc_verify_report_where(r, "%s", o->name);
   }
   for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
@@ -333,8 +344,7 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
       gc_pool *head = o->pool_lists[l][c];
       if (unswept && head != NULL && !o->sweeping) {
         about_pool(violation(sc, GC_VK_SWEPT_UNSWEPT_LEFT,
-                             "the class-%u unswept list is not empty after sweeping finished",
-                             c),
+                             "the class-%u unswept list is not empty after sweeping finished", c),
                    o, l, head);
       }
       for (gc_pool *p = head; p != NULL; p = p->next) {
@@ -370,8 +380,8 @@ static void check_owner(sweptcheck *sc, const gc_verify_owner *o) {
                                         "large block met a second time: on two lists, or its "
                                         "list loops (INV-LARGE-1)");
         if (r != NULL) {
-          gc_verify_report_where(r, "large block (gc_large %p) on %s's %s list", (void *)a,
-                                 o->name, o->large_list_names[l]);
+          gc_verify_report_where(r, "large block (gc_large %p) on %s's %s list", (void *)a, o->name,
+                                 o->large_list_names[l]);
         }
         break;
       }
@@ -426,16 +436,16 @@ static void check_free_pools(sweptcheck *sc) {
   if (heap->pool_set.count != sc->owned_pools) {
     gc_verify_report *r = violation(sc, GC_VK_SWEPT_POOL_SET,
                                     "the collector's pool set holds %zu pools; the owners' lists "
-                                    "hold %zu (INV-INDEX-1)", heap->pool_set.count,
-                                    sc->owned_pools);
+                                    "hold %zu (INV-INDEX-1)",
+                                    heap->pool_set.count, sc->owned_pools);
     if (r != NULL) gc_verify_report_where(r, "the heap's pool set");
   }
   if (count != heap->free_pool_count || heap->mapped_pool_count != sc->owned_pools + count) {
-    gc_verify_report *r = violation(sc, GC_VK_SWEPT_POOL_COUNT,
-                                    "mapped pools %zu, owned %zu, free %zu (free_pool_count "
-                                    "says %zu): mapped must equal owned + free",
-                                    heap->mapped_pool_count, sc->owned_pools, count,
-                                    heap->free_pool_count);
+    gc_verify_report *r =
+        violation(sc, GC_VK_SWEPT_POOL_COUNT,
+                  "mapped pools %zu, owned %zu, free %zu (free_pool_count "
+                  "says %zu): mapped must equal owned + free",
+                  heap->mapped_pool_count, sc->owned_pools, count, heap->free_pool_count);
     if (r != NULL) gc_verify_report_where(r, "the heap's pool accounting");
   }
 }
@@ -446,7 +456,8 @@ static void check_used_bytes(sweptcheck *sc, size_t owned_words) {
   if (used == gc_bsize_wsize(owned_words)) return;
   gc_verify_report *r = violation(sc, GC_VK_SWEPT_STAT_MISMATCH,
                                   "used_bytes: running %zu, recount %zu (pool and large words of "
-                                  "every owner, in bytes)", used, gc_bsize_wsize(owned_words));
+                                  "every owner, in bytes)",
+                                  used, gc_bsize_wsize(owned_words));
   if (r != NULL) gc_verify_report_where(r, "the heap's limit accounting");
 }
 
@@ -459,12 +470,12 @@ static void check_work_buffers(sweptcheck *sc) {
   size_t count = 0;
   for (gc_workbuf *b = w->empty; b != NULL && count <= w->buf_count; b = b->next) count++;
   if (count == w->buf_count && w->empty_count == count && w->full == NULL) return;
-  gc_verify_report *r = violation(sc, GC_VK_SWEPT_WORKBUF_LOST,
-                                  "work buffers: %zu in the arena, %zu on the empty list (its "
-                                  "count says %zu), full list %s: every buffer must be back on "
-                                  "the empty list between marks (INV-WB-1)",
-                                  w->buf_count, count, w->empty_count,
-                                  w->full == NULL ? "empty" : "not empty");
+  gc_verify_report *r =
+      violation(sc, GC_VK_SWEPT_WORKBUF_LOST,
+                "work buffers: %zu in the arena, %zu on the empty list (its "
+                "count says %zu), full list %s: every buffer must be back on "
+                "the empty list between marks (INV-WB-1)",
+                w->buf_count, count, w->empty_count, w->full == NULL ? "empty" : "not empty");
   if (r != NULL) gc_verify_report_where(r, "the heap's mark work buffers");
 }
 
@@ -488,7 +499,8 @@ size_t gc_verify_swept_run(const gc_verify_run *run) {
   if (!sc.out_of_memory) check_used_bytes(&sc, sc.owned_words);
   check_work_buffers(&sc); /* reads no map */
   if (sc.out_of_memory) {
-    fprintf(stderr, "gcfuzz verify: out of memory during the swept pass; it checked part of the "
+    fprintf(stderr,
+            "gcfuzz verify: out of memory during the swept pass; it checked part of the "
             "heap only\n");
   }
   if (scratch == &own) gc_verify_scratch_free(&own);

@@ -112,7 +112,7 @@ static void clean_heap_passes(void) {
 static void statistic_off_by_one(void) {
   fixture f;
   fixture_build(&f, NULL);
-  size_t *fields[] = {&f.d->stats.pool_words,      &f.d->stats.pool_live_words,
+  size_t *fields[] = {&f.d->stats.pool_words,       &f.d->stats.pool_live_words,
                       &f.d->stats.pool_live_blocks, &f.d->stats.pool_frag_words,
                       &f.d->stats.large_words,      &f.d->stats.large_blocks};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
@@ -430,7 +430,6 @@ static void through_the_hook(void) {
   gc_verify_uninstall(v);
   fixture_free(&f);
 }
-
 
 typedef struct limited_run {
   gc_verifier *v;

@@ -16,9 +16,9 @@ typedef struct world {
   gc_heap *heap;
   gc_value shared[SHARED]; /* global roots, under lock */
   pthread_mutex_t lock;
-  int fin_runs[MAX_FIN];   /* under lock */
-  int fin_count;           /* finalizers set so far, under lock */
-  gc_value resurrected;    /* a global root a finalizer stores into, under lock */
+  int fin_runs[MAX_FIN]; /* under lock */
+  int fin_count;         /* finalizers set so far, under lock */
+  gc_value resurrected;  /* a global root a finalizer stores into, under lock */
 } world;
 
 typedef struct worker {
@@ -72,7 +72,8 @@ static void round_of(worker *k, gc_value *list, int i) {
       GC_FIELD(v, F_ID) = gc_val_int(id);
       CHECK(gc_finalizer_set(w->heap, v, on_finalize, w) == GC_OK);
     }
-  } else if (r < 56) { /* an interior pointer (into the last field) only a conservative word holds */
+  } else if (r <
+             56) { /* an interior pointer (into the last field) only a conservative word holds */
     gc_value c = gc_alloc(d, 4, GC_TAG_SCAN);
     CHECK(c != 0);
     k->conservative[rnd(&k->seed) % CONS_WORDS] = (uintptr_t)c + 3 * sizeof(gc_value) + 5;
@@ -138,8 +139,8 @@ static void one_world(const char *params, int rounds, unsigned seed) {
   pthread_t tids[THREADS];
   for (int t = 0; t < THREADS; t++) {
     memset(&workers[t], 0, sizeof workers[t]);
-    workers[t] = (worker){&w, t == 0 ? main : gc_domain_create(w.heap), seed + 7919u * (unsigned)t,
-                          rounds, 2, {0}};
+    workers[t] = (worker){
+        &w, t == 0 ? main : gc_domain_create(w.heap), seed + 7919u * (unsigned)t, rounds, 2, {0}};
   }
   gc_enter_blocking(main); /* worker 0's thread runs the main domain */
   for (int t = 0; t < THREADS; t++) pthread_create(&tids[t], NULL, run, &workers[t]);

@@ -40,20 +40,26 @@ static captured verdict_bytes(const gc_verdict *v) {
 static void prints_the_exact_line_flushed(void) {
   gc_verdict v = {"reach.zero-header", "reach", "cycled", 12, 3};
   captured c = verdict_bytes(&v);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"reach.zero-header\", \"pass\": \"reach\", "
-                       "\"point\": \"cycled\", \"op\": 12, \"cycle\": 3}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"reach.zero-header\", \"pass\": \"reach\", "
+               "\"point\": \"cycled\", \"op\": 12, \"cycle\": 3}\n") == 0);
   gc_verdict none = {NULL, "driver", NULL, -1, -1};
   c = verdict_bytes(&none);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"\", \"pass\": \"driver\", \"point\": \"\", "
-                       "\"op\": -1, \"cycle\": -1}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"\", \"pass\": \"driver\", \"point\": \"\", "
+               "\"op\": -1, \"cycle\": -1}\n") == 0);
 }
 
 static void escapes_quotes_backslashes_and_control_characters(void) {
-  gc_verdict v = {"a\"b\\c\nd\te\x01" "f\x7f", "p", "caf\xc3\xa9", 0, 0};
+  gc_verdict v = {
+      "a\"b\\c\nd\te\x01"
+      "f\x7f",
+      "p", "caf\xc3\xa9", 0, 0};
   captured c = verdict_bytes(&v);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"a\\\"b\\\\c\\u000ad\\u0009e\\u0001f\\u007f\", "
-                       "\"pass\": \"p\", \"point\": \"caf\xc3\xa9\", \"op\": 0, "
-                       "\"cycle\": 0}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"a\\\"b\\\\c\\u000ad\\u0009e\\u0001f\\u007f\", "
+               "\"pass\": \"p\", \"point\": \"caf\xc3\xa9\", \"op\": 0, "
+               "\"cycle\": 0}\n") == 0);
   if (c.len > 0) fprintf(stderr, "  %s", c.text);
 }
 
@@ -67,8 +73,9 @@ static void a_long_string_is_cut_to_one_line(void) {
   CHECK(c.len > 100 && c.len < 1024);
   const char *head = "GCFUZZ-VERDICT {\"kind\": \"";
   CHECK(strncmp(c.text, head, strlen(head)) == 0);
-  CHECK(strstr(c.text, "\", \"pass\": \"model\", \"point\": \"swept\", \"op\": 7, "
-                       "\"cycle\": 9}\n") != NULL);
+  CHECK(strstr(c.text,
+               "\", \"pass\": \"model\", \"point\": \"swept\", \"op\": 7, "
+               "\"cycle\": 9}\n") != NULL);
   CHECK(strchr(c.text, '\n') == c.text + c.len - 1);
   const char *body = c.text + strlen(head);
   size_t body_len = (size_t)(strchr(body, '"') - body);
@@ -92,14 +99,17 @@ static captured report_verdict(gc_verify_kind kind, const char *point, uint64_t 
 
 static void a_report_gives_its_kind_pass_point_and_cycle(void) {
   captured c = report_verdict(GC_VK_REACH_ZERO_HEADER, "cycled", 3, 12);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"reach.zero-header\", \"pass\": \"reach\", "
-                       "\"point\": \"cycled\", \"op\": 12, \"cycle\": 3}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"reach.zero-header\", \"pass\": \"reach\", "
+               "\"point\": \"cycled\", \"op\": 12, \"cycle\": 3}\n") == 0);
   c = report_verdict(GC_VK_SWEPT_TILING, "direct", 5, 40);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"swept.tiling\", \"pass\": \"swept\", "
-                       "\"point\": \"op\", \"op\": 40, \"cycle\": 5}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"swept.tiling\", \"pass\": \"swept\", "
+               "\"point\": \"op\", \"op\": 40, \"cycle\": 5}\n") == 0);
   c = report_verdict(GC_VK_CHECKMARK_UNMARKED, "direct", 0, -1);
-  CHECK(strcmp(c.text, "GCFUZZ-VERDICT {\"kind\": \"checkmark.unmarked\", \"pass\": "
-                       "\"checkmark\", \"point\": \"\", \"op\": -1, \"cycle\": 0}\n") == 0);
+  CHECK(strcmp(c.text,
+               "GCFUZZ-VERDICT {\"kind\": \"checkmark.unmarked\", \"pass\": "
+               "\"checkmark\", \"point\": \"\", \"op\": -1, \"cycle\": 0}\n") == 0);
 }
 
 int main(void) {

@@ -17,8 +17,8 @@ struct gc_verifier {
   gc_model *model;
   char *dot_path;
   gc_verify_reports reports;
-  gc_verify_scratch *scratch; /* the walk's map and stack, the index: kept across cycles */
-  gc_verify_scratch own_scratch; /* scratch when no one lends the verifier theirs */
+  gc_verify_scratch *scratch;          /* the walk's map and stack, the index: kept across cycles */
+  gc_verify_scratch own_scratch;       /* scratch when no one lends the verifier theirs */
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
 };
 

@@ -169,9 +169,10 @@ static void emit_reports(const gc_verify_reports *out) {
   CHECK_EQ_U(count_of(text, GC_VERDICT_PREFIX), out->count);
   /* The pass ran directly, during what the caller calls op 7: the verdict's point is "op". */
   const char *human = strstr(text, "gcfuzz verify: reach.bad-colour (pass reach");
-  const char *verdict = strstr(text, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", "
-                                     "\"pass\": \"reach\", \"point\": \"op\", \"op\": 7, "
-                                     "\"cycle\": ");
+  const char *verdict = strstr(text, GC_VERDICT_PREFIX
+                               "{\"kind\": \"reach.bad-colour\", "
+                               "\"pass\": \"reach\", \"point\": \"op\", \"op\": 7, "
+                               "\"cycle\": ");
   CHECK(human != NULL && verdict != NULL && human < verdict);
   CHECK(strstr(text, "gcfuzz verify: 1 violation(s)\n") != NULL);
   CHECK(strstr(text, "neighbourhood of the first report written to") != NULL);
@@ -287,8 +288,9 @@ static void abort_mode_prints_and_aborts(void) {
   CHECK(strstr(out, "gcfuzz verify: 1 violation(s)") != NULL);
   /* One verdict line for the one finding, attributed to no op. */
   CHECK_EQ_U(count_of(out, GC_VERDICT_PREFIX), 1);
-  CHECK(strstr(out, GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", \"pass\": \"reach\", "
-                    "\"point\": \"cycled\", \"op\": -1, \"cycle\": 2}\n") != NULL);
+  CHECK(strstr(out,
+               GC_VERDICT_PREFIX "{\"kind\": \"reach.bad-colour\", \"pass\": \"reach\", "
+                                 "\"point\": \"cycled\", \"op\": -1, \"cycle\": 2}\n") != NULL);
   CHECK(strstr(out, "neighbourhood of the first report written to") != NULL);
   const char *dot = read_file(dot_path);
   CHECK(dot != NULL && strncmp(dot, "digraph", 7) == 0);
@@ -316,9 +318,10 @@ static void pass_now_reports_to_the_caller(void) {
     *gc_hp_val(child) = 0; /* a reachable block freed */
     CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_REACH, &out), 1);
     CHECK_ONLY_KIND(&out, GC_VK_REACH_ZERO_HEADER);
-    CHECK(out.count == 1 && out.items[0].block == child && strcmp(out.items[0].point, "direct") == 0);
+    CHECK(out.count == 1 && out.items[0].block == child &&
+          strcmp(out.items[0].point, "direct") == 0);
     CHECK_EQ_U(gc_verify_pass_now(v, GC_VERIFY_MODEL, &out), 0); /* not one of the three */
-    CHECK_EQ_U(gc_verify_violations(v), 0);                       /* never the verifier's list */
+    CHECK_EQ_U(gc_verify_violations(v), 0);                      /* never the verifier's list */
     *gc_hp_val(child) = saved;
     gc_verify_reports_free(&out);
     gc_verify_uninstall(v);

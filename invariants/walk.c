@@ -157,7 +157,8 @@ static inline int check(walk *w, gc_value v) {
       (p == NULL && whsize <= GC_SIZECLASS_MAX_WHSIZE)) {
     return violation(w, w->rules->bad_header, v,
                      "a reachable block has an impossible header: invalid tag, or a size that "
-                     "does not fit its %s (INV-POOL-1)", p != NULL ? "slot" : "large block");
+                     "does not fit its %s (INV-POOL-1)",
+                     p != NULL ? "slot" : "large block");
   }
   gc_header colour = gc_hd_colour(hd);
   if (!((w->rules->allowed_colours >> (colour >> GC_HD_COLOUR_SHIFT)) & 1u)) {
@@ -281,8 +282,10 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
   if (!w.out_of_memory) gc_verify_visit_roots(run->heap, w.ix, walk_root, visit_conservative, &w);
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
-    fprintf(stderr, "gcfuzz verify: out of memory during the %s walk; it checked part of the "
-            "heap only\n", gc_verify_kind_pass(rules->bad_colour));
+    fprintf(stderr,
+            "gcfuzz verify: out of memory during the %s walk; it checked part of the "
+            "heap only\n",
+            gc_verify_kind_pass(rules->bad_colour));
   }
   if (w.s == &own) gc_verify_scratch_free(&own);
   return w.found;
@@ -299,9 +302,9 @@ void gc_verify_scratch_free(gc_verify_scratch *s) {
 
 typedef struct find_root {
   size_t want, seen;
-  gc_value *slot;             /* the slot roots' ordinal-th, or */
-  const uintptr_t *word;      /* the conservative word's address, and */
-  gc_value block;             /* the block it resolved to */
+  gc_value *slot;        /* the slot roots' ordinal-th, or */
+  const uintptr_t *word; /* the conservative word's address, and */
+  gc_value block;        /* the block it resolved to */
 } find_root;
 
 static void find_root_visit(void *ctx, gc_value *slot) {

@@ -50,21 +50,28 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
       break;
     }
     case FUZZ_OPND_FAIL:
-      if (arg.a == 0) snprintf(tmp, sizeof tmp, "off");
-      else snprintf(tmp, sizeof tmp, "%d", arg.a);
+      if (arg.a == 0)
+        snprintf(tmp, sizeof tmp, "off");
+      else
+        snprintf(tmp, sizeof tmp, "%d", arg.a);
       break;
     case FUZZ_OPND_LIMIT: format_limit((size_t)arg.a, tmp, sizeof tmp); break;
     case FUZZ_OPND_MISUSE: snprintf(tmp, sizeof tmp, "%s", fuzz_misuse_names[arg.a]); break;
     case FUZZ_OPND_DOMAIN: snprintf(tmp, sizeof tmp, "d%d", arg.a); break;
     case FUZZ_OPND_OPTSLOT:
-      if (arg.a == FUZZ_NO_SLOT) snprintf(tmp, sizeof tmp, "-");
-      else snprintf(tmp, sizeof tmp, "s%d", arg.a);
+      if (arg.a == FUZZ_NO_SLOT)
+        snprintf(tmp, sizeof tmp, "-");
+      else
+        snprintf(tmp, sizeof tmp, "s%d", arg.a);
       break;
     case FUZZ_OPND_RWORD: snprintf(tmp, sizeof tmp, "r%d.%d", arg.a, arg.b); break;
     case FUZZ_OPND_OFFSET:
-      if (arg.a == FUZZ_FROM_START) snprintf(tmp, sizeof tmp, "%+d", arg.b);
-      else if (arg.b == 0) snprintf(tmp, sizeof tmp, "end");
-      else snprintf(tmp, sizeof tmp, "end%+d", arg.b);
+      if (arg.a == FUZZ_FROM_START)
+        snprintf(tmp, sizeof tmp, "%+d", arg.b);
+      else if (arg.b == 0)
+        snprintf(tmp, sizeof tmp, "end");
+      else
+        snprintf(tmp, sizeof tmp, "end%+d", arg.b);
       break;
     case FUZZ_OPND_WORD: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)arg.word); break;
     case FUZZ_OPND_CORRUPTION: snprintf(tmp, sizeof tmp, "%s", fuzz_corruption_names[arg.a]); break;
@@ -203,7 +210,8 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
   const char *vtok;
   size_t vlen, vcol;
   if (!next_token(lc, &vtok, &vlen, &vcol)) {
-    return fail_at(lc, lc->pos + 1, "missing the value of parameter %s", fuzz_param_name((fuzz_param)p));
+    return fail_at(lc, lc->pos + 1, "missing the value of parameter %s",
+                   fuzz_param_name((fuzz_param)p));
   }
   int is_off = p == FUZZ_PARAM_PERCENT && token_is(vtok, vlen, "off");
   long want = is_off ? -1 : parse_decimal(vtok, vlen);
@@ -280,8 +288,10 @@ static int parse_hex_word(const char *tok, size_t len, uint64_t *out) {
 static int parse_offset(const char *tok, size_t len, fuzz_arg *arg) {
   long v;
   if (len >= 3 && memcmp(tok, "end", 3) == 0) {
-    if (len == 3) v = 0;
-    else if (!parse_signed(tok + 3, len - 3, &v) || v == 0) return 0;
+    if (len == 3)
+      v = 0;
+    else if (!parse_signed(tok + 3, len - 3, &v) || v == 0)
+      return 0;
     arg->a = FUZZ_FROM_END;
     arg->b = (int)v;
     return v >= FUZZ_OFFSET_END_BYTE - FUZZ_OFFSET_END_ZERO && v <= 255 - FUZZ_OFFSET_END_ZERO;
@@ -308,7 +318,9 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_SLOT: ok = parse_indexed(tok, len, 's', FUZZ_SLOTS, &arg->a); break;
     case FUZZ_OPND_FIELD: ok = parse_dotted(tok, len, 's', FUZZ_SLOTS, FUZZ_FIELDS, arg); break;
     case FUZZ_OPND_GLOBAL: ok = parse_indexed(tok, len, 'g', FUZZ_GLOBALS, &arg->a); break;
-    case FUZZ_OPND_KIND: ok = parse_word(tok, len, fuzz_kind_names, FUZZ_KIND_COUNT, &arg->a); break;
+    case FUZZ_OPND_KIND:
+      ok = parse_word(tok, len, fuzz_kind_names, FUZZ_KIND_COUNT, &arg->a);
+      break;
     case FUZZ_OPND_SMALL:
       v = parse_decimal(tok, len);
       ok = v >= 1 && v <= FUZZ_SMALL_MAX;
@@ -421,7 +433,8 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
         err->column = i + 1;
         snprintf(err->message, sizeof err->message,
                  "unexpected byte 0x%02x (ops are ASCII; comments may hold any byte but a "
-                 "control character)", c);
+                 "control character)",
+                 c);
         return 0;
       }
     }

@@ -78,8 +78,8 @@ static void op_sets(void) {
   CHECK(fuzz_assemble(&fuzz_opset_graph, text, strlen(text), &g, &err));
   CHECK(fuzz_assemble(&fuzz_opset_roots, text, strlen(text), &r, &err));
   CHECK_EQ_U(g.size, r.size);
-  CHECK(g.size > 0 && r.size > 0 && r.data[0] == g.data[0]);  /* alloc is first in both */
-  CHECK(memcmp(g.data, r.data, g.size) != 0);                  /* range_pool's byte differs */
+  CHECK(g.size > 0 && r.size > 0 && r.data[0] == g.data[0]); /* alloc is first in both */
+  CHECK(memcmp(g.data, r.data, g.size) != 0);                /* range_pool's byte differs */
   CHECK_EQ_U(fuzz_program_count(&fuzz_opset_roots, r.data, r.size), 3);
   fuzz_buf_free(&g);
   fuzz_buf_free(&r);
@@ -228,8 +228,8 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("range r0.8 s1 +0", 1, 7, "conservative range word");
   refused("range r0.0 s1 +192", 1, 15, "byte offset");
   refused("range r0.0 s1 -9", 1, 15, "byte offset");
-  refused("range r0.0 s1 -0", 1, 15, "byte offset"); /* not canonical: +0 */
-  refused("range r0.0 s1 8", 1, 15, "byte offset");  /* the sign is required */
+  refused("range r0.0 s1 -0", 1, 15, "byte offset");    /* not canonical: +0 */
+  refused("range r0.0 s1 8", 1, 15, "byte offset");     /* the sign is required */
   refused("range r0.0 s1 end+0", 1, 15, "byte offset"); /* not canonical: end */
   refused("range r0.0 s1 end-29", 1, 15, "byte offset");
   refused("range r0.0 s1 end+28", 1, 15, "byte offset");

@@ -39,7 +39,7 @@
     "Past 4096 bytes, the fuzz targets' max_len, replay warns on\n"                         \
     "stderr: no fuzzer makes such an input")                                                \
   X(LIST_OPS, "--list-ops", NULL,                                                           \
-    "print the op table (fuzz/lang/ops.h) as markdown and exit: op,\n"                           \
+    "print the op table (fuzz/lang/ops.h) as markdown and exit: op,\n"                      \
     "operands, what it does (fuzz/README.md holds a copy)")                                 \
   X(LIST_KINDS, "--list-kinds", NULL,                                                       \
     "print the table of report kinds (invariants/kinds.h) as\n"                             \

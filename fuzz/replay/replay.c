@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 #include "fuzz/replay/input.h"
 #include "fuzz/replay/options.h"
-#include "fuzz/lang/text.h"
 
 static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
   fuzz_buf bytes = {0};
