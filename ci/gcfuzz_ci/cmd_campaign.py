@@ -75,8 +75,8 @@ Options:
                        in a temporary directory; the work corpus is not touched), with its
                        options file, without -fork; prints execs, exec/s (libFuzzer's
                        average), coverage and corpus per target and writes
-                       <workdir>/throughput.json. The measure behind the README's Throughput
-                       table; run it on an otherwise idle machine
+                       <workdir>/throughput.json. The measure behind the throughput figures of
+                       bench/MEASUREMENTS.md; run it on an otherwise idle machine
   --core N             with --throughput: the core to pin to (default: the last one)
   --no-install         do not try to install missing tools
   -h, --help           this text
@@ -448,7 +448,7 @@ def mode_campaign(c):
   write_summary(c.w, rows, interrupted=False)
   if any_crash:
     print("%s: CRASHES found (saved under %s/<target>/crashes/); to keep one as a regression, "
-          "copy its min-*.txt to corpus/regressions/ (see corpus/regressions/README.md)"
+          "copy its min-*.txt to corpus/regressions/ (see corpus/README.md)"
           % (PROG, c.w))
     return 1
   print("%s: no crash" % PROG)
