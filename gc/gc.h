@@ -86,16 +86,17 @@ const char *gc_error_name(gc_error err);
 /* Verification passes (bit mask), run by invariants/ through the hooks below: one bit per row of
  * GC_VERIFY_PASS_TABLE (gc/passes.h), in its order. */
 enum gc_verify_pass_bit {
-#define GC_VERIFY_PASS_BIT_(id, name, points, what) GC_VERIFY_BIT_##id,
+#define GC_VERIFY_PASS_BIT_(id, name, points, run, needs, what) GC_VERIFY_BIT_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_BIT_)
 #undef GC_VERIFY_PASS_BIT_
       GC_VERIFY_PASS_COUNT
 };
 enum gc_verify_pass {
-#define GC_VERIFY_PASS_MASK_(id, name, points, what) GC_VERIFY_##id = 1u << GC_VERIFY_BIT_##id,
+#define GC_VERIFY_PASS_MASK_(id, name, points, run, needs, what) \
+  GC_VERIFY_##id = 1u << GC_VERIFY_BIT_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_MASK_)
 #undef GC_VERIFY_PASS_MASK_
-#define GC_VERIFY_PASS_OR_(id, name, points, what) | GC_VERIFY_##id
+#define GC_VERIFY_PASS_OR_(id, name, points, run, needs, what) | GC_VERIFY_##id
       GC_VERIFY_ALL = 0 GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_OR_),
 #undef GC_VERIFY_PASS_OR_
 };
@@ -314,6 +315,8 @@ typedef enum gc_hook_point {
   GC_HOOK_CYCLED,    /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
   GC_HOOK_SWEPT,     /* every domain finished sweeping this cycle */
 } gc_hook_point;
+/* A set of hook points, as gc/passes.h gives each pass's. */
+#define GC_HOOK_BIT(point) (1u << (point))
 typedef void (*gc_hook_fn)(gc_heap *heap, gc_hook_point point, void *user);
 void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user);
 

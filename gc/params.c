@@ -60,7 +60,7 @@ static int parse_verify(const char *s, unsigned *out) {
     const char *name;
     unsigned bit;
   } passes[] = {
-#define PASS_NAME(id, name, points, what) {name, GC_VERIFY_##id},
+#define PASS_NAME(id, name, points, run, needs, what) {name, GC_VERIFY_##id},
       GC_VERIFY_PASS_TABLE(PASS_NAME)
 #undef PASS_NAME
           {"all", GC_VERIFY_ALL},
@@ -89,7 +89,7 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     if (!parse_verify(value, &cfg->verify)) {
       return param_error(err, err_len,
                          "verify=%s: expected passes joined by '+' from"
-#define PASS_NAME(id, name, points, what) " " name ","
+#define PASS_NAME(id, name, points, run, needs, what) " " name ","
                          GC_VERIFY_PASS_TABLE(PASS_NAME)
 #undef PASS_NAME
                              " all, none",

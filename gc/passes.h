@@ -4,27 +4,39 @@
  * (gc.h: GC_HOOK_MARK_DONE, GC_HOOK_CYCLED, GC_HOOK_SWEPT), and invariants/ runs there the passes
  * the mask selects. This table is the one list of those passes: gc.h derives the mask bits from
  * it, the `verify=` parameter (params.c) accepts its names, and invariants/ (kinds.h, report.h)
- * names each report's pass with it. Adding a pass is adding a row here, its file in invariants/,
- * its kinds in invariants/kinds.h and its tests.
+ * names each report's pass with it, and the verifier (invariants/verify.c) runs each pass where
+ * its row says. Adding a pass is adding a row here, its file in invariants/, its kinds in
+ * invariants/kinds.h and its tests.
  *
- *   X(ID, "name", "hook points", "what it checks")
+ *   X(ID, "name", POINTS, RUN, NEEDS, "what it checks")
  *
- * ID gives GC_VERIFY_<ID> (the mask bit, gc.h); "name" is the stable name used by `verify=`,
- * by report kinds ("reach.zero-header") and by the machine-readable verdict line; the hook
- * points are those of gc.h, by the names reports give them, in the order a cycle reaches them.
+ * ID      gives GC_VERIFY_<ID> (the mask bit, gc.h).
+ * "name"  the stable name used by `verify=`, by report kinds ("reach.zero-header") and by the
+ *         machine-readable verdict line.
+ * POINTS  the hook points where it runs: GC_HOOK_BIT()s of gc.h's gc_hook_point.
+ * RUN     the function of invariants/ that runs it, size_t RUN(const gc_verify_run *run)
+ *         (invariants/pass.h declares one per row). The collector never expands this column,
+ *         nor NEEDS: they name what only invariants/ defines.
+ * NEEDS   what the verifier provides before running it (invariants/pass.h): GC_VERIFY_NEEDS_INDEX
+ *         (the heap index, built once per hook point), GC_VERIFY_NEEDS_MODEL (a model attached:
+ *         without one the pass does not run; its checks belong to hook points, so it is never
+ *         called directly).
  */
 #ifndef GC_PASSES_H
 #define GC_PASSES_H
 
 #define GC_VERIFY_PASS_TABLE(X)                                                                \
-  X(REACH, "reach", "cycled",                                                                  \
+  X(REACH, "reach", GC_HOOK_BIT(GC_HOOK_CYCLED), gc_verify_reach_run, GC_VERIFY_NEEDS_INDEX,   \
     "walks from the roots: every reachable pointer is a live block start with a valid header " \
     "and a post-rotation colour")                                                              \
-  X(SWEPT, "swept", "swept",                                                                   \
+  X(SWEPT, "swept", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_swept_run, 0,                        \
     "recounts every pool, free list and large block against the statistics and lists")         \
-  X(CHECKMARK, "checkmark", "mark-done",                                                       \
+  X(CHECKMARK, "checkmark", GC_HOOK_BIT(GC_HOOK_MARK_DONE), gc_verify_checkmark_run,           \
+    GC_VERIFY_NEEDS_INDEX,                                                                     \
     "marks again from the roots with its own mark set: every reachable block is MARKED")       \
-  X(MODEL, "model", "mark-done, cycled, swept",                                                \
+  X(MODEL, "model",                                                                            \
+    GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT), \
+    gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                        \
     "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")
 
 #endif /* GC_PASSES_H */

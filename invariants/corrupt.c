@@ -590,11 +590,7 @@ gc_verify_kind gc_corruption_kind(size_t which) { return rows[which].kind; }
 
 const char *gc_corruption_pass(size_t which) { return gc_verify_kind_pass(rows[which].kind); }
 
-const char *gc_corruption_point(size_t which) {
-  static const char *const names[] = {
-      [GC_HOOK_MARK_DONE] = "mark-done", [GC_HOOK_CYCLED] = "cycled", [GC_HOOK_SWEPT] = "swept"};
-  return names[rows[which].at];
-}
+gc_hook_point gc_corruption_point(size_t which) { return rows[which].at; }
 
 int gc_corruption_at_mark_done(size_t which) { return rows[which].at == GC_HOOK_MARK_DONE; }
 

@@ -81,9 +81,9 @@ const char *gc_corruption_name(size_t which, char *buf, size_t bsize);
 long gc_corruption_find(const char *name, size_t len);
 gc_verify_kind gc_corruption_kind(size_t which);
 const char *gc_corruption_pass(size_t which);
-/* The hook point its pass is run as ("mark-done", "cycled", "swept"): one of the points where the
- * kind's pass runs (gc/passes.h). */
-const char *gc_corruption_point(size_t which);
+/* The hook point its pass is run as: one of the points where the kind's pass runs
+ * (gc/passes.h). */
+gc_hook_point gc_corruption_point(size_t which);
 
 /* Checkmark compares the collector's marks with its own, so it means something only right after a
  * mark: such a corruption is prepared, planted, checked and undone at a collection's mark-done

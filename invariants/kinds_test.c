@@ -43,10 +43,16 @@ static void kinds_are_tagged_and_placed(void) {
     CHECK(strlen(gc_verify_kind_rule(kind)) > 0);
     const char *point = gc_verify_kind_point(kind);
     CHECK(strlen(point) > 0);
-    /* The pass runs where the kind is checked: "swept" in the model's "mark-done, cycled,
-     * swept", "op" for the driver. */
-    CHECK(strstr(gc_verify_pass_points(gc_verify_kind_pass_id(kind)), point) != NULL);
-    if (strstr(gc_verify_pass_points(gc_verify_kind_pass_id(kind)), point) == NULL) {
+    /* The pass runs where the kind is checked: "swept" is one of the model's points, "op" the
+     * driver's. */
+    int runs_there = 0;
+    for (int p = 0; p < GC_VPOINT_COUNT; p++) {
+      if (strcmp(gc_verify_point_id_name((gc_verify_point_id)p), point) == 0) {
+        runs_there = gc_verify_pass_runs_at(gc_verify_kind_pass_id(kind), (gc_verify_point_id)p);
+      }
+    }
+    CHECK(runs_there);
+    if (!runs_there) {
       fprintf(stderr, "  %s is checked at %s, where its pass does not run\n",
               gc_verify_kind_name(kind), point);
     }

@@ -347,12 +347,17 @@ size_t gc_model_check(gc_model *m, gc_hook_point point, gc_verify_reports *out) 
   return gc_model_check_with_index(m, point, out, &m->index);
 }
 
+size_t gc_verify_model_run(const gc_verify_run *run) {
+  /* The verifier runs it only with a model, at a hook point, the heap index built (gc/passes.h). */
+  return gc_model_check_with_index(run->model, run->hook, run->out, &run->scratch->index);
+}
+
 size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_reports *out,
                                  gc_heapindex *ix) {
   mcheck ck;
   memset(&ck, 0, sizeof ck);
   ck.m = m;
-  ck.run = (gc_verify_run){m->heap, gc_verify_point_name(point), out, NULL, 0, 0};
+  ck.run = (gc_verify_run){.heap = m->heap, .point = gc_verify_point_name(point), .out = out};
   ck.ix = ix;
   flush_pending(&ck);
   switch (point) {

@@ -33,11 +33,23 @@ typedef struct gc_verify_run {
    * returned index_complete. 0: the pass builds the index itself. */
   int index_built;
   int index_complete;
+  /* Set by the verifier at a hook point, for passes that need them (NEEDS of gc/passes.h); a
+   * pass called directly has neither. */
+  gc_hook_point hook;
+  struct gc_model *model;
 } gc_verify_run;
 
-size_t gc_verify_reach_run(const gc_verify_run *run);
-size_t gc_verify_checkmark_run(const gc_verify_run *run);
-size_t gc_verify_swept_run(const gc_verify_run *run);
+/* What a pass needs the verifier to provide (the NEEDS column of gc/passes.h). */
+enum gc_verify_needs {
+  GC_VERIFY_NEEDS_INDEX = 1u << 0, /* scratch->index built at this point (index_built) */
+  GC_VERIFY_NEEDS_MODEL = 1u << 1, /* run->model and run->hook: runs only at hook points */
+};
+
+/* Each pass's run function (the RUN column of gc/passes.h): the number of violations found. */
+#define GC_VERIFY_PASS_RUN_DECL_(id, name, points, run_fn, needs, what) \
+  size_t run_fn(const gc_verify_run *);
+GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_RUN_DECL_)
+#undef GC_VERIFY_PASS_RUN_DECL_
 
 /* ---- Building reports ---------------------------------------------------------------------- */
 

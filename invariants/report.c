@@ -12,15 +12,16 @@
 
 typedef struct pass_row {
   const char *name;
-  unsigned mask; /* its GC_VERIFY_* bit; 0 for the driver */
-  const char *points;
+  unsigned mask;   /* its GC_VERIFY_* bit; 0 for the driver */
+  unsigned points; /* GC_HOOK_BIT()s; the driver's: GC_VPOINT_OP's bit */
 } pass_row;
 
 static const pass_row passes[GC_VPASS_COUNT] = {
-#define PASS_ROW(id, name, points, what) [GC_VPASS_##id] = {name, GC_VERIFY_##id, points},
+#define PASS_ROW(id, name, points, run, needs, what) \
+  [GC_VPASS_##id] = {name, GC_VERIFY_##id, points},
     GC_VERIFY_PASS_TABLE(PASS_ROW)
 #undef PASS_ROW
-        [GC_VPASS_DRIVER] = {"driver", 0, "op"},
+        [GC_VPASS_DRIVER] = {"driver", 0, 1u << GC_VPOINT_OP},
 };
 
 static const char *const point_names[GC_VPOINT_COUNT] = {
@@ -55,8 +56,13 @@ unsigned gc_verify_pass_mask(gc_verify_pass_id pass) {
   return pass_known(pass) ? passes[pass].mask : 0;
 }
 
-const char *gc_verify_pass_points(gc_verify_pass_id pass) {
-  return pass_known(pass) ? passes[pass].points : "";
+int gc_verify_pass_runs_at(gc_verify_pass_id pass, gc_verify_point_id point) {
+  return pass_known(pass) && (unsigned)point < GC_VPOINT_COUNT &&
+         (passes[pass].points & (1u << point)) != 0;
+}
+
+const char *gc_verify_point_id_name(gc_verify_point_id point) {
+  return (unsigned)point < GC_VPOINT_COUNT ? point_names[point] : "";
 }
 
 gc_verify_pass_id gc_verify_pass_of_name(const char *name) {
@@ -122,12 +128,8 @@ void gc_verify_kinds_print_markdown(FILE *out) {
 }
 
 const char *gc_verify_point_name(gc_hook_point point) {
-  switch (point) {
-    case GC_HOOK_MARK_DONE: return point_names[GC_VPOINT_MARK_DONE];
-    case GC_HOOK_CYCLED: return point_names[GC_VPOINT_CYCLED];
-    case GC_HOOK_SWEPT: return point_names[GC_VPOINT_SWEPT];
-  }
-  return "?";
+  /* A hook point is the point id of the same number (report.h). */
+  return (unsigned)point < GC_VPOINT_OP ? point_names[point] : "?";
 }
 
 /* ---- The list ------------------------------------------------------------------------------ */

@@ -26,7 +26,7 @@ extern "C" {
 /* The passes a kind belongs to: the heap's verify passes (gc/passes.h), in their order, then the
  * fuzz driver's own checks. */
 typedef enum gc_verify_pass_id {
-#define GC_VERIFY_PASS_ID_(id, name, points, what) GC_VPASS_##id,
+#define GC_VERIFY_PASS_ID_(id, name, points, run, needs, what) GC_VPASS_##id,
   GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_ID_)
 #undef GC_VERIFY_PASS_ID_
       GC_VPASS_DRIVER,
@@ -37,19 +37,24 @@ typedef enum gc_verify_pass_id {
 const char *gc_verify_pass_name(gc_verify_pass_id pass);
 /* The pass's GC_VERIFY_* bit of the heap's verify mask; 0 for GC_VPASS_DRIVER (not a mask pass). */
 unsigned gc_verify_pass_mask(gc_verify_pass_id pass);
-/* The hook points where it runs, as gc/passes.h lists them ("op" for the driver). */
-const char *gc_verify_pass_points(gc_verify_pass_id pass);
 /* The pass named `name`, or GC_VPASS_COUNT. */
 gc_verify_pass_id gc_verify_pass_of_name(const char *name);
 
-/* Where a kind is checked (kinds.h's POINT column). */
+/* Where a kind is checked (kinds.h's POINT column): a hook point of gc.h, by its own number, or
+ * an op of the fuzz driver. */
 typedef enum gc_verify_point_id {
-  GC_VPOINT_MARK_DONE, /* GC_HOOK_MARK_DONE */
-  GC_VPOINT_CYCLED,    /* GC_HOOK_CYCLED */
-  GC_VPOINT_SWEPT,     /* GC_HOOK_SWEPT */
-  GC_VPOINT_OP,        /* by the fuzz driver while an op runs */
+  GC_VPOINT_MARK_DONE = GC_HOOK_MARK_DONE,
+  GC_VPOINT_CYCLED = GC_HOOK_CYCLED,
+  GC_VPOINT_SWEPT = GC_HOOK_SWEPT,
+  GC_VPOINT_OP, /* by the fuzz driver while an op runs */
   GC_VPOINT_COUNT
 } gc_verify_point_id;
+
+/* 1 when the pass runs at the point: a hook point of its row in gc/passes.h, "op" for the
+ * driver. */
+int gc_verify_pass_runs_at(gc_verify_pass_id pass, gc_verify_point_id point);
+/* "mark-done", "cycled", "swept", "op"; "" out of range. */
+const char *gc_verify_point_id_name(gc_verify_point_id point);
 
 /* Every violation a pass or the fuzz driver reports: one per row of GC_VERIFY_KIND_TABLE
  * (kinds.h), in its order. The names are stable: tests and ci/ scripts match on them. */

@@ -29,41 +29,48 @@ void gc_verify_fail_and_abort(const gc_verify_reports *r, long op, const char *d
   abort();
 }
 
+/* The rows of gc/passes.h, as the verifier runs them. */
+typedef struct pass_row {
+  gc_verify_pass_id id;
+  unsigned points; /* GC_HOOK_BIT()s */
+  unsigned needs;  /* enum gc_verify_needs */
+  size_t (*run)(const gc_verify_run *);
+} pass_row;
+
+static const pass_row passes[GC_VERIFY_PASS_COUNT] = {
+#define PASS_ROW(id, name, points, run_fn, needs, what) \
+  [GC_VERIFY_BIT_##id] = {GC_VPASS_##id, points, needs, run_fn},
+    GC_VERIFY_PASS_TABLE(PASS_ROW)
+#undef PASS_ROW
+};
+
+/* The pass of `mask` runs at `point` on this verifier: its row lists the point, and what it needs
+ * is there. */
+static int pass_runs(const gc_verifier *v, const pass_row *p, unsigned mask, gc_hook_point point) {
+  return (mask & gc_verify_pass_mask(p->id)) && (p->points & GC_HOOK_BIT(point)) &&
+         (!(p->needs & GC_VERIFY_NEEDS_MODEL) || v->model != NULL);
+}
+
 size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
-  gc_verify_run run = {v->heap, gc_verify_point_name(point), &v->reports, v->scratch, 0, 0};
+  gc_verify_run run = {.heap = v->heap,
+                       .point = gc_verify_point_name(point),
+                       .out = &v->reports,
+                       .scratch = v->scratch,
+                       .hook = point,
+                       .model = v->model};
   size_t found = 0;
-  /* One heap index for every pass of this point: they only read the heap, so the index built
-   * before the first is the index each would build for itself. (A chained hook that breaks the
-   * heap on purpose ran before this.) */
-  int model = (mask & GC_VERIFY_MODEL) && v->model != NULL;
-  if (model || (point == GC_HOOK_MARK_DONE && (mask & GC_VERIFY_CHECKMARK)) ||
-      (point == GC_HOOK_CYCLED && (mask & GC_VERIFY_REACH))) {
-    run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
-    run.index_built = 1;
-  }
-  switch (point) {
-    case GC_HOOK_MARK_DONE:
-      if (mask & GC_VERIFY_CHECKMARK) {
-        v->runs[GC_VERIFY_BIT_CHECKMARK]++;
-        found += gc_verify_checkmark_run(&run);
-      }
-      break;
-    case GC_HOOK_CYCLED:
-      if (mask & GC_VERIFY_REACH) {
-        v->runs[GC_VERIFY_BIT_REACH]++;
-        found += gc_verify_reach_run(&run);
-      }
-      break;
-    case GC_HOOK_SWEPT:
-      if (mask & GC_VERIFY_SWEPT) {
-        v->runs[GC_VERIFY_BIT_SWEPT]++;
-        found += gc_verify_swept_run(&run);
-      }
-      break;
-  }
-  if (model) {
-    v->runs[GC_VERIFY_BIT_MODEL]++;
-    found += gc_model_check_with_index(v->model, point, &v->reports, &v->scratch->index);
+  for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
+    const pass_row *p = &passes[b];
+    if (!pass_runs(v, p, mask, point)) continue;
+    /* One heap index for every pass of this point: they only read the heap, so the index built
+     * before the first is the index each would build for itself. (A chained hook that breaks the
+     * heap on purpose ran before this.) */
+    if ((p->needs & GC_VERIFY_NEEDS_INDEX) && !run.index_built) {
+      run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
+      run.index_built = 1;
+    }
+    v->runs[b]++;
+    found += p->run(&run);
   }
   if (found > 0 && v->mode == GC_VERIFY_ABORT) {
     gc_verify_fail_and_abort(&v->reports, -1, v->dot_path, stderr);
@@ -72,11 +79,13 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
 }
 
 size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out) {
-  gc_verify_run run = {v->heap, "direct", out, v->scratch, 0, 0};
-  switch (pass) {
-    case GC_VERIFY_REACH: return gc_verify_reach_run(&run);
-    case GC_VERIFY_CHECKMARK: return gc_verify_checkmark_run(&run);
-    case GC_VERIFY_SWEPT: return gc_verify_swept_run(&run);
+  gc_verify_run run = {.heap = v->heap, .point = "direct", .out = out, .scratch = v->scratch};
+  for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
+    const pass_row *p = &passes[b];
+    /* A pass that needs the model belongs to hook points: not called directly. */
+    if (gc_verify_pass_mask(p->id) == pass && !(p->needs & GC_VERIFY_NEEDS_MODEL)) {
+      return p->run(&run);
+    }
   }
   return 0;
 }
@@ -140,13 +149,8 @@ size_t gc_verify_violations(const gc_verifier *v) { return v->reports.count + v-
 void gc_verify_clear(gc_verifier *v) { gc_verify_reports_clear(&v->reports); }
 
 uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
-  static const unsigned bits[GC_VERIFY_PASS_COUNT] = {
-#define PASS_BIT(id, name, points, what) [GC_VERIFY_BIT_##id] = GC_VERIFY_##id,
-      GC_VERIFY_PASS_TABLE(PASS_BIT)
-#undef PASS_BIT
-  };
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
-    if (bits[b] == pass) return v->runs[b];
+    if (gc_verify_pass_mask(passes[b].id) == pass) return v->runs[b];
   }
   return 0;
 }

@@ -41,8 +41,8 @@ static void names_are_kinds(void) {
     snprintf(head, sizeof head, "%.*s", (int)strcspn(name, "/"), name);
     CHECK(kind < GC_VK_COUNT && strcmp(head, gc_verify_kind_name(kind)) == 0);
     /* Its pass is run as one of the points that pass runs at. */
-    const char *points = gc_verify_pass_points(gc_verify_kind_pass_id(kind));
-    CHECK(strstr(points, gc_corruption_point((size_t)row)) != NULL);
+    CHECK(gc_verify_pass_runs_at(gc_verify_kind_pass_id(kind),
+                                 (gc_verify_point_id)gc_corruption_point((size_t)row)));
     if (kind < GC_VK_COUNT) planted[kind] = 1;
   }
   for (size_t r = 0; r < rows; r++) {

@@ -93,9 +93,6 @@ typedef struct fuzz_result {
   uint64_t sched_steps, sched_switches, sched_hash, stats_hash;
 } fuzz_result;
 
-/* The rows' names, as gc_verify_pass_name gives them: "reach", ..., "driver". */
-extern const char *const fuzz_pass_names[FUZZ_PASS_COUNT];
-
 /* Run the program in `data` (bytes). Returns 0 when clean, 1 when any violation was found (each
  * printed to opt->out), -1 when the heap could not be created. With abort_on_violation the first
  * violation aborts the process instead. */

@@ -8,13 +8,6 @@
 #include "fuzz/lang/text.h"
 #include "invariants/verdict.h"
 
-const char *const fuzz_pass_names[FUZZ_PASS_COUNT] = {
-#define FUZZ_PASS_NAME(id, name, points, what) [GC_VPASS_##id] = name,
-    GC_VERIFY_PASS_TABLE(FUZZ_PASS_NAME)
-#undef FUZZ_PASS_NAME
-        [GC_VPASS_DRIVER] = "driver",
-};
-
 static void describe_op(const fuzz_op *op, char *buf, size_t len) {
   char text[FUZZ_OP_TEXT_MAX];
   fuzz_op_format(op, text, sizeof text);

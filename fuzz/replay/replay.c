@@ -85,9 +85,8 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   printf("== passes (%zu ops, %llu cycles)\n", res.ops, (unsigned long long)res.cycles);
   for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
     /* The driver counts the checks it made; a pass, its runs. */
-    int is_driver = strcmp(fuzz_pass_names[p], "driver") == 0;
-    printf("  %-10s %6zu %s, %zu violation%s\n", fuzz_pass_names[p], res.pass_runs[p],
-           is_driver ? "checks" : "runs", res.pass_violations[p],
+    printf("  %-10s %6zu %s, %zu violation%s\n", gc_verify_pass_name((gc_verify_pass_id)p),
+           res.pass_runs[p], p == FUZZ_PASS_DRIVER ? "checks" : "runs", res.pass_violations[p],
            res.pass_violations[p] == 1 ? "" : "s");
   }
   if (res.violations == 0) {
