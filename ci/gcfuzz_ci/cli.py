@@ -1,8 +1,11 @@
-"""Argument parsing shared by the commands: strict numbers, usage errors that exit 2."""
+"""What the commands share at their edges: strict argument parsing, usage errors that exit 2, and
+the setup errors and interrupts that end a command with exit 2."""
 import argparse
 import importlib
 import re
 import sys
+
+from . import procs, tools
 
 COMMANDS = {"test": "cmd_test", "campaign": "cmd_campaign", "bench": "cmd_bench",
             "mutants": "cmd_mutants"}
@@ -12,6 +15,24 @@ USAGE_EXIT = 2
 
 class UsageError(Exception):
   """A bad argument: reported on stderr as `PROG: message`, exit status 2."""
+
+
+class SetupError(Exception):
+  """Something a command needs could not be set up (a build, a copy of the tree): exit 2."""
+
+
+def guarded(prog, body):
+  """body()'s exit status; a setup error (SetupError, a tool that cannot be installed) is
+  reported as `PROG: message`, an interrupt stops every child first; both exit 2."""
+  try:
+    return body()
+  except (tools.ToolError, SetupError) as e:
+    print("%s: %s" % (prog, e), file=sys.stderr)
+    return USAGE_EXIT
+  except procs.Interrupted:
+    procs.kill_all()
+    print("%s: interrupted" % prog, file=sys.stderr)
+    return USAGE_EXIT
 
 
 class Parser(argparse.ArgumentParser):

@@ -366,13 +366,9 @@ def main(argv):
   a = parse_args(argv)
   procs.install_signal_handlers()
   os.chdir(paths.ROOT)
-  try:
+
+  def body():
     tools.ensure("bench", PROG, os.path.join(OUT, "logs", "apt.log"))
     return Bench(a).run()
-  except tools.ToolError as e:
-    print("%s: %s" % (PROG, e), file=sys.stderr)
-    return 2
-  except procs.Interrupted:
-    procs.kill_all()
-    print("%s: interrupted" % PROG, file=sys.stderr)
-    return 2
+
+  return cli.guarded(PROG, body)

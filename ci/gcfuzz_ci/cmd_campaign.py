@@ -101,10 +101,6 @@ PROGRESS_EVERY_S = 10
 REPRODUCE_TIMEOUT_S = 120
 
 
-class SetupError(Exception):
-  """A build or setup failure: exit 2."""
-
-
 def nproc():
   return len(os.sched_getaffinity(0))
 
@@ -153,10 +149,10 @@ class Campaign:
                  cwd=paths.ROOT) != 0:
       with open(log, errors="replace") as f:
         print("\n".join(bazel.build_errors(f.read(), 60)), file=sys.stderr)
-      raise SetupError("build failed (full log: %s)" % log)
+      raise cli.SetupError("build failed (full log: %s)" % log)
     bindir = bazel.bazel_bin(bazel.cache_opts() + flags, cwd=paths.ROOT)
     if bindir is None:
-      raise SetupError("bazel info failed")
+      raise cli.SetupError("bazel info failed")
     return bindir
 
   def build_fuzzers(self):
@@ -521,7 +517,7 @@ def xargs_replay(c, t, files, profiles, extra):
 
 def mode_coverage(c):
   if not (shutil.which("llvm-profdata-14") and shutil.which("llvm-cov-14")):
-    raise SetupError("llvm-profdata-14 and llvm-cov-14 are needed (package llvm-14)")
+    raise cli.SetupError("llvm-profdata-14 and llvm-cov-14 are needed (package llvm-14)")
   print("%s: building with source-based coverage" % PROG, flush=True)
   bindir = c.build("build-cov", COV_FLAGS, [layout.label(c.lay.replay)])
   c.replay = os.path.join(bindir, c.lay.replay)
@@ -567,7 +563,7 @@ def mode_coverage(c):
   merged = os.path.join(cov, "merged.profdata")
   if subprocess.run(["llvm-profdata-14", "merge", "-sparse", "-f", listing, "-o",
                      merged]).returncode != 0:
-    raise SetupError("llvm-profdata-14 merge failed")
+    raise cli.SetupError("llvm-profdata-14 merge failed")
   obj_args = [objects[0]] + [a for o in objects[1:] for a in ("-object", o)]
   show_log = os.path.join(c.logdir, "coverage-show.log")
   # The objects name their sources /proc/self/cwd/... (Bazel's compile actions): without mapping
@@ -578,14 +574,14 @@ def mode_coverage(c):
         "-show-line-counts-or-regions", "-ignore-filename-regex=(_test\\.c|external/)",
         "-path-equivalence=/proc/self/cwd," + paths.ROOT, "gc", "invariants", "fuzz"],
         cwd=paths.ROOT, stdout=subprocess.DEVNULL, stderr=lf).returncode != 0:
-      raise SetupError("llvm-cov-14 show failed (log %s)" % show_log)
+      raise cli.SetupError("llvm-cov-14 show failed (log %s)" % show_log)
     report = subprocess.run(["llvm-cov-14", "report"] + obj_args + [
         "-instr-profile=" + merged,
         "-ignore-filename-regex=(_test\\.c|external/|invariants/breaking)", "gc", "invariants",
         "fuzz"], cwd=paths.ROOT, capture_output=True, text=True)
     lf.write(report.stderr)
   if report.returncode != 0:
-    raise SetupError("llvm-cov-14 report failed")
+    raise cli.SetupError("llvm-cov-14 report failed")
   with open(os.path.join(cov, "report.txt"), "w") as f:
     f.write(report.stdout)
   what = "seeds" + (" + work corpus" if had_work else "") + \
@@ -662,7 +658,7 @@ def mode_throughput(c):
   """One target at a time on one core, from the seeds: libFuzzer's own average over the run
   (stat::average_exec_per_sec), the figure of the throughput table."""
   if shutil.which("taskset") is None:
-    raise SetupError("taskset not found (Debian package util-linux)")
+    raise cli.SetupError("taskset not found (Debian package util-linux)")
   c.build_fuzzers()
   rows, out, failed = [], [], 0
   for t in c.a.targets:
@@ -726,14 +722,10 @@ def main(argv):
     return 2
   c = Campaign(a, w, layout.current())
   os.makedirs(c.logdir, exist_ok=True)
-  try:
+
+  def body():
     tools.ensure("campaign", PROG, os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
     tools.mmap_warning(PROG)
     return MODES[a.mode](c)
-  except (tools.ToolError, SetupError) as e:
-    print("%s: %s" % (PROG, e), file=sys.stderr)
-    return 2
-  except procs.Interrupted:
-    procs.kill_all()
-    print("%s: interrupted" % PROG, file=sys.stderr)
-    return 2
+
+  return cli.guarded(PROG, body)

@@ -190,7 +190,7 @@ class Zoo:
     else:
       ok = sh("tar %s -cf - . | tar -x -C %s" % (excl, t), cwd=paths.ROOT)
     if not ok:
-      raise SetupError("cannot copy the tree under test")
+      raise cli.SetupError("cannot copy the tree under test")
 
   def sync_workspace(self, ws):
     """Each workspace is a full copy of the tree at a fixed path, so its Bazel output base (and
@@ -201,7 +201,7 @@ class Zoo:
         p = os.path.join(ws, n)
         shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
     if not sh("tar -cf - . | tar -x -C '%s'" % ws, cwd=self.tree):
-      raise SetupError("cannot copy the tree into %s" % ws)
+      raise cli.SetupError("cannot copy the tree into %s" % ws)
 
   def patch(self, m, directory, log, dry_run=False):
     cmd = ["patch", "-p1", "-F0", "--batch", "--forward", "-s", "-d", directory, "-i", m.path]
@@ -433,10 +433,10 @@ class Zoo:
                  cwd=self.workspaces[0]) != 0:
       with open(log, errors="replace") as f:
         print("\n".join(bazel.build_errors(f.read(), 40)), file=sys.stderr)
-      raise SetupError("the unpatched tree does not build (log %s)" % log)
+      raise cli.SetupError("the unpatched tree does not build (log %s)" % log)
     bindir = bazel.bazel_bin(bazel.OPTS + self.fuzz_flags, cwd=self.workspaces[0])
     if bindir is None:
-      raise SetupError("bazel info failed")
+      raise cli.SetupError("bazel info failed")
     seeds = os.path.join(self.scratch, "seeds")
     shutil.rmtree(seeds, ignore_errors=True)
     for t in fuzz_targets:
@@ -448,7 +448,7 @@ class Zoo:
         with open(log, "a") as lf:
           if subprocess.run([os.path.join(bindir, self.lay.replay), "--target", t, "--assemble",
                              out, f], stdout=lf, stderr=subprocess.STDOUT).returncode != 0:
-            raise SetupError("%s does not assemble (log %s)" % (f, log))
+            raise cli.SetupError("%s does not assemble (log %s)" % (f, log))
 
   def shutdown_servers(self):
     if self.a.keep_servers:
@@ -557,10 +557,6 @@ def results_json(a, rows, base_findings, base_status):
           "seed": a.seed, "seed_corpus": not a.no_seeds, "mutants": mutants}
 
 
-class SetupError(Exception):
-  pass
-
-
 def test_env():
   """The tests' environment: .bazelrc's test settings, and no developer parameters. The
   schedule corpus's free-thread stress gets 15 s a run, inside the 20 s a test run may take."""
@@ -601,14 +597,10 @@ def main(argv):
     return 2
   shutil.rmtree(z.logs, ignore_errors=True)
   os.makedirs(z.logs)
-  try:
+
+  def body():
     tools.ensure("mutants", PROG, os.path.join(z.logs, "apt.log"), allowed=not a.no_install)
     tools.mmap_warning(PROG, "clang 14's TSan")
     return z.run()
-  except (tools.ToolError, SetupError) as e:
-    print("%s: %s" % (PROG, e), file=sys.stderr)
-    return 2
-  except procs.Interrupted:
-    procs.kill_all()
-    print("%s: interrupted" % PROG, file=sys.stderr)
-    return 2
+
+  return cli.guarded(PROG, body)
