@@ -33,7 +33,7 @@ static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
 static void alloc_safepoint(gc_domain *d) {
   gc_poll(d);
   if (gc_cycle_due(d) && !d->in_collection) {
-    gc_major_cycle(d);
+    gc_major_cycle(d, GC_CYCLE_PACED);
   } else if (d->sweeping) {
     gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
   }
@@ -87,7 +87,10 @@ static gc_header *try_alloc(gc_domain *d, size_t whsize) {
 
 /* No memory now: one forced collection, then one more try. */
 static gc_header *alloc_after_collection(gc_domain *d, size_t whsize) {
-  if (!d->in_collection) gc_collect(d, GC_COLLECT_FULL);
+  enum gc_cycle_reason why = gc_param_load(&d->heap->cfg.heap_limit_bytes) != 0
+                                 ? GC_CYCLE_HEAP_LIMIT
+                                 : GC_CYCLE_ALLOC_FAILURE;
+  if (!d->in_collection) gc_cycle_collect(d, GC_COLLECT_FULL, why);
   return try_alloc(d, whsize);
 }
 
@@ -130,7 +133,7 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
   gc_heap *heap = d->heap;
   size_t whsize = wsize + 1;
   if (injected_failure_due(heap)) {
-    if (!d->in_collection) gc_collect(d, GC_COLLECT_FULL);
+    if (!d->in_collection) gc_cycle_collect(d, GC_COLLECT_FULL, GC_CYCLE_ALLOC_FAILURE);
     return alloc_failed(d, wsize, "injected failure");
   }
   gc_header *hp = try_alloc(d, whsize);

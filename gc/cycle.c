@@ -98,12 +98,24 @@ void gc_cycle_participate(gc_domain *d, int program) {
   gc_barrier_follow(&heap->barrier);
 }
 
-void gc_major_cycle(gc_domain *d) {
+/* Under the collection lock, before the stop: the paced cycle a domain decided on is still due.
+ * It is not when another domain's cycle ran while this one waited for the lock (the waiter parks
+ * and marks in it), which reset the count: running a second cycle then would collect a heap
+ * that has allocated next to nothing since. */
+static int paced_still_due(gc_heap *heap) {
+  return gc_atomic_load_relaxed(&heap->alloc_words_since_cycle) >=
+         gc_param_load(&heap->trigger_words);
+}
+
+void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
   if (d->in_collection) return;
   d->in_collection = 1;
   cycle_times t = {0};
-  gc_stw_begin(d, GC_STW_CYCLE);
+  if (!gc_stw_begin(d, GC_STW_CYCLE, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) {
+    d->in_collection = 0;
+    return;
+  }
   t.start_ns = gc_plat_now_ns();
   t.handoffs_before = heap->work.handoffs;
 
@@ -148,7 +160,7 @@ static void sweep_cycle(gc_domain *d) {
   gc_heap *heap = d->heap;
   if (d->in_collection) return;
   d->in_collection = 1;
-  gc_stw_begin(d, GC_STW_SWEEP);
+  gc_stw_begin(d, GC_STW_SWEEP, NULL);
   sweep_everywhere(d);
   gc_barrier_release(&heap->barrier);
   gc_stw_end(d);
@@ -169,22 +181,24 @@ int gc_cycle_due(gc_domain *d) {
   return total >= gc_param_load(&heap->trigger_words);
 }
 
-void gc_collect(gc_domain *d, gc_collect_kind kind) {
+void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason) {
   if (d->in_collection) return; /* from a finalizer or hook: refused, nothing to undo */
   switch (kind) {
     case GC_COLLECT_SLICE:
       gc_poll(d);
       if (gc_cycle_due(d)) {
-        gc_major_cycle(d);
+        gc_major_cycle(d, GC_CYCLE_PACED);
       } else {
         gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
       }
       break;
-    case GC_COLLECT_MAJOR: gc_major_cycle(d); break;
+    case GC_COLLECT_MAJOR: gc_major_cycle(d, reason); break;
     case GC_COLLECT_FULL:
-      gc_major_cycle(d);
+      gc_major_cycle(d, reason);
       sweep_cycle(d);
       gc_pool_unmap_free(d->heap);
       break;
   }
 }
+
+void gc_collect(gc_domain *d, gc_collect_kind kind) { gc_cycle_collect(d, kind, GC_CYCLE_FORCED); }

@@ -4,8 +4,21 @@
 
 #include "gc/heap.h"
 
-/* Run one major cycle with d as the leader: stops the world, every stopped domain helps. */
-void gc_major_cycle(gc_domain *d);
+/* Why a cycle starts. */
+enum gc_cycle_reason {
+  GC_CYCLE_NONE,          /* no cycle has started yet */
+  GC_CYCLE_FORCED,        /* gc_collect (major or full) */
+  GC_CYCLE_PACED,         /* the pacer: the domains allocated trigger_words since the last one */
+  GC_CYCLE_ALLOC_FAILURE, /* an allocation failed (the OS, or an injected failure) */
+  GC_CYCLE_HEAP_LIMIT,    /* an allocation did not fit under the heap limit */
+};
+
+/* Run one major cycle with d as the leader: stops the world, every stopped domain helps. A
+ * paced cycle is run only if it is still due once d holds the collection lock: a cycle another
+ * domain ran while d waited for it has reset the pacer. */
+void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason);
+/* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
+void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
 /* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */
 void gc_cycle_participate(gc_domain *d, int program);
 /* Report d's allocation to the pacer; 1 if a cycle is due. */

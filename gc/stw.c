@@ -3,12 +3,16 @@
 
 #include "gc/cycle.h"
 
-void gc_stw_begin(gc_domain *leader, enum gc_stw_program program) {
+int gc_stw_begin(gc_domain *leader, enum gc_stw_program program, int (*proceed)(gc_heap *heap)) {
   gc_heap *heap = leader->heap;
   /* Another domain may be collecting: keep answering its stop while waiting for the lock. */
   while (!gc_mutex_trylock(&heap->stw_lock)) {
     gc_poll(leader);
     gc_plat_spin(&heap->stw_lock);
+  }
+  if (proceed != NULL && !proceed(heap)) {
+    gc_mutex_unlock(&heap->stw_lock);
+    return 0;
   }
   heap->stw_program = program;
   gc_atomic_store(&heap->stw_requested, 1);
@@ -28,6 +32,7 @@ void gc_stw_begin(gc_domain *leader, enum gc_stw_program program) {
     }
   }
   heap->participants = enlisted + 1;
+  return 1;
 }
 
 void gc_stw_end(gc_domain *leader) {

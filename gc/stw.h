@@ -19,7 +19,10 @@ enum gc_stw_program {
   GC_STW_SWEEP, /* finish sweeping, barrier */
 };
 
-void gc_stw_begin(gc_domain *leader, enum gc_stw_program program);
+/* Returns 1 with the world stopped; or 0, having stopped nothing and dropped the lock, when
+ * `proceed` (if not NULL), called with the lock held before the stop is requested, says the
+ * collection is no longer wanted: another domain's may have run while this one waited. */
+int gc_stw_begin(gc_domain *leader, enum gc_stw_program program, int (*proceed)(gc_heap *heap));
 void gc_stw_end(gc_domain *leader);
 
 /* At a safepoint with a stop requested: park, run the programs of the collections that happen
