@@ -103,8 +103,39 @@ void gc_cycle_participate(gc_domain *d, int program) {
  * and marks in it), which reset the count: running a second cycle then would collect a heap
  * that has allocated next to nothing since. */
 static int paced_still_due(gc_heap *heap) {
-  return gc_atomic_load_relaxed(&heap->alloc_words_since_cycle) >=
-         gc_param_load(&heap->trigger_words);
+  gc_cycle_work *s = &heap->pace_decision;
+  /* The pacing parameters change under params_lock (INV-PARAM-1): read them as one state. */
+  gc_mutex_lock(&heap->params_lock);
+  s->paced_words = gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
+  s->trigger_words = gc_param_load(&heap->trigger_words);
+  s->min_trigger_words = heap->cfg.min_trigger_words;
+  s->gc_percent = heap->cfg.gc_percent;
+  gc_mutex_unlock(&heap->params_lock);
+  return s->paced_words >= s->trigger_words;
+}
+
+/* Words reported to the pacer since the heap was created, from the domains' own counters
+ * (INV-PACE-1): what alloc_words_since_cycle has counted since each reset, summed. World
+ * stopped. */
+static uint64_t reported_words(const gc_heap *heap) {
+  uint64_t total = heap->retired.alloc_words; /* a terminating domain reports what it had left */
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    total += heap->domains[i]->alloc_words - heap->domains[i]->unpaced_words;
+  }
+  return total;
+}
+
+/* What starts this cycle, for the perf pass: the reason, the pacer's view when it decided. */
+static void note_start(gc_heap *heap, enum gc_cycle_reason reason) {
+  gc_cycle_work *w = &heap->cycle_work;
+  if (reason == GC_CYCLE_PACED) {
+    *w = heap->pace_decision;
+  } else {
+    *w = (gc_cycle_work){0};
+  }
+  w->reason = reason;
+  w->reported_at_reset = heap->reported_words_at_reset;
+  w->reported_at_start = reported_words(heap);
 }
 
 void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
@@ -118,6 +149,7 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   }
   t.start_ns = gc_plat_now_ns();
   t.handoffs_before = heap->work.handoffs;
+  note_start(heap, reason);
 
   sweep_everywhere(d);
   gc_orphan_adopt_all(d);
@@ -144,6 +176,7 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
   heap->freed_words_at_last_cycle = freed_total;
   gc_atomic_store(&heap->alloc_words_since_cycle, 0);
+  heap->reported_words_at_reset = reported_words(heap);
   gc_heap_call_hook(heap, GC_HOOK_CYCLED);
   gc_barrier_release(&heap->barrier);
 

@@ -66,6 +66,22 @@ enum gc_domain_state {
 
 typedef struct gc_workbuf gc_workbuf;
 
+/* The work of one mark, counted per block or per buffer (never per field) by each marker and
+ * summed by the leader at the end of the mark (gc_mark_finish). The bounds they obey are stated
+ * at gc_cycle_work below. Each costs one add where it is counted: marking a scanned block
+ * (mark_block), scanning one (scan_fields), a refused push (note_overflow), a pool or large block
+ * re-darkened, a re-darkening pass. */
+typedef struct gc_mark_counts {
+  size_t scan_blocks_marked; /* blocks of a scanned tag this mark coloured MARKED */
+  size_t scan_fields_marked; /* their fields (wsize) */
+  size_t blocks_scanned;     /* scan_fields calls: from a work buffer or by re-darkening */
+  size_t fields_scanned;     /* the fields those calls read */
+  size_t overflows;          /* pushes that found no room in the mark stack */
+  size_t flagged;            /* pools and large blocks whose REDARKEN flag a push set (0 -> 1) */
+  size_t redarken_passes;    /* passes of the re-darkening loop */
+  size_t redarkened;         /* pools and large blocks re-darkened */
+} gc_mark_counts;
+
 /* One marker's private state (mark.c); each domain marks with its own. */
 typedef struct gc_marker {
   gc_heap *heap;
@@ -79,6 +95,7 @@ typedef struct gc_marker {
   int parallel;            /* other markers run: mark headers by compare-and-swap */
   size_t marked_words;     /* whsize of the blocks this marker marked */
   size_t marked_blocks;
+  gc_mark_counts counts; /* this marker's share of the mark's work */
 } gc_marker;
 
 struct gc_domain {
@@ -106,6 +123,18 @@ struct gc_domain {
 
   gc_marker marker;
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
+
+  /* This domain's sweep of the current cycle (sweep.c), for the perf pass. Set when the colours
+   * rotate (gc_sweep_begin: one walk of the domain's pool lists, O(pools), in the stopped world);
+   * counted per pool and per large block swept. INV-SWEEPWORK-1: a cycle's sweep examines every
+   * slot below the frontier of each pool unswept at its start once, and no other: slots_swept
+   * <= slots_due, and each large block once: large_swept <= large_due (equal once the domain has
+   * swept everything). A full orphan pool swept again when adopted (orphan.c) is adoption's
+   * work, not counted here. */
+  size_t sweep_slots_due;   /* slots below the frontiers of the pools gc_sweep_begin made unswept */
+  size_t sweep_slots_swept; /* slots the sweep examined since */
+  size_t sweep_large_due;   /* large blocks made unswept */
+  size_t sweep_large_swept; /* large blocks swept since */
 };
 
 /* The pools, large blocks and statistics of terminated domains, waiting for adoption. Guarded
@@ -137,6 +166,53 @@ typedef struct gc_mark_work {
   uintptr_t overflowed; /* atomic: a push found no room; flagged pools need re-darkening */
   uint64_t handoffs;    /* buffers split for idle markers, since the heap was created */
 } gc_mark_work;
+
+/* What the current (or last) cycle did and why it started, for the perf pass (invariants/
+ * perf.c), which holds the collector to these bounds at the hook points. No timing: every figure
+ * is a count. Set when the cycle starts (the reason, the pacing snapshot) and when its mark ends
+ * (the mark's counts, summed from the markers).
+ *
+ * INV-PACE-1: a paced cycle starts only when pacing is on (gc_percent is not GC_PERCENT_OFF) and
+ * the words the domains reported to the pacer since the last cycle's colours rotated reach the
+ * trigger, itself never below min_trigger_words. Counted from the domains' own allocation
+ * counters (alloc_words - unpaced_words, plus the terminated domains'), not from the pacer's
+ * alloc_words_since_cycle: reported_at_start - reported_at_reset >= max(trigger_words,
+ * min_trigger_words), both as the pacer read them when it decided.
+ *
+ * INV-OVERFLOW-1: a push overflows only when every work buffer is out of reach: none on the empty
+ * list. With M markers, h handoffs this mark, B buffers of E entries: the pushing marker holds a
+ * full buffer or none, each other marker holds at most one buffer that may be empty (the one it
+ * pops from, or a fresh one it is about to fill), and every other buffer is full (E entries) or
+ * a handoff's half (at least 1 entry, at most h of them). Every entry is a distinct block marked
+ * this mark (a block is pushed once, when it turns MARKED), and the prefetch FIFO holds pointers
+ * not yet marked, so it takes no entry. So a mark that overflowed marked at least
+ * (B - M + 1 - h')E + h' + 1 blocks of a scanned tag, h' = min(h, B - M + 1); with one marker
+ * (h = 0: INV-HANDOFF-1), B*E + 1: the mark stack's whole capacity plus the one refused.
+ *
+ * INV-MARKWORK-1: marking scans each block it marked once from a work buffer, and each
+ * re-darkening pass scans each MARKED block of a flagged pool or large block at most once more:
+ * fields_scanned <= scan_fields_marked * (1 + redarken_passes). Re-darkening visits only what a
+ * refused push flagged, and each flag once: redarkened <= flagged (equal once the mark is over).
+ *
+ * INV-HANDOFF-1: a marker splits its buffer only for an idle marker, so a mark with one marker
+ * makes no handoff.
+ */
+typedef struct gc_cycle_work {
+  int reason; /* enum gc_cycle_reason (cycle.h) */
+  /* The pacer's view when it decided to start a paced cycle (0 for the other reasons). */
+  size_t paced_words;       /* alloc_words_since_cycle */
+  size_t trigger_words;     /* trigger_words */
+  size_t min_trigger_words; /* cfg.min_trigger_words */
+  int gc_percent;           /* cfg.gc_percent */
+  /* Words reported to the pacer since the heap was created, from the domains' own counters: at
+   * the last colour rotation (when alloc_words_since_cycle became 0) and at this cycle's start
+   * (world stopped). */
+  uint64_t reported_at_reset, reported_at_start;
+  /* The mark. */
+  size_t markers;      /* markers of the parallel part (the leader and the parked) */
+  uint64_t handoffs;   /* buffers split for idle markers in this mark */
+  gc_mark_counts mark; /* the markers' counts, summed */
+} gc_cycle_work;
 
 typedef struct gc_scanner {
   gc_scan_roots_fn fn;
@@ -250,6 +326,10 @@ struct gc_heap {
   gc_mark_work work;
   size_t marked_words;  /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks; /* blocks marked this cycle */
+  gc_cycle_work cycle_work;
+  uint64_t handoffs_at_mark_begin;
+  gc_cycle_work pace_decision;      /* a paced start's snapshot, under stw_lock before the stop */
+  uint64_t reported_words_at_reset; /* reported_words (cycle.c) when the pacer last reset */
 
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
   uintptr_t alloc_words_since_cycle; /* atomic */

@@ -15,13 +15,17 @@
 /* ---- One block ----------------------------------------------------------------------------- */
 
 /* No room for the block at hp: flag its pool or large block so re-darkening finds it. */
-static void note_overflow(gc_heap *heap, gc_header *hp, gc_header hd) {
+static void note_overflow(gc_marker *m, gc_header *hp, gc_header hd) {
+  uint32_t old;
   if (gc_hd_whsize(hd) <= GC_SIZECLASS_MAX_WHSIZE) {
-    gc_atomic_or_u32(&gc_pool_of_hp(hp)->flags, GC_POOL_REDARKEN);
+    old = gc_atomic_or_u32(&gc_pool_of_hp(hp)->flags, GC_POOL_REDARKEN) & GC_POOL_REDARKEN;
   } else {
-    gc_atomic_or_u32((uint32_t *)&gc_large_of_hp(hp)->flags, GC_LARGE_REDARKEN);
+    old = gc_atomic_or_u32((uint32_t *)&gc_large_of_hp(hp)->flags, GC_LARGE_REDARKEN) &
+          GC_LARGE_REDARKEN;
   }
-  gc_atomic_store(&heap->work.overflowed, 1);
+  m->counts.overflows++;
+  if (!old) m->counts.flagged++; /* INV-MARKWORK-1 */
+  gc_atomic_store(&m->heap->work.overflowed, 1);
 }
 
 /* The current buffer is full: publish it and take an empty one, or overflow. */
@@ -29,7 +33,7 @@ static void push_slow(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
   gc_mark_work *w = &m->heap->work;
   gc_workbuf *fresh = gc_work_get_empty(w);
   if (fresh == NULL) {
-    note_overflow(m->heap, hp, hd);
+    note_overflow(m, hp, hd);
     return;
   }
   if (m->buf != NULL) gc_work_put_full(w, m->buf);
@@ -61,7 +65,11 @@ static inline __attribute__((always_inline)) void mark_block(gc_marker *m, gc_va
   }
   m->marked_words += gc_hd_whsize(hd);
   m->marked_blocks++;
-  if (gc_tag_is_scanned(gc_hd_tag(hd))) push(m, v, hp, hd);
+  if (gc_tag_is_scanned(gc_hd_tag(hd))) {
+    m->counts.scan_blocks_marked++;
+    m->counts.scan_fields_marked += gc_hd_wsize(hd);
+    push(m, v, hp, hd);
+  }
 }
 
 /* Reading a child's header is the marker's cache miss. Each pointer found first goes through a
@@ -84,6 +92,8 @@ static inline __attribute__((always_inline)) void mark_value(gc_marker *m, gc_va
 static void scan_fields(gc_marker *m, gc_value v) {
   size_t wsize = gc_hd_wsize(gc_atomic_load_word(gc_hp_val(v)));
   gc_value *fields = gc_fields(v);
+  m->counts.blocks_scanned++;
+  m->counts.fields_scanned += wsize;
   for (size_t i = 0; i < wsize; i++) mark_value(m, fields[i]);
 }
 
@@ -173,6 +183,7 @@ void gc_roots_visit(gc_heap *heap, gc_visit_fn visit, void *ctx) {
 /* Scan again every MARKED block of a flagged pool: its unscanned children are among them. */
 static void redarken_pool(gc_marker *m, gc_pool *p) {
   p->flags &= ~GC_POOL_REDARKEN;
+  m->counts.redarkened++;
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
   const gc_header marked = m->heap->colours.marked;
   for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
@@ -196,6 +207,7 @@ static void redarken_large(gc_marker *m, gc_large *list) {
   for (gc_large *a = list; a != NULL; a = a->next) {
     if (!(a->flags & GC_LARGE_REDARKEN)) continue;
     a->flags &= ~GC_LARGE_REDARKEN;
+    m->counts.redarkened++;
     scan_fields(m, gc_val_hp(gc_large_hp(a)));
     mark_loop(m);
   }
@@ -209,6 +221,7 @@ static void redarken(gc_marker *m) {
   gc_heap *heap = m->heap;
   while (gc_atomic_load(&heap->work.overflowed)) {
     heap->mark_overflows++;
+    m->counts.redarken_passes++;
     gc_atomic_store(&heap->work.overflowed, 0);
     for (size_t i = 0; i < heap->domain_count; i++) {
       gc_domain *d = heap->domains[i];
@@ -234,6 +247,8 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_work_shape(heap, heap->cfg.mark_stack_entries, markers);
   gc_work_begin(heap, markers);
   gc_atomic_store(&heap->work.overflowed, 0);
+  heap->cycle_work.markers = markers;
+  heap->handoffs_at_mark_begin = heap->work.handoffs;
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_marker *m = &heap->domains[i]->marker;
     memset(m, 0, sizeof *m);
@@ -271,10 +286,22 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   redarken(m);
   heap->marked_words = 0;
   heap->marked_blocks = 0;
+  gc_mark_counts *sum = &heap->cycle_work.mark;
+  *sum = (gc_mark_counts){0};
   for (size_t i = 0; i < heap->domain_count; i++) {
-    heap->marked_words += heap->domains[i]->marker.marked_words;
-    heap->marked_blocks += heap->domains[i]->marker.marked_blocks;
+    const gc_marker *o = &heap->domains[i]->marker;
+    heap->marked_words += o->marked_words;
+    heap->marked_blocks += o->marked_blocks;
+    sum->scan_blocks_marked += o->counts.scan_blocks_marked;
+    sum->scan_fields_marked += o->counts.scan_fields_marked;
+    sum->blocks_scanned += o->counts.blocks_scanned;
+    sum->fields_scanned += o->counts.fields_scanned;
+    sum->overflows += o->counts.overflows;
+    sum->flagged += o->counts.flagged;
+    sum->redarken_passes += o->counts.redarken_passes;
+    sum->redarkened += o->counts.redarkened;
   }
+  heap->cycle_work.handoffs = heap->work.handoffs - heap->handoffs_at_mark_begin;
 }
 
 size_t gc_mark_marked_blocks(const gc_heap *heap) { return heap->marked_blocks; }

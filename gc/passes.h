@@ -25,18 +25,22 @@
 #ifndef GC_PASSES_H
 #define GC_PASSES_H
 
-#define GC_VERIFY_PASS_TABLE(X)                                                                \
-  X(REACH, "reach", GC_HOOK_BIT(GC_HOOK_CYCLED), gc_verify_reach_run, GC_VERIFY_NEEDS_INDEX,   \
-    "walks from the roots: every reachable pointer is a live block start with a valid header " \
-    "and a post-rotation colour")                                                              \
-  X(SWEPT, "swept", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_swept_run, 0,                        \
-    "recounts every pool, free list and large block against the statistics and lists")         \
-  X(CHECKMARK, "checkmark", GC_HOOK_BIT(GC_HOOK_MARK_DONE), gc_verify_checkmark_run,           \
-    GC_VERIFY_NEEDS_INDEX,                                                                     \
-    "marks again from the roots with its own mark set: every reachable block is MARKED")       \
-  X(MODEL, "model",                                                                            \
-    GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT), \
-    gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                        \
-    "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")
+#define GC_VERIFY_PASS_TABLE(X)                                                                    \
+  X(REACH, "reach", GC_HOOK_BIT(GC_HOOK_CYCLED), gc_verify_reach_run, GC_VERIFY_NEEDS_INDEX,       \
+    "walks from the roots: every reachable pointer is a live block start with a valid header "     \
+    "and a post-rotation colour")                                                                  \
+  X(SWEPT, "swept", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_swept_run, 0,                            \
+    "recounts every pool, free list and large block against the statistics and lists")             \
+  X(CHECKMARK, "checkmark", GC_HOOK_BIT(GC_HOOK_MARK_DONE), gc_verify_checkmark_run,               \
+    GC_VERIFY_NEEDS_INDEX,                                                                         \
+    "marks again from the roots with its own mark set: every reachable block is MARKED")           \
+  X(MODEL, "model",                                                                                \
+    GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT),     \
+    gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                            \
+    "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")       \
+  X(PERF, "perf", GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_perf_run, \
+    0,                                                                                             \
+    "holds the collector's own work counters to bounds: cycles started, mark-stack overflows, "    \
+    "fields scanned, pools re-darkened and swept, handoffs")
 
 #endif /* GC_PASSES_H */

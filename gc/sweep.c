@@ -6,7 +6,32 @@
 #include "gc/large.h"
 #include "gc/pool.h"
 
+/* Slots below p's frontier: what sweeping p examines. */
+static size_t used_slots(gc_pool *p) {
+  return (size_t)(p->frontier - gc_pool_first_slot(p)) / gc_wsize_of_class[p->size_class];
+}
+
+static size_t used_slots_of_list(gc_pool *list) {
+  size_t slots = 0;
+  for (gc_pool *p = list; p != NULL; p = p->next) slots += used_slots(p);
+  return slots;
+}
+
+/* INV-SWEEPWORK-1 (heap.h): what this sweep is due to examine, one walk of the lists. */
+static void count_sweep_due(gc_domain *d) {
+  size_t slots = 0, large = 0;
+  for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    slots += used_slots_of_list(d->avail[c]) + used_slots_of_list(d->full[c]);
+  }
+  for (gc_large *a = d->swept_large; a != NULL; a = a->next) large++;
+  d->sweep_slots_due = slots;
+  d->sweep_large_due = large;
+  d->sweep_slots_swept = 0;
+  d->sweep_large_swept = 0;
+}
+
 void gc_sweep_begin(gc_domain *d) {
+  count_sweep_due(d);
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
     /* INV-COL-1: sweeping finished before this cycle's marking began. */
     d->unswept_avail[c] = d->avail[c];
@@ -35,17 +60,28 @@ static void sweep_done(gc_domain *d) {
   gc_mutex_unlock(&heap->stw_lock);
 }
 
+/* Sweep the first pool of an unswept list, counting the slots it examines (INV-SWEEPWORK-1). */
+static size_t sweep_pool(gc_domain *d, gc_pool **list, int release_if_empty) {
+  if (*list != NULL) d->sweep_slots_swept += used_slots(*list);
+  return gc_pool_sweep(d, list, release_if_empty);
+}
+
+static size_t sweep_large(gc_domain *d) {
+  if (d->unswept_large != NULL) d->sweep_large_swept++;
+  return gc_large_sweep_one(d);
+}
+
 int gc_sweep_slice(gc_domain *d, size_t budget_words) {
   if (!d->sweeping) return 1;
   size_t done = 0;
   while (done < budget_words && d->next_to_sweep < GC_NUM_SIZECLASSES) {
     gc_sizeclass c = d->next_to_sweep;
-    size_t work = gc_pool_sweep(d, &d->unswept_avail[c], 1);
-    if (work == 0) work = gc_pool_sweep(d, &d->unswept_full[c], 1);
+    size_t work = sweep_pool(d, &d->unswept_avail[c], 1);
+    if (work == 0) work = sweep_pool(d, &d->unswept_full[c], 1);
     if (work == 0) d->next_to_sweep++;
     done += work;
   }
-  while (done < budget_words && d->unswept_large != NULL) done += gc_large_sweep_one(d);
+  while (done < budget_words && d->unswept_large != NULL) done += sweep_large(d);
   if (d->next_to_sweep < GC_NUM_SIZECLASSES || d->unswept_large != NULL) return 0;
   sweep_done(d);
   return 1;
@@ -58,9 +94,9 @@ void gc_sweep_finish(gc_domain *d) {
 void gc_sweep_for_class(gc_domain *d, gc_sizeclass c) {
   /* Empty pools are kept, not released: the allocation that asked is about to use one. */
   while (d->avail[c] == NULL && d->unswept_avail[c] != NULL) {
-    gc_pool_sweep(d, &d->unswept_avail[c], 0);
+    sweep_pool(d, &d->unswept_avail[c], 0);
   }
   while (d->avail[c] == NULL && d->unswept_full[c] != NULL) {
-    gc_pool_sweep(d, &d->unswept_full[c], 0);
+    sweep_pool(d, &d->unswept_full[c], 0);
   }
 }

@@ -20,7 +20,6 @@
  *
  * Cost: O(reachable blocks + fields) with one address-map insert per edge; see walk.h.
  */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "gc/heap.h"
@@ -28,21 +27,6 @@
 #include "invariants/pass.h"
 #include "invariants/verify.h"
 #include "invariants/walk.h"
-
-static size_t mark_unfinished(const gc_verify_run *run, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4), cold));
-
-static size_t mark_unfinished(const gc_verify_run *run, const char *where, const char *fmt, ...) {
-  gc_verify_report *r = gc_verify_report_new(run, GC_VK_CHECKMARK_MARK_UNFINISHED);
-  if (r != NULL) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->what, sizeof r->what, fmt, ap);
-    va_end(ap);
-    gc_verify_report_where(r, "%s", where);
-  }
-  return 1;
-}
 
 /* The followers wrote their markers' state before arriving at the barrier, and the leader read
  * `arrived` with acquire to pass it: this thread sees their final state. */
@@ -55,19 +39,19 @@ static size_t check_marking_over(const gc_verify_run *run) {
     char where[48];
     snprintf(where, sizeof where, "domain %u's marker", heap->domains[i]->id);
     found +=
-        mark_unfinished(run, where,
-                        "marking is declared over, but domain %u's marker still holds %s "
-                        "and %u prefetched pointer(s): it has not finished marking",
-                        heap->domains[i]->id, m->buf != NULL ? "a work buffer" : "no work buffer",
-                        m->prefetch_count);
+        gc_verify_violation(run, GC_VK_CHECKMARK_MARK_UNFINISHED, where,
+                            "marking is declared over, but domain %u's marker still holds %s "
+                            "and %u prefetched pointer(s): it has not finished marking",
+                            heap->domains[i]->id,
+                            m->buf != NULL ? "a work buffer" : "no work buffer", m->prefetch_count);
   }
   if (gc_atomic_load(&heap->stw_requested)) {
     size_t arrived = gc_atomic_load(&heap->barrier.arrived);
     if (arrived + 1 != heap->participants) {
-      found += mark_unfinished(run, "the mark barrier",
-                               "marking is declared over with %zu of the %zu following markers "
-                               "at the barrier: the others may still be marking",
-                               arrived, heap->participants - 1);
+      found += gc_verify_violation(run, GC_VK_CHECKMARK_MARK_UNFINISHED, "the mark barrier",
+                                   "marking is declared over with %zu of the %zu following markers "
+                                   "at the barrier: the others may still be marking",
+                                   arrived, heap->participants - 1);
     }
   }
   return found;

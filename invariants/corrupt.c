@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/cycle.h"
 #include "gc/header.h"
 #include "gc/heap.h"
 #include "gc/large.h"
@@ -300,6 +301,68 @@ static int plant_follower_missing(gc_corruption *c) {
   return 1;
 }
 
+/* ---- Work counters (perf_test) ------------------------------------------------------------ */
+
+/* perf_test paced_start_below_the_trigger: the last cycle, as the pacer's decision recorded it,
+ * was paced with a trigger one word above what the domains reported to it since the reset. */
+static int plant_unpaced(gc_corruption *c) {
+  gc_cycle_work *w = &c->heap->cycle_work;
+  POKE(&c->undo, w->reason, GC_CYCLE_PACED);
+  if (w->gc_percent == GC_PERCENT_OFF) POKE(&c->undo, w->gc_percent, 100);
+  POKE(&c->undo, w->trigger_words, (size_t)(w->reported_at_start - w->reported_at_reset) + 1);
+  return 1;
+}
+
+/* perf_test paced_start_with_pacing_off. */
+static int plant_unpaced_off(gc_corruption *c) {
+  gc_cycle_work *w = &c->heap->cycle_work;
+  POKE(&c->undo, w->reason, GC_CYCLE_PACED);
+  POKE(&c->undo, w->gc_percent, GC_PERCENT_OFF);
+  return 1;
+}
+
+/* perf_test overflow_of_a_small_mark: a refused push in a mark that marked no scanned block. */
+static int plant_needless_overflow(gc_corruption *c) {
+  gc_mark_counts *m = &c->heap->cycle_work.mark;
+  POKE(&c->undo, m->overflows, m->overflows + 1);
+  POKE(&c->undo, m->scan_blocks_marked, 0);
+  return 1;
+}
+
+/* perf_test fields_scanned_above_the_bound: one field more than every marked block scanned once
+ * per pass. */
+static int plant_mark_work(gc_corruption *c) {
+  gc_mark_counts *m = &c->heap->cycle_work.mark;
+  POKE(&c->undo, m->fields_scanned, m->scan_fields_marked * (1 + m->redarken_passes) + 1);
+  return 1;
+}
+
+/* perf_test unflagged_pool_redarkened. */
+static int plant_mark_work_redarken(gc_corruption *c) {
+  gc_mark_counts *m = &c->heap->cycle_work.mark;
+  POKE(&c->undo, m->redarkened, m->flagged + 1);
+  return 1;
+}
+
+/* perf_test handoff_with_one_marker. */
+static int plant_lone_handoff(gc_corruption *c) {
+  gc_cycle_work *w = &c->heap->cycle_work;
+  POKE(&c->undo, w->markers, 1);
+  POKE(&c->undo, w->handoffs, w->handoffs + 1);
+  return 1;
+}
+
+/* perf_test pool_swept_twice / large_block_swept_twice: the running domain's sweep examined one
+ * slot (one large block) more than it began with. */
+static int plant_sweep_work(gc_corruption *c) {
+  POKE(&c->undo, c->dom->sweep_slots_swept, c->dom->sweep_slots_due + 1);
+  return 1;
+}
+static int plant_sweep_work_large(gc_corruption *c) {
+  POKE(&c->undo, c->dom->sweep_large_swept, c->dom->sweep_large_due + 1);
+  return 1;
+}
+
 /* Free-list entry k of pool p (entries are linked through their word 1), or NULL. */
 static gc_header *free_entry(gc_pool *p, size_t k) {
   gc_header *e = p->free_list;
@@ -552,7 +615,15 @@ static int plant_model_root(gc_corruption *c) {
   X(MODEL_FINALIZER_COUNT, "unknown-block", CYCLED, 0, plant_model_unknown_finalized)             \
   X(MODEL_FINALIZER_COUNT, "unqueued", CYCLED, NEED_OBJECT, plant_model_unqueued_finalizer)       \
   X(MODEL_LIVE_COUNT, "", SWEPT, NEED_BLOCK, plant_model_live_count)                              \
-  X(MODEL_ROOT, "", CYCLED, 0, plant_model_root)
+  X(MODEL_ROOT, "", CYCLED, 0, plant_model_root)                                                  \
+  X(PERF_UNPACED_CYCLE, "", SWEPT, 0, plant_unpaced)                                              \
+  X(PERF_UNPACED_CYCLE, "off", SWEPT, 0, plant_unpaced_off)                                       \
+  X(PERF_NEEDLESS_OVERFLOW, "", SWEPT, 0, plant_needless_overflow)                                \
+  X(PERF_MARK_WORK, "", SWEPT, 0, plant_mark_work)                                                \
+  X(PERF_MARK_WORK, "redarken", SWEPT, 0, plant_mark_work_redarken)                               \
+  X(PERF_LONE_HANDOFF, "", SWEPT, 0, plant_lone_handoff)                                          \
+  X(PERF_SWEEP_WORK, "", SWEPT, 0, plant_sweep_work)                                              \
+  X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)
 
 static const corruption_row rows[] = {
 #define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \

@@ -16,7 +16,7 @@ typedef struct fixture {
 
 static void fixture_build(fixture *f) {
   memset(f, 0, sizeof *f);
-  f->h = breaking_heap("verify=reach+swept+checkmark,mintrigger=4096");
+  f->h = breaking_heap("verify=reach+swept+checkmark+perf,mintrigger=4096");
   f->main = gc_main_domain(f->h);
   for (int i = 0; i < ROOTS; i++) gc_root_register(f->h, &f->roots[i]);
   f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);

@@ -118,6 +118,18 @@
     "the heap's live blocks equal the model's objects when a sweep ends")                       \
   X(MODEL_ROOT, MODEL, "model.root", "API-ROOT", CYCLED,                                        \
     "every root slot holds what the model stored there")                                        \
+  /* perf: the collector's work counters against bounds from the heap's shape. */               \
+  X(PERF_UNPACED_CYCLE, PERF, "perf.unpaced-cycle", "INV-PACE-1", MARK_DONE,                    \
+    "a paced cycle starts only with pacing on and the trigger's words reported since the last") \
+  X(PERF_NEEDLESS_OVERFLOW, PERF, "perf.needless-overflow", "INV-OVERFLOW-1", MARK_DONE,        \
+    "the mark stack overflows only in a mark of more scanned blocks than its buffers hold")     \
+  X(PERF_MARK_WORK, PERF, "perf.mark-work", "INV-MARKWORK-1", MARK_DONE,                        \
+    "marking scans each marked block once plus once per re-darkening pass, and re-darkens "     \
+    "only flagged pools")                                                                       \
+  X(PERF_LONE_HANDOFF, PERF, "perf.lone-handoff", "INV-HANDOFF-1", MARK_DONE,                   \
+    "a mark with one marker splits no work buffer")                                             \
+  X(PERF_SWEEP_WORK, PERF, "perf.sweep-work", "INV-SWEEPWORK-1", SWEPT,                         \
+    "a sweep examines only the slots below the frontiers and the large blocks it began with")   \
   /* driver: the fuzz driver's checks of the API around each op. */                             \
   X(DRIVER_API_ERROR, DRIVER, "driver.api-error", "API-ERROR", OP,                              \
     "a call returns the result and records the error its contract gives for the op")            \

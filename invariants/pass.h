@@ -60,6 +60,11 @@ void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A report of `kind` with no block, its rule broken (`what`) and the state it is about
+ * (`where`); returns 1, the violation counted (kept or dropped). For the passes that check
+ * counters and shapes rather than blocks (perf, and checkmark's end of marking). */
+size_t gc_verify_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
+                           const char *fmt, ...) __attribute__((format(printf, 4, 5), cold));
 /* The block `v`: its address, and its header and location when the index says reading is safe
  * (NULL or an immediate: said so, nothing read). */
 void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v);

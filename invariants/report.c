@@ -204,6 +204,19 @@ void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...) {
   va_end(ap);
 }
 
+size_t gc_verify_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
+                           const char *fmt, ...) {
+  gc_verify_report *r = gc_verify_report_new(run, kind);
+  if (r != NULL) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->what, sizeof r->what, fmt, ap);
+    va_end(ap);
+    gc_verify_report_where(r, "%s", where);
+  }
+  return 1;
+}
+
 const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd) {
   return hd == 0 ? "none" : gc_colour_name(heap, gc_hd_colour(hd));
 }

@@ -174,11 +174,11 @@ static void one_world(const char *params, int rounds, unsigned seed) {
 }
 
 static void four_threads_every_pass(void) {
-  one_world("verify=reach+swept+checkmark,mintrigger=4K", 6000, 1);
+  one_world("verify=reach+swept+checkmark+perf,mintrigger=4K", 6000, 1);
 }
 
 static void four_threads_tiny_mark_stack(void) {
-  one_world("verify=reach+swept+checkmark,mintrigger=2K,markstack=4", 3000, 2);
+  one_world("verify=reach+swept+checkmark+perf,mintrigger=2K,markstack=4", 3000, 2);
 }
 
 int main(void) {
@@ -187,8 +187,8 @@ int main(void) {
     time_t end = time(NULL) + atoi(stress);
     unsigned worlds = 0;
     while (time(NULL) < end) {
-      one_world(worlds % 3 == 2 ? "verify=reach+swept+checkmark,mintrigger=2K,markstack=4"
-                                : "verify=reach+swept+checkmark,mintrigger=4K",
+      one_world(worlds % 3 == 2 ? "verify=reach+swept+checkmark+perf,mintrigger=2K,markstack=4"
+                                : "verify=reach+swept+checkmark+perf,mintrigger=4K",
                 3000, 100 + worlds);
       worlds++;
     }

@@ -52,10 +52,13 @@ extern "C" {
  * reach: any time no marking is in progress (normally right after the colours cycled).
  * checkmark: right after marking, before the colours cycle (from a GC_HOOK_MARK_DONE hook).
  * swept: when sweeping is complete (e.g. after gc_collect(d, GC_COLLECT_FULL)).
+ * perf: any time; it checks the counters of the last cycle's start and mark and of each
+ * domain's sweep so far (invariants/perf.c).
  * The model's checks are gc_model_check (model.h). */
 size_t gc_verify_reach(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_checkmark(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_swept(gc_heap *heap, gc_verify_reports *out);
+size_t gc_verify_perf(gc_heap *heap, gc_verify_reports *out);
 
 /* ---- The hook ------------------------------------------------------------------------------ */
 

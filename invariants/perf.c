@@ -1,0 +1,153 @@
+/* The perf pass: work the collector did that it should not have, from the counters it keeps
+ * (gc_cycle_work in gc/heap.h, the domains' sweep counts), checked against bounds derived from
+ * the heap's shape. A heap can be perfectly correct and still fail here: a cycle nobody asked
+ * for, a mark stack that overflows while it could hold every block, a pool re-darkened though
+ * nothing in it overflowed, a pool swept twice, a buffer split for a marker that does not exist.
+ * No timing anywhere: every bound compares counts, so a finding replays exactly.
+ *
+ * At GC_HOOK_MARK_DONE it checks the mark just finished and why its cycle started; at
+ * GC_HOOK_SWEPT each domain's sweep; called directly, both (the counters stay until the next
+ * cycle or sweep replaces them).
+ *
+ *   perf.unpaced-cycle     INV-PACE-1      a paced start needs pacing on and the trigger reached
+ *   perf.needless-overflow INV-OVERFLOW-1  an overflow needs more scanned blocks than fit
+ *   perf.mark-work         INV-MARKWORK-1  fields scanned and pools re-darkened within bounds
+ *   perf.lone-handoff      INV-HANDOFF-1   no handoff in a mark with one marker
+ *   perf.sweep-work        INV-SWEEPWORK-1 a sweep examines only the slots and large blocks due
+ *
+ * Cost: O(domains) at each point, a few comparisons; nothing walks the heap.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gc/cycle.h"
+#include "gc/heap.h"
+#include "invariants/pass.h"
+#include "invariants/verify.h"
+
+/* ---- The start ----------------------------------------------------------------------------- */
+
+/* INV-PACE-1. The words come from the domains' allocation counters, not from the pacer's own
+ * count, so a pacer that forgot to reset (or double-counted) is measured against what was really
+ * reported to it. */
+static size_t check_start(const gc_verify_run *run) {
+  const gc_cycle_work *w = &run->heap->cycle_work;
+  if (w->reason != GC_CYCLE_PACED) return 0;
+  if (w->gc_percent == GC_PERCENT_OFF) {
+    return gc_verify_violation(
+        run, GC_VK_PERF_UNPACED_CYCLE, "the pacer (cycle start)",
+        "a paced cycle started with pacing off (gc_percent off; the pacer read "
+        "%zu words allocated against a trigger of %zu) (INV-PACE-1)",
+        w->paced_words, w->trigger_words);
+  }
+  uint64_t due = w->trigger_words > w->min_trigger_words ? w->trigger_words : w->min_trigger_words;
+  if (w->reported_at_start >= w->reported_at_reset &&
+      w->reported_at_start - w->reported_at_reset >= due) {
+    return 0;
+  }
+  return gc_verify_violation(
+      run, GC_VK_PERF_UNPACED_CYCLE, "the pacer (cycle start)",
+      "a paced cycle started after %lld words reported to the pacer since the last "
+      "cycle (the domains' counters: %llu now, %llu at the last reset), below the "
+      "trigger %zu (min_trigger_words %zu, gc_percent %d); the pacer's own count "
+      "said %zu (INV-PACE-1)",
+      (long long)(w->reported_at_start - w->reported_at_reset),
+      (unsigned long long)w->reported_at_start, (unsigned long long)w->reported_at_reset,
+      w->trigger_words, w->min_trigger_words, w->gc_percent, w->paced_words);
+}
+
+/* ---- The mark ------------------------------------------------------------------------------ */
+
+/* INV-OVERFLOW-1: the fewest scanned blocks a mark that overflowed can have marked, less one:
+ * (B - M + 1 - h')E + h', h' = min(h, B - M + 1). */
+static uint64_t overflow_floor(uint64_t buffers, uint64_t entries, uint64_t markers,
+                               uint64_t handoffs) {
+  if (markers == 0) markers = 1;
+  if (buffers + 1 < markers) return 0;
+  uint64_t spare = buffers - markers + 1; /* buffers not held empty by another marker */
+  uint64_t halves = handoffs < spare ? handoffs : spare;
+  return (spare - halves) * entries + halves;
+}
+
+static size_t check_mark(const gc_verify_run *run) {
+  gc_heap *heap = run->heap;
+  const gc_cycle_work *w = &heap->cycle_work;
+  const gc_mark_counts *c = &w->mark;
+  size_t found = 0;
+  if (c->overflows > 0) {
+    uint64_t floor =
+        overflow_floor(heap->work.buf_count, heap->work.buf_entries, w->markers, w->handoffs);
+    if (c->scan_blocks_marked <= floor) {
+      found += gc_verify_violation(
+          run, GC_VK_PERF_NEEDLESS_OVERFLOW, "the mark stack",
+          "the mark stack overflowed %zu time(s) in a mark of %zu scanned blocks, which fit in "
+          "it: %zu buffers of %zu entries (markstack=%zu), %zu marker(s), %llu handoff(s) leave "
+          "room for %llu entries before a push can find none (INV-OVERFLOW-1)",
+          c->overflows, c->scan_blocks_marked, heap->work.buf_count, heap->work.buf_entries,
+          heap->cfg.mark_stack_entries, w->markers, (unsigned long long)w->handoffs,
+          (unsigned long long)floor);
+    }
+  }
+  uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes);
+  if (c->fields_scanned > fields_bound) {
+    found += gc_verify_violation(
+        run, GC_VK_PERF_MARK_WORK, "the marker",
+        "marking scanned %zu fields in %zu block scans, above the %zu fields of "
+        "the %zu scanned blocks it marked times 1 + %zu re-darkening pass(es) = "
+        "%llu (INV-MARKWORK-1)",
+        c->fields_scanned, c->blocks_scanned, c->scan_fields_marked, c->scan_blocks_marked,
+        c->redarken_passes, (unsigned long long)fields_bound);
+  }
+  if (c->redarkened > c->flagged) {
+    found += gc_verify_violation(
+        run, GC_VK_PERF_MARK_WORK, "the marker's re-darkening",
+        "re-darkening scanned %zu pools and large blocks in %zu pass(es), but "
+        "refused pushes flagged only %zu of them: it rescanned what no overflow "
+        "asked for (INV-MARKWORK-1)",
+        c->redarkened, c->redarken_passes, c->flagged);
+  }
+  if (w->markers <= 1 && w->handoffs > 0) {
+    found +=
+        gc_verify_violation(run, GC_VK_PERF_LONE_HANDOFF, "the mark work buffers",
+                            "%llu work buffer(s) split for an idle marker in a mark with %zu "
+                            "marker(s): there was no other marker to take them (INV-HANDOFF-1)",
+                            (unsigned long long)w->handoffs, w->markers);
+  }
+  return found;
+}
+
+/* ---- The sweep ----------------------------------------------------------------------------- */
+
+static size_t check_sweep(const gc_verify_run *run) {
+  gc_heap *heap = run->heap;
+  size_t found = 0;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    const gc_domain *d = heap->domains[i];
+    if (d->sweep_slots_swept <= d->sweep_slots_due && d->sweep_large_swept <= d->sweep_large_due)
+      continue;
+    char where[48];
+    snprintf(where, sizeof where, "domain %u's sweep", d->id);
+    found += gc_verify_violation(
+        run, GC_VK_PERF_SWEEP_WORK, where,
+        "domain %u's sweep examined %zu slots and %zu large blocks; its pools "
+        "had %zu slots below their frontiers and it had %zu large blocks when "
+        "the sweep began (INV-SWEEPWORK-1)",
+        d->id, d->sweep_slots_swept, d->sweep_large_swept, d->sweep_slots_due, d->sweep_large_due);
+  }
+  return found;
+}
+
+size_t gc_verify_perf_run(const gc_verify_run *run) {
+  int mark_done = strcmp(run->point, gc_verify_point_name(GC_HOOK_MARK_DONE)) == 0;
+  int swept = strcmp(run->point, gc_verify_point_name(GC_HOOK_SWEPT)) == 0;
+  size_t found = 0;
+  if (!swept) found += check_start(run) + check_mark(run);
+  if (!mark_done) found += check_sweep(run);
+  return found;
+}
+
+size_t gc_verify_perf(gc_heap *heap, gc_verify_reports *out) {
+  gc_verify_run run = {.heap = heap, .point = "direct", .out = out};
+  return gc_verify_perf_run(&run);
+}
