@@ -324,10 +324,10 @@ struct gc_heap {
    * (work.overflowed is then set). A pointer in a marker's prefetch FIFO was found in a field or
    * root but its block not yet examined; marking ends only when buffers and FIFOs are empty. */
   gc_mark_work work;
-  size_t marked_words;  /* whsize of the blocks marked this cycle, all markers */
-  size_t marked_blocks; /* blocks marked this cycle */
-  gc_cycle_work cycle_work;
-  uint64_t handoffs_at_mark_begin;
+  size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
+  size_t marked_blocks;             /* blocks marked this cycle */
+  gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
+  uint64_t handoffs_at_mark_begin;  /* work.handoffs when this mark began */
   gc_cycle_work pace_decision;      /* a paced start's snapshot, under stw_lock before the stop */
   uint64_t reported_words_at_reset; /* reported_words (cycle.c) when the pacer last reset */
 
