@@ -47,15 +47,20 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
     }
   }
   if (point == GC_HOOK_CYCLED) d->cycles_seen++;
-  d->in_stw = point == GC_HOOK_MARK_DONE; /* from mark-done to cycled the world stays stopped */
+  /* Inside a collection: in any hook, and from mark-done to the end of cycled, the world
+   * stopped. No finalizer may start there (driver.finalizer-context). */
+  d->in_hook++;
+  if (point == GC_HOOK_MARK_DONE) d->in_stw = 1;
   if (d->opt->trace != NULL) {
     static const char *const names[] = {"mark-done", "cycled", "swept"};
     fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
   }
-  if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
   /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
   driver_check_cycle(d, m, point);
+  if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
+  if (point == GC_HOOK_CYCLED) d->in_stw = 0;
+  d->in_hook--;
 }
 
 /* ---- The heap, the model and the memory kept between programs ------------------------------ */

@@ -511,11 +511,12 @@ static void run_body(void *user, gc_model_id obj, uint64_t tag) {
   driver *d = user;
   mutator *m = drv_thread_mutator;
   drv_check_made(d);
-  if (d->in_stw) {
+  if (d->in_stw || d->in_hook > 0) {
     drv_violation(d, m, GC_VK_DRIVER_FINALIZER_CONTEXT,
-                  "the finalizer of model object #%u runs inside a collection (its colours not "
-                  "yet cycled): finalizers run once the world runs again",
-                  (unsigned)obj);
+                  "the finalizer of model object #%u runs inside a collection (%s): finalizers "
+                  "run once the world runs again",
+                  (unsigned)obj,
+                  d->in_stw ? "the world stopped between mark-done and cycled" : "in a hook");
   }
   if (d->fin_running > 0) {
     drv_violation(d, m, GC_VK_DRIVER_FINALIZER_CONTEXT,

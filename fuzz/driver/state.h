@@ -104,9 +104,10 @@ typedef struct driver {
   /* The program's bytes: a finalizer body is decoded from them when its finalizer runs. */
   const uint8_t *data;
   size_t size;
-  /* Finalizers of the heap running now (any thread), and whether the world is stopped between
-   * mark-done and cycled (the hook): what driver.finalizer-context checks. */
+  /* Finalizers of the heap running now (any thread); hook calls in progress, and whether the
+   * world is stopped from mark-done to the end of cycled: what driver.finalizer-context checks. */
   int fin_running;
+  int in_hook;
   int in_stw;
 
   /* What the driver expects of allocation. */

@@ -357,8 +357,8 @@ typedef struct fuzz_op {
   size_t offset; /* byte offset of the op in the input */
   size_t index;  /* 0-based op number in the program */
   int depth;     /* 0: the program's own op; k: an op of a finalizer body k levels deep */
-  int body;      /* fin_do: the ops of its body as decoded, at most its BODY operand (fewer where
-                  * the input or the enclosing body ends first, 0 at FUZZ_BODY_DEPTH) */
+  int body;      /* fin_do: the ops of its body, its BODY operand cut to what the enclosing body
+                  * has left (0 at FUZZ_BODY_DEPTH); the input may end first */
 } fuzz_op;
 
 /* Parameter and limit value tables (the values `param` and `limit` can set). */

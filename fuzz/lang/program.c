@@ -200,7 +200,7 @@ static void track_bodies(fuzz_decoder *dec, fuzz_op *op) {
   if (op->code != FUZZ_OP_FIN_DO || op->depth >= FUZZ_BODY_DEPTH) return;
   int n = op->args[1].a;
   if (dec->depth > 0 && dec->rem[dec->depth - 1] < n) n = dec->rem[dec->depth - 1];
-  op->body = n; /* the input may end first: then the body is what there is */
+  op->body = n; /* the input may end first: the body is then what there is */
   if (n > 0) dec->rem[dec->depth++] = n;
 }
 
