@@ -207,8 +207,12 @@ static void track_bodies(fuzz_decoder *dec, fuzz_op *op) {
 void fuzz_decoder_init_body(fuzz_decoder *dec, const fuzz_opset *set, const uint8_t *data,
                             size_t size, size_t pos, size_t index, int depth, int count) {
   fuzz_decoder_init(dec, set, data, size);
-  dec->pos = count > 0 ? pos : size;
   dec->index = index;
+  if (count <= 0 || depth < 1 || depth > FUZZ_BODY_DEPTH) { /* no body: nothing to decode */
+    dec->pos = size;
+    return;
+  }
+  dec->pos = pos;
   /* The bodies around this one stay open throughout: only this one's count ends the walk. */
   for (int k = 0; k + 1 < depth && k < FUZZ_BODY_DEPTH; k++) dec->rem[k] = FUZZ_BODY_MAX + 1;
   dec->depth = depth;

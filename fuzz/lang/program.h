@@ -40,7 +40,8 @@ static inline void fuzz_decoder_init(fuzz_decoder *dec, const fuzz_opset *set, c
 
 /* A cursor over one finalizer body only: the `count` ops at depth `depth` (>= 1) that start at
  * byte `pos` with op number `index` (a fin_do op's offset past its own bytes, index + 1, and its
- * body), then the end; ops of bodies nested in it come with their greater depth. */
+ * body), then the end; ops of bodies nested in it come with their greater depth. A count of 0
+ * or a depth past FUZZ_BODY_DEPTH (a fin_do that opens no body) gives no op at all. */
 void fuzz_decoder_init_body(fuzz_decoder *dec, const fuzz_opset *set, const uint8_t *data,
                             size_t size, size_t pos, size_t index, int depth, int count);
 

@@ -119,6 +119,8 @@ static void finalizer_bodies_decode(void) {
   CHECK_EQ_U(k, 6);
   fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[1].offset, 1, 1, 0);
   CHECK(!fuzz_program_next(&dec, &op)); /* an empty body */
+  fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[5].offset, 5, 3, 4);
+  CHECK(!fuzz_program_next(&dec, &op)); /* the body of the fin_do two deep: none */
   /* Printed indented two blanks a level; the text assembles to the same bytes. */
   char *out = NULL;
   size_t out_len = 0;
