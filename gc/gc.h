@@ -232,7 +232,10 @@ static inline gc_error gc_frame_pop(gc_domain *d, gc_frame *frame) {
   return GC_OK;
 }
 
-/* An embedder's root scanner: called at the start of every mark; calls visit on each root slot. */
+/* An embedder's root scanner: called at the start of every mark, with the world stopped (possibly
+ * beside other markers); calls visit on each root slot, and may read the blocks they hold. It must
+ * not allocate, collect, store into heap blocks, change roots, pins or finalizers, or call
+ * gc_run_finalizers: it runs inside the collection (so the fuzz driver gives scanners no body). */
 typedef void (*gc_visit_fn)(void *visit_ctx, gc_value *slot);
 typedef void (*gc_scan_roots_fn)(gc_visit_fn visit, void *visit_ctx, void *user);
 gc_error gc_root_scanner_add(gc_heap *heap, gc_scan_roots_fn fn, void *user);
@@ -250,9 +253,30 @@ gc_error gc_conservative_remove(gc_heap *heap, const void *start);
 /* Go-style finalizers, on any block. While a block has a finalizer, everything it points to is
  * kept alive. When a cycle finds the block itself unreachable, the finalizer is detached and
  * queued, the block survives that cycle, and the finalizer runs exactly once after the cycle (on
- * the domain that ran it, or at gc_run_finalizers). It may store the block somewhere reachable
- * (resurrection) and may allocate; if the block is still unreachable at a later cycle, that cycle
- * frees it. Finalizers that could not run before gc_heap_destroy are dropped unrun. */
+ * the domain that ran it, or at gc_run_finalizers). If the block is still unreachable at a later
+ * cycle, that cycle frees it. Finalizers that could not run before gc_heap_destroy are dropped
+ * unrun.
+ *
+ * What a finalizer may do, and what the collector promises it (API-CALLBACK; the fuzz driver's
+ * finalizer bodies, `fin_do`, exercise every item and check each promise):
+ *   - It runs with the world running, on the thread of the domain that runs the queue, never
+ *     inside a collection (no hook point is between its start and its end unless it collects)
+ *     and never inside another finalizer: one domain at a time runs the queue, in FIFO order.
+ *   - While it runs, `block` is a root, and so is everything it reaches: a collection anywhere
+ *     during the call leaves them allocated with their contents.
+ *   - It may allocate (which may start a cycle), store into any block it can reach, set and
+ *     clear roots, pin, and resurrect `block` by storing it somewhere reachable.
+ *   - It may call gc_collect: the collection is not refused (the collection that queued the
+ *     finalizer has ended) and runs whole; the finalizers it queues, and those still queued
+ *     before it, run after this one returns, in the same gc_run_finalizers, before that returns.
+ *     A cycle inside a finalizer thus finds the rest of the queue still queued: roots, not lost.
+ *   - gc_run_finalizers called from a finalizer does nothing and returns 0.
+ *   - It may set or clear the finalizers of other blocks (not of one whose finalizer is queued),
+ *     and set one on `block` again (re-arming it, as Go's runtime.SetFinalizer allows): the
+ *     block then has a finalizer set as any other, queued by a later cycle that finds it
+ *     unreachable. gc_finalizer_clear on `block` itself fails (GC_ERR_NO_FINALIZER) unless it
+ *     was re-armed.
+ * A custom block's gc_finalize_fn, which runs while sweeping, may do none of these. */
 typedef void (*gc_finalizer_fn)(gc_heap *heap, gc_value block, void *user);
 /* Set (or replace) the finalizer of `block`. */
 gc_error gc_finalizer_set(gc_heap *heap, gc_value block, gc_finalizer_fn fn, void *user);

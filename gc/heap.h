@@ -311,7 +311,12 @@ struct gc_heap {
 
   /* Finalizers (finalizer.c). INV-FIN-1: a block is in at most one of `finalizers` (set, its
    * fields are roots), `finq` (queued by a cycle that found it unreachable; the block itself is a
-   * root until its finalizer has run) and `fin_running` (running now, also a root). */
+   * root until its finalizer has run) and `fin_running` (running now, also a root); the one
+   * exception is a running finalizer that sets a finalizer on its own block again (re-armed):
+   * the block is then in `finalizers` and `fin_running` until the finalizer returns.
+   * INV-FIN-2: the records from finq_head to finq.count are exactly the queued finalizers that
+   * have not started; every one of them runs, once, before the gc_run_finalizers that is running
+   * the queue returns, those a cycle started inside a finalizer appends included. */
   gc_finalizer_vec finalizers;
   gc_finalizer_vec finq;
   size_t finq_head; /* records before it have run (or are running) */

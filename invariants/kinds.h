@@ -35,6 +35,11 @@
  *                 injected failure (failafter) refuses it, and an injected failure always fails.
  *   API-PROGRESS  every domain reaches its next safepoint: a collection neither waits forever for
  *                 a domain (deadlock) nor makes threads spin without progress (livelock).
+ *   API-CALLBACK  a Go-style finalizer runs with the world running, after the collection that
+ *                 queued it, never inside a collection and never inside another finalizer
+ *                 (gc_run_finalizers called from one runs nothing); its block and all it reaches
+ *                 stay alive with their contents while it runs (API-LIVE, checked by the model
+ *                 when it returns), whatever it allocates, stores, collects or re-arms.
  *   VERIFY-DETECT the verifier's own contract: each corruption the fuzz driver's corrupt op plants
  *                 is reported by the kind its catalogue names, and nothing is reported once the
  *                 corruption is undone.
@@ -146,6 +151,9 @@
   X(DRIVER_DEADLOCK, DRIVER, "driver.deadlock", "API-PROGRESS", OP,                             \
     "some thread can always run: the collector never leaves every thread waiting")              \
   X(DRIVER_LIVELOCK, DRIVER, "driver.livelock", "API-PROGRESS", OP,                             \
-    "threads make progress: the collector never spins without end")
+    "threads make progress: the collector never spins without end")                             \
+  X(DRIVER_FINALIZER_CONTEXT, DRIVER, "driver.finalizer-context", "API-CALLBACK", OP,           \
+    "a finalizer runs outside any collection and any other finalizer; gc_run_finalizers from "  \
+    "one runs nothing")
 
 #endif /* INVARIANTS_KINDS_H */

@@ -102,6 +102,9 @@ static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
   m->finalized_notes = 0;
   m->reach_valid = 0;
   m->reach_count = 0;
+  m->running_depth = 0;
+  m->fin_callback = NULL;
+  m->fin_callback_user = NULL;
   gc_model_touch(m);
   if (!gc_addrmap_reset(&m->by_val, 256)) return 0;
   if (keep_bindings) {
@@ -423,6 +426,9 @@ int gc_model_unpin(gc_model *m, gc_model_id obj) {
 
 /* ---- Go-style finalizers ------------------------------------------------------------------- */
 
+/* The model's Go-style finalizer: QUEUED -> RUNNING (a root meanwhile), the resurrection, the
+ * driver's callback for a finalizer with a tag, then RAN unless the callback set a finalizer on
+ * the object again (SET: re-armed). */
 static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
   (void)heap;
   gc_model *m = user;
@@ -434,29 +440,57 @@ static void model_go_finalizer(gc_heap *heap, gc_value block, void *user) {
   }
   gc_mobj *o = &m->objs[id];
   if (o->fin == GC_MFIN_QUEUED) {
-    o->fin = GC_MFIN_RAN;
+    o->fin = GC_MFIN_RUNNING;
     gc_model_touch(m);
     if (o->revive_root != GC_MNO_ROOT) gc_model_root_set(m, o->revive_root, (gc_model_id)id);
+    uint64_t tag = o->fin_tag;
+    int pushed = m->running_depth < GC_MRUNNING_MAX;
+    if (pushed) m->running[m->running_depth++] = (gc_model_id)id;
+    if (tag != 0 && m->fin_callback != NULL)
+      m->fin_callback(m->fin_callback_user, (gc_model_id)id, tag);
+    if (pushed) m->running_depth--;
+    o = &m->objs[id]; /* the callback may have grown the table */
+    if (o->fin == GC_MFIN_RUNNING) o->fin = GC_MFIN_RAN;
+    gc_model_touch(m);
     return;
   }
   gc_model_add_pending(m, GC_VK_MODEL_FINALIZER_COUNT, block,
                        "the finalizer of model object #%u ran although %s", (unsigned)id,
-                       o->fin == GC_MFIN_RAN ? "it had already run (twice for one queueing)"
+                       o->fin == GC_MFIN_RAN       ? "it had already run (twice for one queueing)"
+                       : o->fin == GC_MFIN_RUNNING ? "it is running now (it ran inside itself)"
                        : o->fin == GC_MFIN_SET
                            ? "the object was never found unreachable (not queued)"
                            : "the object has no finalizer");
 }
 
-int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root) {
+static int finalizer_set(gc_model *m, gc_model_id obj, size_t root, uint64_t tag) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || o->fin == GC_MFIN_QUEUED) return 0; /* INV-FIN-1: one record per block */
   if (root != GC_MODEL_NO_ROOT && root >= m->root_count) return 0;
   if (gc_finalizer_set(m->heap, o->val, model_go_finalizer, m) != GC_OK) return 0;
   if (o->fin == GC_MFIN_NONE) m->fin_count++;
-  o->fin = GC_MFIN_SET;
+  o->fin = GC_MFIN_SET; /* from RUNNING too: re-armed by its own finalizer */
   o->revive_root = root == GC_MODEL_NO_ROOT ? GC_MNO_ROOT : (uint32_t)root;
+  o->fin_tag = tag;
   gc_model_touch(m);
   return 1;
+}
+
+int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root) {
+  return finalizer_set(m, obj, root, 0);
+}
+
+int gc_model_finalizer_set_calling(gc_model *m, gc_model_id obj, uint64_t tag) {
+  return finalizer_set(m, obj, GC_MODEL_NO_ROOT, tag);
+}
+
+void gc_model_set_fin_callback(gc_model *m, gc_model_fin_callback fn, void *user) {
+  m->fin_callback = fn;
+  m->fin_callback_user = user;
+}
+
+gc_model_id gc_model_fin_running(const gc_model *m) {
+  return m->running_depth > 0 ? m->running[m->running_depth - 1] : GC_MODEL_NONE;
 }
 
 int gc_model_finalizer_set(gc_model *m, gc_model_id obj) {
@@ -613,8 +647,9 @@ size_t gc_model_reach_drain(gc_model *m, size_t sp) {
 
 /* Mark every object reachable from the model's roots with a new epoch, recording how each was
  * reached (for report paths); returns how many. The roots are the collector's: root slots,
- * conservative range words, pinned objects, objects whose finalizer is queued, and the fields of objects whose finalizer is
- * set (INV-FIN-1) but not those objects themselves. */
+ * conservative range words, the objects whose finalizers are running, pinned objects, objects
+ * whose finalizer is queued, and the fields of objects whose finalizer is set (INV-FIN-1) but not
+ * those objects themselves. */
 size_t gc_model_reach_all(gc_model *m) {
   if (++m->epoch == 0) { /* wrapped: old marks could look current */
     for (size_t id = 0; id < m->obj_count; id++) m->objs[id].epoch = 0;
@@ -628,6 +663,9 @@ size_t gc_model_reach_all(gc_model *m) {
       gc_model_reach_visit(m, &sp, obj, GC_MODEL_NONE, GC_MODEL_NONE, (uint32_t)r);
   }
   visit_conservative(m, &sp);
+  for (size_t k = 0; k < m->running_depth; k++) {
+    gc_model_reach_visit(m, &sp, m->running[k], GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_RUNNING);
+  }
   /* Pinned objects and finalizer roots, when there are any (the counts say so exactly). */
   for (size_t id = 0; (m->pinned_count > 0 || m->fin_count > 0) && id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];

@@ -75,6 +75,7 @@ extern "C" {
 typedef struct gc_model gc_model;
 typedef uint32_t gc_model_id;
 #define GC_MODEL_NONE ((gc_model_id)UINT32_MAX)
+typedef void (*gc_model_fin_callback)(void *user, gc_model_id obj, uint64_t tag);
 
 /* A model of `heap` with `root_count` root slots, all empty. The model's own slots are scanned
  * through a root scanner it registers; gc_model_root_bind can move a root to a driver's slot.
@@ -153,6 +154,17 @@ int gc_model_finalizer_set(gc_model *m, gc_model_id obj);
  * not (gc_model_finalizer_set). */
 #define GC_MODEL_NO_ROOT ((size_t)-1)
 int gc_model_finalizer_set_reviving(gc_model *m, gc_model_id obj, size_t root);
+/* The same, with a finalizer that calls the driver's callback (gc_model_set_fin_callback) with
+ * `tag` (non-zero) when it runs: the finalizer then runs the driver's code (a finalizer body
+ * that allocates, stores, collects, resurrects, sets finalizers). While it runs the object is a
+ * root (RUNNING); a finalizer set on it again from inside makes it SET once more (re-armed), and
+ * a collection from inside finds the other queued finalizers still queued (they run after this
+ * one returns), which the model allows while any finalizer runs. */
+int gc_model_finalizer_set_calling(gc_model *m, gc_model_id obj, uint64_t tag);
+/* Install the callback (NULL: none; a detach removes it). */
+void gc_model_set_fin_callback(gc_model *m, gc_model_fin_callback fn, void *user);
+/* The object whose finalizer runs now (the innermost), or GC_MODEL_NONE. */
+gc_model_id gc_model_fin_running(const gc_model *m);
 int gc_model_finalizer_clear(gc_model *m, gc_model_id obj);
 
 /* ---- Conservative roots -------------------------------------------------------------------- */

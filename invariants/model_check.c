@@ -53,6 +53,8 @@ static void report_model_path(mcheck *ck, gc_verify_report *r, gc_model_id id) {
              (unsigned)at);
   } else if (via == GC_MVIA_QUEUED) {
     snprintf(origin, sizeof origin, "model object #%u, its finalizer queued", (unsigned)at);
+  } else if (via == GC_MVIA_RUNNING) {
+    snprintf(origin, sizeof origin, "model object #%u, its finalizer running", (unsigned)at);
   } else {
     snprintf(origin, sizeof origin, "model root %u (slot %p)", (unsigned)via,
              (void *)m->roots[via].slot);
@@ -233,7 +235,9 @@ static void doom_unreachable(mcheck *ck) {
         m->fin_count--;
         gc_model_touch(m);
       }
-      if (o->fin == GC_MFIN_QUEUED) {
+      /* While a finalizer runs, a collection from inside it finds the rest of the queue still
+         * queued: those run after it returns (gc_finalizer_fn in gc/gc.h). */
+      if (o->fin == GC_MFIN_QUEUED && m->running_depth == 0) {
         violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
                   "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
                   "next cycle's mark",

@@ -25,14 +25,17 @@ enum gc_mobj_state { GC_MOBJ_FREE, GC_MOBJ_LIVE, GC_MOBJ_DOOMED };
 
 /* A Go-style finalizer (gc_finalizer_set) through the model: SET while the collector holds the
  * record (the object's fields are roots); QUEUED when a mark found the object unreachable (it is
- * a root itself until the finalizer runs); RAN once it ran (an ordinary object again from the
- * next mark on). */
-enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN };
+ * a root itself until the finalizer runs); RUNNING while its finalizer runs (a root, as the
+ * collector's fin_running; a finalizer that sets one on its own block again makes it SET, and it
+ * stays a root until it returns: gc_model.running); RAN once it ran (an ordinary object again
+ * from the next mark on). */
+enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN, GC_MFIN_RUNNING };
 
 /* How a walk reached an object that has no referrer (gc_mobj.via). */
 #define GC_MVIA_PINNED       UINT32_MAX       /* a pinned object */
 #define GC_MVIA_QUEUED       (UINT32_MAX - 1) /* an object whose finalizer is queued */
 #define GC_MVIA_CONSERVATIVE (UINT32_MAX - 2) /* a word of a conservative range points into it */
+#define GC_MVIA_RUNNING      (UINT32_MAX - 3) /* an object whose finalizer is running */
 
 /* A conservative range (gc_model_range_add): the driver's words, resolved by the model itself. */
 typedef struct gc_mrange {
@@ -61,6 +64,7 @@ typedef struct gc_mobj {
   uint32_t finalized;   /* times a custom block's finalize function ran on the block */
   uint64_t fin_cycle;   /* GC_MFIN_QUEUED: the cycle whose mark queued it */
   uint32_t revive_root; /* the root its Go-style finalizer stores it into, or GC_MNO_ROOT */
+  uint64_t fin_tag;     /* non-zero: its finalizer calls the driver's callback with it */
   uint32_t epoch;       /* the last reachability walk that reached it */
   gc_model_id parent;   /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
   gc_model_id holder;   /* parent NONE: the finalizable object whose field held it, or NONE */
@@ -91,6 +95,9 @@ typedef struct gc_mpending {
 } gc_mpending;
 
 enum { GC_MPENDING_MAX = 16 };
+/* Finalizers running at once, as the model saw them start: one, unless the collector nests
+ * them (the driver reports that; the model keeps this many of them roots). */
+enum { GC_MRUNNING_MAX = 8 };
 #define GC_MNO_ROOT UINT32_MAX
 
 struct gc_model {
@@ -153,6 +160,13 @@ struct gc_model {
   size_t range_count;
   gc_mspan *spans;
   size_t span_capacity;
+  /* The objects whose finalizers are running, innermost last: roots (as the collector's
+   * fin_running), and while there are any, a mark that finds a finalizer still queued is no
+   * violation: the queue is being run (gc_finalizer_fn's contract, gc/gc.h). */
+  gc_model_id running[GC_MRUNNING_MAX];
+  size_t running_depth;
+  gc_model_fin_callback fin_callback; /* gc_model_set_fin_callback */
+  void *fin_callback_user;
 };
 
 /* Something reachability depends on changed. */

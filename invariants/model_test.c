@@ -566,6 +566,74 @@ static void reviving_finalizer(void) {
   fixture_free(&f);
 }
 
+/* ---- Finalizers that run the driver's code (gc_model_finalizer_set_calling) ---------------- */
+
+typedef struct calling {
+  fixture *f;
+  int calls;
+  int forget_running; /* breakage: the collector forgets the block whose finalizer runs */
+  gc_model_id seen[4];
+} calling;
+
+/* A finalizer body: allocate, store into its own block, collect (the other queued finalizer is
+ * still queued then), re-arm itself the first time. */
+static void calling_body(void *user, gc_model_id obj, uint64_t tag) {
+  calling *c = user;
+  gc_model *m = c->f->m;
+  CHECK(gc_model_fin_running(m) == obj && tag == 7);
+  if (c->calls < 4) c->seen[c->calls] = obj;
+  c->calls++;
+  gc_model_id n = gc_model_alloc(m, c->f->d, 2, GC_TAG_SCAN);
+  CHECK(gc_model_store_ptr(m, obj, 1, n));
+  if (c->forget_running) c->f->h->fin_running = 0;
+  gc_collect(c->f->d, GC_COLLECT_FULL);
+  if (c->calls == 1) CHECK(gc_model_finalizer_set_calling(m, obj, 7)); /* re-armed */
+  CHECK_EQ_U(gc_run_finalizers(c->f->d), 0); /* from a finalizer: nothing */
+}
+
+/* Two blocks with calling finalizers, dropped: the first one's body collects while the second is
+ * queued, both stay alive with what the bodies stored, and the re-armed one, queued by the
+ * second's collection, runs again before the queue is done; later cycles free both. */
+static void calling_finalizer_collects_and_rearms(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  calling c = {.f = &f};
+  gc_model_set_fin_callback(m, calling_body, &c);
+  gc_model_id p = gc_model_alloc(m, f.d, 2, GC_TAG_SCAN), q = gc_model_alloc(m, f.d, 2, 0);
+  CHECK(gc_model_finalizer_set_calling(m, p, 7) && gc_model_finalizer_set_calling(m, q, 7));
+  CHECK(gc_model_fin_running(m) == GC_MODEL_NONE);
+  /* p and q queued. p's body re-arms p and collects (q still queued, p running: both roots);
+   * q's body collects, which queues p again (no longer running), and p runs again in the same
+   * gc_run_finalizers, after q. */
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK_EQ_U(c.calls, 3);
+  CHECK(c.seen[0] == p && c.seen[1] == q && c.seen[2] == p);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(!gc_model_is_live(m, p) && !gc_model_is_live(m, q));
+  fixture_free(&f);
+}
+
+/* The collector forgets the block whose finalizer runs (not a root any more): the collection the
+ * body starts frees it under its finalizer, which the model, holding it a root, reports. */
+static void running_block_freed_under_its_finalizer(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_model *m = f.m;
+  calling c = {.f = &f, .forget_running = 1};
+  gc_model_set_fin_callback(m, calling_body, &c);
+  gc_model_id p = gc_model_alloc(m, f.d, 2, GC_TAG_SCAN);
+  CHECK(gc_model_finalizer_set_calling(m, p, 7));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_ONLY_KIND(gc_verify_reports_of(f.v), GC_VK_MODEL_DEAD);
+  const gc_verify_reports *r = gc_verify_reports_of(f.v);
+  if (r->count > 0) CHECK(strstr(r->items[0].origin, "its finalizer running") != NULL);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(misuse_changes_nothing);
@@ -588,5 +656,7 @@ int main(void) {
   RUN(conservative_range_lost_by_the_collector);
   RUN(conservative_word_unknown_to_the_model);
   RUN(reviving_finalizer);
+  RUN(calling_finalizer_collects_and_rearms);
+  RUN(running_block_freed_under_its_finalizer);
   CHECK_MAIN_END();
 }

@@ -33,8 +33,9 @@ static int read_file(const char *path, fuzz_buf *out) {
   return 1;
 }
 
-/* The ops of a text, one a line, without comments, blank lines and extra blanks: what the
- * printer writes for the same program. */
+/* The ops of a text, one a line, without comments, blank lines and extra blanks but with the
+ * indentation of each op line as written: what the printer writes for the same program (it
+ * indents a finalizer body's ops two blanks a level, so a seed must indent them so too). */
 static char *normalize(const char *text, size_t len) {
   char *out = malloc(len + 2);
   size_t o = 0;
@@ -45,7 +46,12 @@ static char *normalize(const char *text, size_t len) {
     size_t code_end = i;
     while (code_end < end && text[code_end] != '#') code_end++;
     int wrote = 0, pending_blank = 0;
-    for (size_t k = i; k < code_end; k++) {
+    size_t indent = i;
+    while (indent < code_end && text[indent] == ' ') indent++;
+    if (indent < code_end && !isspace((unsigned char)text[indent])) {
+      for (size_t k = i; k < indent; k++) out[o++] = ' ';
+    }
+    for (size_t k = indent; k < code_end; k++) {
       if (isspace((unsigned char)text[k])) {
         pending_blank = wrote;
         continue;

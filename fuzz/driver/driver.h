@@ -71,6 +71,11 @@ typedef struct fuzz_options {
    * purpose and show that a pass reports it. NULL in the fuzz targets and the replay tool. */
   void (*after_op)(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op);
   void *after_op_user;
+  /* Tests only, with after_op_user: called at each hook point after the passes, and when a
+   * finalizer body starts (before its ops), e.g. to run finalizers where the collector must not
+   * and show that driver.finalizer-context reports it. NULL elsewhere. */
+  void (*at_hook)(void *user, gc_heap *heap, gc_hook_point point);
+  void (*at_body)(void *user, gc_heap *heap, gc_domain *dom);
   fuzz_corrupt_sabotage corrupt_sabotage; /* tests only; FUZZ_CORRUPT_HONEST elsewhere */
 } fuzz_options;
 

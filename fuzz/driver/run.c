@@ -47,6 +47,10 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
     }
   }
   if (point == GC_HOOK_CYCLED) d->cycles_seen++;
+  /* Inside a collection: in any hook, and from mark-done to the end of cycled, the world
+   * stopped. No finalizer may start there (driver.finalizer-context). */
+  d->in_hook++;
+  if (point == GC_HOOK_MARK_DONE) d->in_stw = 1;
   if (d->opt->trace != NULL) {
     static const char *const names[] = {"mark-done", "cycled", "swept"};
     fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
@@ -54,6 +58,9 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
   driver_check_cycle(d, m, point);
+  if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
+  if (point == GC_HOOK_CYCLED) d->in_stw = 0;
+  d->in_hook--;
 }
 
 /* ---- The heap, the model and the memory kept between programs ------------------------------ */
@@ -241,6 +248,7 @@ static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
     return NULL;
   }
   gc_verify_set_model(d->verifier, d->model);
+  drv_install_bodies(d);
   gc_set_hook(d->heap, driver_hook, d);
   gc_frame_push(m->dom, &m->slot_frame, m->slots, FUZZ_SLOTS);
   for (int r = 0; r < FUZZ_RANGES; r++) {
@@ -261,6 +269,7 @@ static void run_one_thread(driver *d, const uint8_t *data, size_t size) {
   fuzz_decoder_init(&dec, opt->ops, data, size);
   while (fuzz_program_next(&dec, &op)) {
     m->op = &op;
+    if (op.depth > 0) continue; /* a finalizer body's: run by its finalizer (semantics.c) */
     if (opt->trace != NULL) {
       char text[FUZZ_OP_TEXT_MAX];
       fprintf(opt->trace, "%4zu  %s\n", op.index, fuzz_op_format(&op, text, sizeof text));
@@ -301,6 +310,8 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
   res->first_op = -1;
   driver *d = open_driver(opt, res);
   if (d == NULL) return -1;
+  d->data = data;
+  d->size = size;
   drv_running = d;
   if (opt->threads == FUZZ_ONE_THREAD) {
     run_one_thread(d, data, size);

@@ -9,6 +9,7 @@
 #include "fuzz/driver/corrupt_op.h"
 #include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
 #include "gc/pool_layout.h"
 
 /* ---- Slots and frames ---------------------------------------------------------------------- */
@@ -441,10 +442,134 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
   }
 }
 
+/* ---- Finalizer bodies ---------------------------------------------------------------------- */
+
+/* A fin_do's body as the model's finalizer tag (never 0): where its ops start in the program's
+ * bytes, the number of the first, their depth and their count. The op's own bytes are its
+ * opcode and two one-byte operands. */
+static uint64_t body_tag(const fuzz_op *op) {
+  uint64_t pos = (uint64_t)op->offset + 3;
+  return (uint64_t)1 << 63 | (pos & 0xffffffffu) << 30 |
+         ((uint64_t)(op->index + 1) & 0xffffff) << 6 | (uint64_t)(op->depth + 1) << 4 |
+         (uint64_t)op->body;
+}
+
+static void op_fin_do(driver *d, mutator *m, const fuzz_op *op) {
+  gc_model_id obj = slot_obj(d, m, op->args[0].a);
+  if (obj == GC_MODEL_NONE) return;
+  /* As fin: refused by the model only while its finalizer is queued. */
+  gc_model_finalizer_set_calling(d->model, obj, body_tag(op));
+  gc_clear_error(d->heap);
+}
+
+/* What a finalizer body may do: the mutator's work on blocks, roots and finalizers, and
+ * collecting. Not frames (the body's frame discipline is the caller's), domains, parameters,
+ * injected failures or limits (counted heap-wide), misuse or corrupt. */
+static int body_op_allowed(fuzz_opcode code) {
+  switch (code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE:
+    case FUZZ_OP_STORE:
+    case FUZZ_OP_STORE_IMM:
+    case FUZZ_OP_LOAD:
+    case FUZZ_OP_DROP:
+    case FUZZ_OP_COPY:
+    case FUZZ_OP_ROOT:
+    case FUZZ_OP_UNROOT:
+    case FUZZ_OP_COLLECT:
+    case FUZZ_OP_PIN:
+    case FUZZ_OP_UNPIN:
+    case FUZZ_OP_FIN:
+    case FUZZ_OP_UNFIN:
+    case FUZZ_OP_RANGE:
+    case FUZZ_OP_RANGE_INT:
+    case FUZZ_OP_RANGE_WORD:
+    case FUZZ_OP_RANGE_POOL:
+    case FUZZ_OP_FIN_DO:
+    case FUZZ_OP_SELF: return 1;
+    default: return 0;
+  }
+}
+
+/* The model's check of everything reachable (API-LIVE, API-ROOT) when a body returns: its own
+ * block and what it points to are roots while it runs, whatever the body allocated, stored or
+ * collected. O(model objects + reachable fields), once per finalizer body run. */
+static void check_after_body(driver *d, const mutator *m, gc_model_id obj) {
+  unsigned mask = gc_heap_config(d->heap)->verify & GC_VERIFY_MODEL;
+  if (mask == 0) return;
+  if (gc_verify_run_point(d->verifier, mask, GC_HOOK_CYCLED) == 0) return;
+  char how[96];
+  snprintf(how, sizeof how, "found when the finalizer body of model object #%u returned",
+           (unsigned)obj);
+  drv_report_passes(d, m, gc_verify_reports_of(d->verifier), how);
+  gc_verify_clear(d->verifier);
+}
+
+/* The model's callback: a finalizer with a body runs (gc_finalizer_fn's contract, gc/gc.h). On
+ * the thread running the queue, with that thread's mutator and domain. */
+static void run_body(void *user, gc_model_id obj, uint64_t tag) {
+  driver *d = user;
+  mutator *m = drv_thread_mutator;
+  drv_check_made(d);
+  if (d->in_stw || d->in_hook > 0) {
+    drv_violation(d, m, GC_VK_DRIVER_FINALIZER_CONTEXT,
+                  "the finalizer of model object #%u runs inside a collection (%s): finalizers "
+                  "run once the world runs again",
+                  (unsigned)obj,
+                  d->in_stw ? "the world stopped between mark-done and cycled" : "in a hook");
+  }
+  if (d->fin_running > 0) {
+    drv_violation(d, m, GC_VK_DRIVER_FINALIZER_CONTEXT,
+                  "the finalizer of model object #%u starts inside another finalizer (of #%d): "
+                  "finalizers never nest",
+                  (unsigned)obj, m != NULL && m->body_depth > 0 ? (int)m->fin_self : -1);
+  }
+  if (m == NULL || m->dom == NULL) return;
+  d->fin_running++;
+  int depth0 = m->body_depth;
+  gc_model_id self0 = m->fin_self;
+  const fuzz_op *op0 = m->op;
+  m->fin_self = obj;
+  if (d->opt->at_body != NULL) d->opt->at_body(d->opt->after_op_user, d->heap, m->dom);
+  /* From inside a finalizer, running the queue must do nothing: the loop outside runs it. */
+  size_t ran = gc_run_finalizers(m->dom);
+  drv_check_made(d);
+  if (ran != 0) {
+    drv_violation(d, m, GC_VK_DRIVER_FINALIZER_CONTEXT,
+                  "gc_run_finalizers called from the finalizer of model object #%u ran %zu "
+                  "finalizer(s); from a finalizer it must run none",
+                  (unsigned)obj, ran);
+  }
+  int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init_body(&dec, d->opt->ops, d->data, d->size, (size_t)(tag >> 30 & 0xffffffffu),
+                         (size_t)(tag >> 6 & 0xffffff), depth, count);
+  m->body_depth = depth;
+  while (fuzz_program_next(&dec, &op)) {
+    m->op = &op;
+    if (d->opt->trace != NULL && op.depth == depth) {
+      char text[FUZZ_OP_TEXT_MAX];
+      fprintf(d->opt->trace, "%4zu  %*s%s   (finalizer of #%u)\n", op.index, 2 * depth, "",
+              fuzz_op_format(&op, text, sizeof text), (unsigned)obj);
+    }
+    drv_run_op(d, m, &op);
+  }
+  m->op = op0;
+  m->body_depth = depth0;
+  m->fin_self = self0;
+  check_after_body(d, m, obj);
+  d->fin_running--;
+}
+
+void drv_install_bodies(driver *d) { gc_model_set_fin_callback(d->model, run_body, d); }
+
 /* ---- One op -------------------------------------------------------------------------------- */
 
 void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
+  /* A finalizer body's ops run only in it (run_body), and only those a body may run. */
+  if (op->depth != m->body_depth || (m->body_depth > 0 && !body_op_allowed(op->code))) return;
   /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
   if (m->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
   switch (op->code) {
@@ -492,6 +617,10 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
       if (d->opt->threads == FUZZ_ONE_THREAD) {
         drv_op_corrupt(d, m, (fuzz_corruption)a[0].a, a[1].a, a[2].a);
       }
+      break;
+    case FUZZ_OP_FIN_DO: op_fin_do(d, m, op); break;
+    case FUZZ_OP_SELF:
+      if (m->body_depth > 0) set_slot(d, m, a[0].a, m->fin_self);
       break;
     case FUZZ_OP_COUNT: break;
   }

@@ -21,6 +21,9 @@ void drv_op_unroot(driver *d, mutator *m, int g);
  * no model root any more). */
 int drv_innermost_frame(const mutator *m, int dom);
 void drv_release_frame(driver *d, mutator *m, int k);
+/* Finalizer bodies (fin_do): the model calls the driver back when such a finalizer runs; this
+ * installs that callback on d's model (after every attach). */
+void drv_install_bodies(driver *d);
 /* The end of a one-thread program: m back on d0, running. */
 void drv_end_on_main(driver *d, mutator *m);
 

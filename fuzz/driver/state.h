@@ -76,6 +76,11 @@ typedef struct mutator {
   gc_domain *dom;
   const fuzz_op *op; /* the op running, NULL during setup and the final checks */
   int terminated;    /* on threads: its domain terminated itself; its thread ends */
+  /* A finalizer body running on this mutator's thread (fuzz/driver/semantics.c): the depth of
+   * the ops it runs (0: the program's own ops run, body ops are skipped) and the object whose
+   * finalizer it is (`self`). */
+  int body_depth;
+  gc_model_id fin_self;
 } mutator;
 
 typedef struct driver {
@@ -95,6 +100,15 @@ typedef struct driver {
   /* Conservative ranges, registered through the model for the whole program; written only by
    * gc_model_range_store. */
   uintptr_t ranges[FUZZ_RANGES][FUZZ_RANGE_WORDS];
+
+  /* The program's bytes: a finalizer body is decoded from them when its finalizer runs. */
+  const uint8_t *data;
+  size_t size;
+  /* Finalizers of the heap running now (any thread); hook calls in progress, and whether the
+   * world is stopped from mark-done to the end of cycled: what driver.finalizer-context checks. */
+  int fin_running;
+  int in_hook;
+  int in_stw;
 
   /* What the driver expects of allocation. */
   unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */

@@ -160,6 +160,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
   int part = 0;
   size_t kept = 0;
   while (fuzz_program_next(&dec, &op)) {
+    if (op.depth > 0) continue; /* a finalizer body's: decoded again when it runs */
     if (op.code == FUZZ_OP_ON) {
       part = op.args[0].a;
     } else if (op.code == FUZZ_OP_PCT) {

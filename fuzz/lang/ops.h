@@ -54,6 +54,11 @@ enum {
   FUZZ_OFFSET_START_MIN = -8,
   FUZZ_OFFSET_END_BYTE = 200,
   FUZZ_OFFSET_END_ZERO = 228,
+  /* Finalizer bodies (fin_do): a body is the next 0..FUZZ_BODY_MAX ops; a fin_do inside a body
+   * may open a body of its own, FUZZ_BODY_DEPTH levels deep at most (a fin_do at that depth has
+   * no body). So a finalizer runs at most FUZZ_BODY_MAX ops, bodies within it included. */
+  FUZZ_BODY_MAX = 8,
+  FUZZ_BODY_DEPTH = 2,
 };
 
 /* ---- Operand kinds ------------------------------------------------------------------------ */
@@ -82,6 +87,7 @@ enum {
     "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "              \
     "header), or end, end+N, end-N from one past its last field (-28..+27)")                  \
   X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")              \
+  X(BODY, 1, "a body length 0..8: the next N ops are the body")                               \
   X(CORRUPTION, 1,                                                                            \
     "a corruption: the verification kind it plants, e.g. reach.zero-header, or "              \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
@@ -281,7 +287,16 @@ typedef enum fuzz_corruption {
     "graph target: plant the corruption in the heap or the model (on sS's block; N a field, an "  \
     "entry or a statistic), run the one pass that must report it, repair every byte, run the "    \
     "pass again: a missed or unrepaired corruption is a driver violation; no-op when it cannot "  \
-    "apply (fuzz/driver/corrupt_op.h)")
+    "apply (fuzz/driver/corrupt_op.h)")                                                           \
+  X(FIN_DO, "fin_do", SLOT, BODY, NONE,                                                           \
+    "gc_finalizer_set on the block in sS with a body: the next N ops (printed indented) do not "  \
+    "run here but each time the finalizer runs, on the domain running it, with that domain's "    \
+    "slots; only alloc, alloc_large, store, store_imm, load, drop, copy, root, unroot, collect, " \
+    "pin, unpin, fin, unfin, the range ops, fin_do and self apply in a body (others are no-ops)"  \
+    ". No-op while its finalizer is queued")                                                      \
+  X(SELF, "self", SLOT, NONE, NONE,                                                               \
+    "in a finalizer body: sD = the block whose finalizer is running (a resurrection); elsewhere " \
+    "a no-op")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -335,7 +350,7 @@ extern const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT];
  * b = index into that parameter's value table; LIMIT is a = index into the limit table; MISUSE
  * is a = fuzz_misuse; OPTSLOT is a = slot or FUZZ_NO_SLOT; RWORD is a = range, b = word; OFFSET
  * is a = FUZZ_FROM_START or FUZZ_FROM_END, b = the signed byte offset; CORRUPTION is
- * a = fuzz_corruption. */
+ * a = fuzz_corruption; BODY is a = the length 0..FUZZ_BODY_MAX. */
 typedef struct fuzz_arg {
   int a, b;
   uint64_t word; /* WORD */
@@ -349,6 +364,9 @@ typedef struct fuzz_op {
   fuzz_arg args[FUZZ_MAX_OPERANDS];
   size_t offset; /* byte offset of the op in the input */
   size_t index;  /* 0-based op number in the program */
+  int depth;     /* 0: the program's own op; k: an op of a finalizer body k levels deep */
+  int body;      /* fin_do: the ops of its body, its BODY operand cut to what the enclosing body
+                  * has left (0 at FUZZ_BODY_DEPTH); the input may end first */
 } fuzz_op;
 
 /* Parameter and limit value tables (the values `param` and `limit` can set). */

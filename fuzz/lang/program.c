@@ -78,7 +78,7 @@ size_t fuzz_limit_bytes(size_t i) { return limit_kib[i] * 1024; }
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
 /* The ops of one thread: every op but the schedule-only ones, in table order (so the ops before
- * pct keep the bytes they had when the set was "every op before pct"). */
+ * pct keep the bytes they had when the set was "every op before pct"), those after them last. */
 static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_ALLOC,  FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,      FUZZ_OP_STORE_IMM,  FUZZ_OP_LOAD,
     FUZZ_OP_DROP,   FUZZ_OP_COPY,        FUZZ_OP_PUSH,       FUZZ_OP_POP,        FUZZ_OP_ROOT,
@@ -86,6 +86,7 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
     FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
+    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,
 };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
                "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
@@ -102,14 +103,15 @@ const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / size
 
 /* Several domains on threads: every op but the two whose checks assume one thread (an injected
  * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
- * interleaving), plus the scheduling ops. */
+ * interleaving) and corrupt, plus the scheduling ops. */
 static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
     FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,      FUZZ_OP_POP,       FUZZ_OP_ROOT,
     FUZZ_OP_UNROOT,     FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,       FUZZ_OP_UNPIN,
     FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,       FUZZ_OP_TERMINATE, FUZZ_OP_ON,        FUZZ_OP_FIN,
     FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK,     FUZZ_OP_UNBLOCK,
-    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,
+    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,    FUZZ_OP_FIN_DO,
+    FUZZ_OP_SELF,
 };
 const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
                                         sizeof schedule_ops / sizeof schedule_ops[0]};
@@ -182,13 +184,44 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
       for (int i = FUZZ_OPERAND_MAX_BYTES - 1; i >= 0; i--) arg.word = arg.word << 8 | b[i];
       break;
     case FUZZ_OPND_CORRUPTION: arg.a = b[0] % FUZZ_CORRUPTION_COUNT; break;
+    case FUZZ_OPND_BODY: arg.a = b[0] % (FUZZ_BODY_MAX + 1); break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;
 }
 
+/* The op just decoded takes one op of every open body (closing those it fills); a fin_do then
+ * opens its own, as long as the input, the enclosing body and the depth allow. */
+static void track_bodies(fuzz_decoder *dec, fuzz_op *op) {
+  op->depth = dec->depth;
+  op->body = 0;
+  for (int k = 0; k < dec->depth; k++) dec->rem[k]--;
+  while (dec->depth > 0 && dec->rem[dec->depth - 1] == 0) dec->depth--;
+  if (op->code != FUZZ_OP_FIN_DO || op->depth >= FUZZ_BODY_DEPTH) return;
+  int n = op->args[1].a;
+  if (dec->depth > 0 && dec->rem[dec->depth - 1] < n) n = dec->rem[dec->depth - 1];
+  op->body = n; /* the input may end first: the body is then what there is */
+  if (n > 0) dec->rem[dec->depth++] = n;
+}
+
+void fuzz_decoder_init_body(fuzz_decoder *dec, const fuzz_opset *set, const uint8_t *data,
+                            size_t size, size_t pos, size_t index, int depth, int count) {
+  fuzz_decoder_init(dec, set, data, size);
+  dec->index = index;
+  if (count <= 0 || depth < 1 || depth > FUZZ_BODY_DEPTH) { /* no body: nothing to decode */
+    dec->pos = size;
+    return;
+  }
+  dec->pos = pos;
+  /* The bodies around this one stay open throughout: only this one's count ends the walk. */
+  for (int k = 0; k + 1 < depth && k < FUZZ_BODY_DEPTH; k++) dec->rem[k] = FUZZ_BODY_MAX + 1;
+  dec->depth = depth;
+  dec->rem[depth - 1] = count;
+  dec->floor = depth;
+}
+
 int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
-  if (dec->pos >= dec->size) return 0;
+  if (dec->pos >= dec->size || dec->depth < dec->floor) return 0;
   op->offset = dec->pos;
   op->index = dec->index++;
   size_t byte = dec->data[dec->pos++] % dec->set->count;
@@ -202,6 +235,7 @@ int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op) {
     dec->pos += fuzz_operand_table[kind].bytes;
   }
   if (dec->pos > dec->size) dec->pos = dec->size;
+  track_bodies(dec, op);
   return 1;
 }
 

@@ -12,13 +12,18 @@
 
 #include "fuzz/lang/ops.h"
 
-/* A cursor over an input; decode with fuzz_program_next until it returns 0. */
+/* A cursor over an input; decode with fuzz_program_next until it returns 0. Finalizer bodies
+ * (fin_do, ops.h): the ops of an open body get its depth; rem[k] is how many ops the body open
+ * at depth k + 1 still has (each op counts in every body around it). */
 typedef struct fuzz_decoder {
   const fuzz_opset *set;
   const uint8_t *data;
   size_t size;
   size_t pos;
   size_t index; /* ops decoded so far */
+  int depth;    /* bodies open */
+  int rem[FUZZ_BODY_DEPTH];
+  int floor; /* 0; a body's cursor (fuzz_decoder_init_body): its depth, the end below it */
 } fuzz_decoder;
 
 /* set NULL: the graph target's (every op). */
@@ -29,7 +34,16 @@ static inline void fuzz_decoder_init(fuzz_decoder *dec, const fuzz_opset *set, c
   dec->size = size;
   dec->pos = 0;
   dec->index = 0;
+  dec->depth = 0;
+  dec->floor = 0;
 }
+
+/* A cursor over one finalizer body only: the `count` ops at depth `depth` (>= 1) that start at
+ * byte `pos` with op number `index` (a fin_do op's offset past its own bytes, index + 1, and its
+ * body), then the end; ops of bodies nested in it come with their greater depth. A count of 0
+ * or a depth past FUZZ_BODY_DEPTH (a fin_do that opens no body) gives no op at all. */
+void fuzz_decoder_init_body(fuzz_decoder *dec, const fuzz_opset *set, const uint8_t *data,
+                            size_t size, size_t pos, size_t index, int depth, int count);
 
 /* The next op into *op; 0 at the end of the input. Missing operand bytes at the end read as 0. */
 int fuzz_program_next(fuzz_decoder *dec, fuzz_op *op);

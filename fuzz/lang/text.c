@@ -75,6 +75,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
       break;
     case FUZZ_OPND_WORD: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)arg.word); break;
     case FUZZ_OPND_CORRUPTION: snprintf(tmp, sizeof tmp, "%s", fuzz_corruption_names[arg.a]); break;
+    case FUZZ_OPND_BODY: snprintf(tmp, sizeof tmp, "%d", arg.a); break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -94,10 +95,13 @@ size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data,
                           int numbered) {
   fuzz_decoder dec;
   fuzz_op op;
-  char line[FUZZ_OP_TEXT_MAX];
+  char line[FUZZ_OP_TEXT_MAX + 2 * FUZZ_BODY_DEPTH];
   fuzz_decoder_init(&dec, set, data, size);
   while (fuzz_program_next(&dec, &op)) {
-    fuzz_op_format(&op, line, sizeof line);
+    /* A finalizer body's ops are indented under their fin_do, two blanks a level. */
+    int indent = 2 * op.depth;
+    fuzz_op_format(&op, line + indent, sizeof line - (size_t)indent);
+    memset(line, ' ', (size_t)indent);
     if (numbered) {
       fprintf(out, "%-28s # op %zu\n", line, op.index);
     } else {
@@ -370,6 +374,11 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_WORD: ok = parse_hex_word(tok, len, &arg->word); break;
     case FUZZ_OPND_CORRUPTION:
       ok = parse_word(tok, len, fuzz_corruption_names, FUZZ_CORRUPTION_COUNT, &arg->a);
+      break;
+    case FUZZ_OPND_BODY:
+      v = parse_decimal(tok, len);
+      ok = v >= 0 && v <= FUZZ_BODY_MAX;
+      arg->a = (int)v;
       break;
   }
   if (!ok) {

@@ -9,7 +9,7 @@
 #include "gc/check.h"
 
 static int ops_equal(const fuzz_op *x, const fuzz_op *y) {
-  if (x->code != y->code) return 0;
+  if (x->code != y->code || x->depth != y->depth || x->body != y->body) return 0;
   for (int i = 0; i < FUZZ_MAX_OPERANDS; i++) {
     if (x->args[i].a != y->args[i].a || x->args[i].b != y->args[i].b) return 0;
   }
@@ -65,6 +65,77 @@ static void random_bytes_round_trip_in(const fuzz_opset *set) {
 static void random_bytes_round_trip(void) {
   random_bytes_round_trip_in(&fuzz_opset_graph);
   random_bytes_round_trip_in(&fuzz_opset_roots);
+  random_bytes_round_trip_in(&fuzz_opset_schedule);
+}
+
+/* The ops of `text` (graph), decoded into ops[] (at most max); returns how many. */
+static size_t decode_text(const char *text, fuzz_buf *bytes, fuzz_op *ops, size_t max) {
+  fuzz_text_error err;
+  CHECK(fuzz_assemble(NULL, text, strlen(text), bytes, &err));
+  fuzz_decoder dec;
+  size_t n = 0;
+  fuzz_decoder_init(&dec, NULL, bytes->data, bytes->size);
+  while (n < max && fuzz_program_next(&dec, &ops[n])) n++;
+  return n;
+}
+
+/* fin_do's body is the next K ops, however they are indented: each gets its depth, nested
+ * bodies count in the one around them and are cut where it ends, a fin_do two deep opens
+ * none, and the input may end inside a body. */
+static void finalizer_bodies_decode(void) {
+  const char *text =
+      "fin_do s0 5\n"     /* 0: body 1..5 */
+      "alloc s1 scan 1\n" /* 1 */
+      "fin_do s1 8\n"     /* 2: cut to 3 (the rest of s0's body) */
+      "self s2\n"         /* 3: depth 2 */
+      "fin_do s2 4\n"     /* 4: depth 2, no body of its own */
+      "collect full\n"    /* 5: depth 2, s0's last */
+      "drop s1\n"         /* 6: depth 0 */
+      "fin_do s4 3\n"     /* 7: the input ends after one of its 3 */
+      "self s5\n";
+  fuzz_buf bytes = {0};
+  fuzz_op ops[16];
+  size_t n = decode_text(text, &bytes, ops, 16);
+  CHECK_EQ_U(n, 9);
+  static const int depth[] = {0, 1, 1, 2, 2, 2, 0, 0, 1};
+  static const int body[] = {5, 0, 3, 0, 0, 0, 0, 3, 0};
+  for (size_t i = 0; i < n; i++) {
+    CHECK_EQ_U(ops[i].depth, depth[i]);
+    CHECK_EQ_U(ops[i].body, body[i]);
+  }
+  CHECK_EQ_U(ops[2].args[1].a, 8); /* the operand stays as written */
+  /* A body's cursor gives exactly its ops, nested ones with their depth, then stops. */
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[1].offset, 1, 1, ops[0].body);
+  size_t k = 1;
+  while (fuzz_program_next(&dec, &op)) {
+    CHECK(k <= 5 && op.code == ops[k].code && op.depth == ops[k].depth && op.index == k);
+    k++;
+  }
+  CHECK_EQ_U(k, 6);
+  fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[3].offset, 3, 2, ops[2].body);
+  for (k = 3; fuzz_program_next(&dec, &op); k++) CHECK(op.code == ops[k].code && op.depth == 2);
+  CHECK_EQ_U(k, 6);
+  fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[1].offset, 1, 1, 0);
+  CHECK(!fuzz_program_next(&dec, &op)); /* an empty body */
+  fuzz_decoder_init_body(&dec, NULL, bytes.data, bytes.size, ops[5].offset, 5, 3, 4);
+  CHECK(!fuzz_program_next(&dec, &op)); /* the body of the fin_do two deep: none */
+  /* Printed indented two blanks a level; the text assembles to the same bytes. */
+  char *out = NULL;
+  size_t out_len = 0;
+  FILE *f = open_memstream(&out, &out_len);
+  fuzz_print_program(f, NULL, bytes.data, bytes.size, 0);
+  fclose(f);
+  CHECK(strstr(out, "fin_do s0 5\n  alloc s1 scan 1\n  fin_do s1 8\n    self s2\n") == out);
+  CHECK(strstr(out, "    collect full\ndrop s1\nfin_do s4 3\n  self s5\n") != NULL);
+  fuzz_buf again = {0};
+  fuzz_text_error err;
+  CHECK(fuzz_assemble(NULL, out, out_len, &again, &err));
+  CHECK(again.size == bytes.size && memcmp(again.data, bytes.data, bytes.size) == 0);
+  free(out);
+  fuzz_buf_free(&again);
+  fuzz_buf_free(&bytes);
 }
 
 /* The roots target names its ops with its own bytes; its text is the graph target's. */
@@ -156,6 +227,9 @@ static void every_op_has_its_text(void) {
   assemble_one("fin s2 s9", "fin s2 s9");
   assemble_one("fin s2 -", "fin s2 -");
   assemble_one("unfin s15", "unfin s15");
+  assemble_one("fin_do s3 8", "fin_do s3 8");
+  assemble_one("fin_do s3 0", "fin_do s3 0");
+  assemble_one("self s12", "self s12");
   assemble_one("range r3.7 s1 +191", "range r3.7 s1 +191");
   assemble_one("range r0.0 s1 -8", "range r0.0 s1 -8");
   assemble_one("range r0.0 s1 +0", "range r0.0 s1 +0");
@@ -199,6 +273,8 @@ static void refused(const char *text, size_t line, size_t column, const char *ne
 
 static void malformed_text_is_refused_with_line_and_column(void) {
   refused("alloc s3 scan 4\nbogus s1\n", 2, 1, "unknown op 'bogus'");
+  refused("fin_do s1 9", 1, 11, "fin_do: '9' is not a body length 0..8");
+  refused("fin_do s1", 1, 10, "fin_do: missing operand: a body length");
   refused("alloc s16 scan 4", 1, 7, "alloc: 's16' is not a slot");
   refused("alloc s3 scan 0", 1, 15, "small size");
   refused("alloc s3 scan 128", 1, 15, "small size");
@@ -312,6 +388,7 @@ int main(void) {
   RUN(random_bytes_round_trip);
   RUN(op_sets);
   RUN(every_op_has_its_text);
+  RUN(finalizer_bodies_decode);
   RUN(malformed_text_is_refused_with_line_and_column);
   RUN(comments_may_hold_any_printable_byte);
   RUN(messages_quote_the_whole_token);
