@@ -229,6 +229,15 @@ static void name_objects(driver *d) {
   fuzz_sched_name(d->sched, &h->work.lock, "work.lock");
   fuzz_sched_name(d->sched, &h->stw_requested, "stw_requested");
   fuzz_sched_name(d->sched, &h->barrier, "stw barrier");
+  /* The protocol words whose loads and stores are scheduling points (gc/platform.h). */
+  fuzz_sched_name(d->sched, &h->domain_count, "domain_count");
+  fuzz_sched_name(d->sched, &h->work.done, "work.done");
+  fuzz_sched_name(d->sched, &h->work.idle, "work.idle");
+  fuzz_sched_name(d->sched, &h->work.full_count, "work.full_count");
+  fuzz_sched_name(d->sched, &h->work.overflowed, "work.overflowed");
+  fuzz_sched_name(d->sched, &h->running_finalizers, "running_finalizers");
+  fuzz_sched_name(d->sched, &h->large_index.stale, "large_index.stale");
+  fuzz_sched_name(d->sched, &h->free_pools, "free_pools");
   name_domain(d, 0);
 }
 
