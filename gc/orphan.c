@@ -50,14 +50,17 @@ void gc_orphan_domain(gc_domain *d) {
   /* A running domain may be adopting at the same time (it waits for pool_lock). */
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
     if (d->avail[c] != NULL) {
-      GC_GUARDED_STORE(o->avail[c], move_pools(&d->avail[c], GC_GUARDED_LOAD(o->avail[c]), NULL));
+      gc_pool *head = GC_GUARDED_LOAD(o->avail[c]);
+      GC_GUARDED_STORE(o->avail[c], move_pools(&d->avail[c], head, NULL));
     }
     if (d->full[c] != NULL) {
-      GC_GUARDED_STORE(o->full[c], move_pools(&d->full[c], GC_GUARDED_LOAD(o->full[c]), NULL));
+      gc_pool *head = GC_GUARDED_LOAD(o->full[c]);
+      GC_GUARDED_STORE(o->full[c], move_pools(&d->full[c], head, NULL));
     }
   }
   if (d->swept_large != NULL) {
-    GC_GUARDED_STORE(o->large, move_large(&d->swept_large, GC_GUARDED_LOAD(o->large)));
+    gc_large *head = GC_GUARDED_LOAD(o->large);
+    GC_GUARDED_STORE(o->large, move_large(&d->swept_large, head));
   }
   gc_heap_stats_add(&o->stats, &d->stats);
   memset(&d->stats, 0, sizeof d->stats);

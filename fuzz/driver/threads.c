@@ -158,7 +158,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
   fuzz_op op;
   fuzz_decoder_init(&dec, d->opt->ops, data, size);
   int part = 0;
-  size_t kept = 0;
+  size_t kept = 0, collects = 0;
   while (fuzz_program_next(&dec, &op)) {
     if (op.code == FUZZ_OP_ON) {
       part = op.args[0].a;
@@ -172,6 +172,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
       for (int b = 0; b < 8; b++)
         (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
     } else {
+      collects += op.code == FUZZ_OP_COLLECT;
       ops[kept] = op;
       owner[kept++] = op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? op.args[0].a : part;
     }
@@ -182,8 +183,10 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
     cfg->bytes_len = choice_bytes;
   }
   /* k, the steps change points are drawn from: about what a program takes (a few steps an op,
-   * one a block marked); too large a k puts the change points past the end of the run. */
-  cfg->pct_steps = 4 * (uint64_t)kept + 32;
+   * some 64 a collection: the stop, the sweep and mark barriers, the work lists and the protocol
+   * words' loads and stores); too large a k puts the change points past the end of the run, too
+   * small a k all of them before its first collection. */
+  cfg->pct_steps = 4 * (uint64_t)kept + 64 * (uint64_t)collects + 32;
   /* A collector that only spins for this long is stuck: a real wait ends in a few hundred. */
   cfg->livelock_steps = 20000;
   if (d->opt->threads == FUZZ_FREE_THREADS) cfg->mode = FUZZ_SCHED_FREE;
