@@ -12,8 +12,8 @@
  *   A protocol word is shared state through which threads coordinate: a domain's state, the
  *   stop-the-world request, heap->domain_count, the marking flags and counters (work.done,
  *   work.idle, work.full_count, work.overflowed), running_finalizers, the large index's stale
- *   flag; and the heads of the lists running domains take from and push onto under a lock (the
- *   orphan lists, the free pools). Every load and store of a protocol word is a scheduling point:
+ *   flag; and the heads of the lists threads take from and push onto under a lock while others
+ *   run (the orphan lists and the free pools, by running domains; the work lists, by markers). Every load and store of a protocol word is a scheduling point:
  *   gc_atomic_load / gc_atomic_store (acquire / release) for a word read without its lock,
  *   GC_GUARDED_LOAD / GC_GUARDED_STORE for a list head read and written under its lock, and the
  *   read-modify-writes as before. A race is a window between two accesses of one thread in which
@@ -29,9 +29,11 @@
  *   gc_atomic_load_word, which are never points: interleaving there cannot change an outcome
  *   beyond what the next point already allows, and they sit on hot paths.
  *
- *   Exempt: initialisation before a word is published (a domain not yet on the list), and code
- *   that runs only with the world stopped and stw_lock held (colour rotation, adopting every
- *   orphan, destroying the heap), where no other thread of the heap runs between two accesses.
+ *   Exempt: initialisation before a word is published (a domain not yet on the list); code that
+ *   runs only with the world stopped and no other marker running (adopting every orphan,
+ *   shaping the work buffers, the large index's rebuild, destroying the heap), where no other
+ *   thread of the heap runs between two accesses; and the plain reads of heap->domain_count by
+ *   a holder of stw_lock, its only writers' lock (INV-STW-1).
  *   //gc:protocol_access_test lists the protocol words and fails on any access in gc/ that does
  *   not go through a point form (or is not one of the listed exemptions).
  */

@@ -27,6 +27,7 @@ running_finalizers|running_finalizers
 large_index.stale|(ix->|large_index\.)stale
 orphans|(orphans\.|o->)(avail|full|large)([^A-Za-z0-9_]|$)
 free_pools|heap->free_pools([^A-Za-z0-9_]|$)
+work.lists|(work\.|w->)(empty|full)([^A-Za-z0-9_]|$)
 domain_count|domain_count
 '
 
@@ -34,6 +35,8 @@ domain_count|domain_count
 EXEMPT='
 domain.c:gc_domain_new:state             before publication: the domain is not on the list yet
 orphan.c:gc_orphan_adopt_all:orphans     the world is stopped and stw_lock held: no other thread runs
+workbuf.c:gc_work_shape:work.lists           the leader, with the world stopped, before any marker starts
+workbuf.c:gc_work_free:work.lists            the heap is being destroyed: no other thread uses it
 lifecycle.c:gc_heap_destroy:orphans      the heap is being destroyed: no other thread uses it
 blockindex.c:rebuild_large:orphans       conservative marking: the world is stopped
 blockindex.c:large_containing:orphans    conservative marking: the world is stopped
@@ -171,6 +174,8 @@ plant plain-state-store domain.c 's/gc_atomic_store\(&d->state, GC_DOMAIN_BLOCKI
 plant plain-orphan-head orphan.c 's/GC_GUARDED_LOAD\(o->avail\[c\]\);/o->avail[c];/'
 # A marker reading `done` relaxed.
 plant relaxed-done workbuf.c 's/gc_atomic_load\(&w->done\)\) break/gc_atomic_load_relaxed(\&w->done)) break/'
+# A work list head read as plain memory.
+plant plain-work-head workbuf.c 's/GC_GUARDED_LOAD\(w->full\);/w->full;/'
 # A count read through the cheap form, outside any exempt function.
 plant relaxed-domain-count sweep.c 's/gc_atomic_load\(&heap->domain_count\)/gc_atomic_load_relaxed(\&heap->domain_count)/'
 

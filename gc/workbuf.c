@@ -61,9 +61,9 @@ void gc_work_begin(gc_heap *heap, size_t markers) {
 
 gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
-  gc_workbuf *b = w->empty;
+  gc_workbuf *b = GC_GUARDED_LOAD(w->empty);
   if (b != NULL) {
-    w->empty = b->next;
+    GC_GUARDED_STORE(w->empty, b->next);
     w->empty_count--;
     b->count = 0;
   }
@@ -74,15 +74,15 @@ gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
 void gc_work_put_empty(gc_mark_work *w, gc_workbuf *b) {
   gc_mutex_lock(&w->lock);
   b->count = 0;
-  b->next = w->empty;
-  w->empty = b;
+  b->next = GC_GUARDED_LOAD(w->empty);
+  GC_GUARDED_STORE(w->empty, b);
   w->empty_count++;
   gc_mutex_unlock(&w->lock);
 }
 
 static void put_full_with_lock(gc_mark_work *w, gc_workbuf *b) {
-  b->next = w->full;
-  w->full = b;
+  b->next = GC_GUARDED_LOAD(w->full);
+  GC_GUARDED_STORE(w->full, b);
   gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) + 1);
 }
 
@@ -95,9 +95,9 @@ void gc_work_put_full(gc_mark_work *w, gc_workbuf *b) {
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
   for (;;) {
-    if (w->full != NULL) {
-      gc_workbuf *b = w->full;
-      w->full = b->next;
+    gc_workbuf *b = GC_GUARDED_LOAD(w->full);
+    if (b != NULL) {
+      GC_GUARDED_STORE(w->full, b->next);
       gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
       gc_mutex_unlock(&w->lock);
       return b;
@@ -125,9 +125,9 @@ void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
   if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;
   if (gc_atomic_load(&w->idle) == 0) return;
   gc_mutex_lock(&w->lock);
-  gc_workbuf *half = w->empty;
+  gc_workbuf *half = GC_GUARDED_LOAD(w->empty);
   if (half != NULL && gc_atomic_load(&w->idle) > 0) {
-    w->empty = half->next;
+    GC_GUARDED_STORE(w->empty, half->next);
     w->empty_count--;
     /* The oldest half: on a tree those entries are near the root, each a whole subtree of work,
      * where the newest entries are leaves the giver is about to finish anyway. */
