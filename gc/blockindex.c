@@ -113,7 +113,7 @@ static int rebuild_large(gc_heap *heap) {
   }
   if (!add_list(ix, heap->orphans.large)) return 0;
   if (ix->count > 1) qsort(ix->sorted, ix->count, sizeof *ix->sorted, by_address);
-  gc_atomic_store_relaxed(&ix->stale, 0);
+  gc_atomic_store(&ix->stale, 0);
   return 1;
 }
 
@@ -132,7 +132,7 @@ static gc_value large_if_inside(gc_large *a, uintptr_t word) {
 
 static gc_value large_containing(gc_heap *heap, uintptr_t word) {
   gc_large_index *ix = &heap->large_index;
-  if (gc_atomic_load_relaxed(&ix->stale) && !rebuild_large(heap)) {
+  if (gc_atomic_load(&ix->stale) && !rebuild_large(heap)) {
     /* No memory for the index: the lists answer too, only more slowly. */
     for (size_t i = 0; i <= heap->domain_count; i++) {
       gc_domain *d = i < heap->domain_count ? heap->domains[i] : NULL;

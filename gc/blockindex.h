@@ -21,9 +21,9 @@ int gc_pool_set_contains(const gc_heap *heap, const gc_pool *p);
 void gc_pool_set_free(gc_heap *heap);
 
 /* The large-block array is stale: a large block was allocated or freed. */
-/* Domains allocate large blocks concurrently: the flag is atomic. */
+/* Domains allocate large blocks concurrently: the flag is a protocol word (platform.h). */
 static inline void gc_large_index_invalidate(gc_heap *heap) {
-  gc_atomic_store_relaxed(&heap->large_index.stale, 1);
+  gc_atomic_store(&heap->large_index.stale, 1);
 }
 void gc_large_index_free(gc_heap *heap);
 

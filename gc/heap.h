@@ -102,7 +102,7 @@ struct gc_domain {
   gc_domain_head head; /* must stay first: gc.h's inline frame functions cast to it */
   gc_heap *heap;
   unsigned id;     /* 0 for the main domain, then in creation order */
-  uintptr_t state; /* enum gc_domain_state; atomic */
+  uintptr_t state; /* enum gc_domain_state; a protocol word (platform.h): loads, stores, CAS */
 
   /* Pools by size class. INV-POOL-2: a pool of this domain is on exactly one of these lists;
    * avail pools have a free slot, full pools have none; unswept pools hold the previous cycle's
@@ -155,7 +155,7 @@ typedef struct gc_mark_work {
   gc_workbuf *empty;
   gc_workbuf *full;
   uintptr_t full_count; /* buffers on the full list; atomic, read without the lock */
-  uintptr_t idle;       /* markers waiting for a full buffer */
+  uintptr_t idle;       /* atomic: markers waiting for a full buffer; read without the lock */
   uintptr_t done;       /* atomic: every marker was idle with no full buffer: marking is over */
   size_t markers;       /* markers in this mark */
   size_t buf_entries;   /* entries per buffer */
@@ -289,7 +289,7 @@ struct gc_heap {
 
   /* Pools not owned by any domain, ready for reuse, and orphans. Guarded by pool_lock. */
   gc_mutex pool_lock;
-  gc_pool *free_pools;
+  gc_pool *free_pools; /* its head and the orphans' are read and written by GC_GUARDED_* */
   size_t free_pool_count;
   size_t mapped_pool_count; /* pools currently mapped from the OS (owned or free) */
   gc_orphans orphans;

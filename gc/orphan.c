@@ -6,23 +6,27 @@
 #include "gc/large.h"
 #include "gc/pool.h"
 
-static void move_pools(gc_pool **src, gc_pool **dst, gc_domain *owner) {
+/* Moves every pool of *src onto the list `onto`, owned by `owner` now; returns the new head. The
+ * caller stores it: the orphan heads are protocol words (platform.h), read and written once. */
+static gc_pool *move_pools(gc_pool **src, gc_pool *onto, gc_domain *owner) {
   while (*src != NULL) {
     gc_pool *p = *src;
     *src = p->next;
     p->owner = owner;
-    p->next = *dst;
-    *dst = p;
+    p->next = onto;
+    onto = p;
   }
+  return onto;
 }
 
-static void move_large(gc_large **src, gc_large **dst) {
+static gc_large *move_large(gc_large **src, gc_large *onto) {
   while (*src != NULL) {
     gc_large *a = *src;
     *src = a->next;
-    a->next = *dst;
-    *dst = a;
+    a->next = onto;
+    onto = a;
   }
+  return onto;
 }
 
 static void stats_sub(gc_heap_stats *acc, const gc_heap_stats *s) {
@@ -43,11 +47,21 @@ void gc_orphan_domain(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  /* A running domain may be adopting at the same time (it waits for pool_lock). */
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-    move_pools(&d->avail[c], &o->avail[c], NULL);
-    move_pools(&d->full[c], &o->full[c], NULL);
+    if (d->avail[c] != NULL) {
+      gc_pool *head = GC_GUARDED_LOAD(o->avail[c]);
+      GC_GUARDED_STORE(o->avail[c], move_pools(&d->avail[c], head, NULL));
+    }
+    if (d->full[c] != NULL) {
+      gc_pool *head = GC_GUARDED_LOAD(o->full[c]);
+      GC_GUARDED_STORE(o->full[c], move_pools(&d->full[c], head, NULL));
+    }
   }
-  move_large(&d->swept_large, &o->large);
+  if (d->swept_large != NULL) {
+    gc_large *head = GC_GUARDED_LOAD(o->large);
+    GC_GUARDED_STORE(o->large, move_large(&d->swept_large, head));
+  }
   gc_heap_stats_add(&o->stats, &d->stats);
   memset(&d->stats, 0, sizeof d->stats);
   gc_mutex_unlock(&heap->pool_lock);
@@ -57,12 +71,12 @@ int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
-  gc_pool *p = o->avail[c];
+  gc_pool *p = GC_GUARDED_LOAD(o->avail[c]);
   int full = 0;
   if (p != NULL) {
-    o->avail[c] = p->next;
-  } else if ((p = o->full[c]) != NULL) {
-    o->full[c] = p->next;
+    GC_GUARDED_STORE(o->avail[c], p->next);
+  } else if ((p = GC_GUARDED_LOAD(o->full[c])) != NULL) {
+    GC_GUARDED_STORE(o->full[c], p->next);
     full = 1;
   }
   if (p != NULL) {
@@ -92,11 +106,12 @@ void gc_orphan_adopt_all(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  /* The world is stopped: no other thread of the heap runs, so no point is needed here. */
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-    move_pools(&o->avail[c], &d->avail[c], d);
-    move_pools(&o->full[c], &d->full[c], d);
+    d->avail[c] = move_pools(&o->avail[c], d->avail[c], d);
+    d->full[c] = move_pools(&o->full[c], d->full[c], d);
   }
-  move_large(&o->large, &d->swept_large);
+  d->swept_large = move_large(&o->large, d->swept_large);
   size_t pool_max = d->stats.pool_max_words, large_max = d->stats.large_max_words;
   gc_heap_stats_add(&d->stats, &o->stats);
   d->stats.pool_max_words = pool_max;

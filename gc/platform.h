@@ -1,10 +1,41 @@
-/* The platform layer: every lock, atomic read-modify-write, barrier, spin-wait and safepoint of
- * the collector goes through here, and each one first calls the scheduling hook.
+/* The platform layer: every lock, atomic read-modify-write, barrier, spin-wait, safepoint and
+ * every load and store of a protocol word of the collector goes through here, and each one first
+ * calls the scheduling hook.
  *
  * The hook is empty unless a harness installs one. The controlled scheduler in fuzz/ installs it
  * to decide, at each of these points, which thread runs next; that is how it owns every
  * interleaving without a single change to collector code. The hook is process-wide on purpose:
  * it belongs to the harness that owns the threads, not to any one heap.
+ *
+ * The rule of the layer (which accesses are scheduling points, and why):
+ *
+ *   A protocol word is shared state through which threads coordinate: a domain's state, the
+ *   stop-the-world request, heap->domain_count, the marking flags and counters (work.done,
+ *   work.idle, work.full_count, work.overflowed), running_finalizers, the large index's stale
+ *   flag; and the heads of the lists threads take from and push onto under a lock while others
+ *   run (the orphan lists and the free pools, by running domains; the work lists, by markers). Every load and store of a protocol word is a scheduling point:
+ *   gc_atomic_load / gc_atomic_store (acquire / release) for a word read without its lock,
+ *   GC_GUARDED_LOAD / GC_GUARDED_STORE for a list head read and written under its lock, and the
+ *   read-modify-writes as before. A race is a window between two accesses of one thread in which
+ *   another thread's access matters; the scheduler can open a window only at a point, so a
+ *   protocol access that is not one (a plain or relaxed load before a loop, a check-then-act
+ *   with a load and a store, a head read before the lock) hides the window from it. Accesses
+ *   under a lock are points too so that a slip that moves one out of its lock still opens a
+ *   window the scheduler sees (the lock alone is then no longer around it).
+ *
+ *   Values that publish nothing and coordinate nothing (the parameters of INV-PARAM-1, statistics
+ *   and pacing counters, the failure countdown whose CAS is the point, block headers read while
+ *   markers CAS them) use the cheap forms, gc_atomic_load_relaxed / gc_atomic_store_relaxed /
+ *   gc_atomic_load_word, which are never points: interleaving there cannot change an outcome
+ *   beyond what the next point already allows, and they sit on hot paths.
+ *
+ *   Exempt: initialisation before a word is published (a domain not yet on the list); code that
+ *   runs only with the world stopped and no other marker running (adopting every orphan,
+ *   shaping the work buffers, the large index's rebuild, destroying the heap), where no other
+ *   thread of the heap runs between two accesses; and the plain reads of heap->domain_count by
+ *   a holder of stw_lock, its only writers' lock (INV-STW-1).
+ *   //gc:protocol_access_test lists the protocol words and fails on any access in gc/ that does
+ *   not go through a point form (or is not one of the listed exemptions).
  */
 #ifndef GC_PLATFORM_H
 #define GC_PLATFORM_H
@@ -23,6 +54,8 @@ typedef enum gc_plat_point {
   GC_PLAT_BARRIER,   /* about to wait at a barrier (object: the barrier) */
   GC_PLAT_SPIN,      /* one turn of a spin-wait loop (object: what is waited for) */
   GC_PLAT_SAFEPOINT, /* a mutator safepoint (object: the domain) */
+  GC_PLAT_LOAD,      /* about to load a protocol word (object: the word); see the rule above */
+  GC_PLAT_STORE,     /* about to store a protocol word (object: the word) */
 } gc_plat_point;
 
 typedef void (*gc_plat_hook_fn)(gc_plat_point point, const void *object);
@@ -57,37 +90,66 @@ void gc_mutex_unlock(gc_mutex *mu);
  *
  * Every shared word that is not guarded by a lock is read and written through these (C11 memory
  * orders, on uintptr_t words). Each gives exactly the ordering its name or comment says, no more:
- * only the read-modify-writes are sequentially consistent, and only they reach the scheduling
- * hook (a plain load or store is not a point where another thread's choice can matter more
- * than at the next RMW, lock or spin).
+ * only the read-modify-writes are sequentially consistent. Which of them are scheduling points
+ * is the rule of the layer (top of this file): the acquire load, the release store and the
+ * read-modify-writes are; the relaxed forms are not.
  *
- * A word whose value is all the reader needs (a counter, a size, a tuning parameter, a flag
- * that a later lock, barrier or acquire load orders anyway) uses the relaxed forms. A word that
- * publishes other memory (a domain's state, published after its frames and pools; `done` after
- * the work lists) is stored with release and loaded with acquire, so a reader that sees the value
- * also sees what the writer did before storing it. None of the collector's protocols needs a
- * single total order of plain loads and stores (no Dekker-style "store mine, then load yours"):
- * where two threads race for one transition (leader and domain on a domain's state, markers on
- * a header) they use a compare-and-swap, which is sequentially consistent. */
+ * A protocol word is loaded with acquire and stored with release (gc_atomic_load/store), also
+ * when only its value matters: a word that publishes other memory (a domain's state, published
+ * after its frames and pools; `done` after the work lists) needs that order, and one that does
+ * not pays nothing for it on x86 (a plain mov) and little elsewhere. None of the collector's
+ * protocols needs a single total order of plain loads and stores (no Dekker-style "store mine,
+ * then load yours"): where two threads race for one transition (leader and domain on a domain's
+ * state, markers on a header) they use a compare-and-swap, which is sequentially consistent. */
 
 /* Acquire load: later reads and writes of this thread stay after it, and it sees everything the
- * thread whose release store (or RMW) it reads from did before that store. */
+ * thread whose release store (or RMW) it reads from did before that store. A scheduling point:
+ * for protocol words only (see the rule). */
 static inline uintptr_t gc_atomic_load(const uintptr_t *p) {
+  gc_plat_point_reached(GC_PLAT_LOAD, p);
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
-/* Relaxed load: atomic (never torn, never a data race), no ordering with other memory. */
+/* Release store: earlier reads and writes of this thread stay before it; an acquire load that
+ * reads this value sees them. A scheduling point: for protocol words only. */
+static inline void gc_atomic_store(uintptr_t *p, uintptr_t v) {
+  gc_plat_point_reached(GC_PLAT_STORE, p);
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+/* Relaxed load: atomic (never torn, never a data race), no ordering with other memory, and not
+ * a scheduling point: for words that publish and coordinate nothing (see the rule). */
 static inline uintptr_t gc_atomic_load_relaxed(const uintptr_t *p) {
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
-/* Release store: earlier reads and writes of this thread stay before it; an acquire load that
- * reads this value sees them. */
-static inline void gc_atomic_store(uintptr_t *p, uintptr_t v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-/* Relaxed store: atomic, no ordering with other memory. */
+/* Relaxed store: atomic, no ordering with other memory, not a scheduling point. */
 static inline void gc_atomic_store_relaxed(uintptr_t *p, uintptr_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
+/* An acquire load that is not a scheduling point, for a verifier reading protocol words with the
+ * world stopped (invariants/): a harness must not add points of its own to the interleaving it
+ * checks. Never used in gc/ (//gc:protocol_access_test). */
+static inline uintptr_t gc_atomic_peek(const uintptr_t *p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* A safepoint: the scheduling point, then an acquire load of the flag that asks this thread to
+ * stop (heap->stw_requested). The safepoint is that load's point: a second one right after it
+ * would add a step where nothing can happen in between. */
+static inline uintptr_t gc_safepoint_load(const uintptr_t *flag, const void *domain) {
+  gc_plat_point_reached(GC_PLAT_SAFEPOINT, domain);
+  return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+/* A list head (any pointer lvalue) guarded by a lock, read or written under it: a scheduling
+ * point, then a plain access. Plain on purpose: the lock orders it, and ThreadSanitizer still
+ * reports a race when the lock is missing (an atomic access would hide that from it). The
+ * point is there for the day the access slips out of its lock (see the rule). */
+#define GC_GUARDED_LOAD(lvalue) (gc_plat_point_reached(GC_PLAT_LOAD, &(lvalue)), (lvalue))
+#define GC_GUARDED_STORE(lvalue, value)              \
+  do {                                               \
+    gc_plat_point_reached(GC_PLAT_STORE, &(lvalue)); \
+    (lvalue) = (value);                              \
+  } while (0)
+
 /* Sequentially consistent read-modify-write (acquire and release, and in the single total order
  * of all seq_cst operations); returns the old value. A scheduling point. */
 static inline uintptr_t gc_atomic_fetch_add(uintptr_t *p, uintptr_t v) {

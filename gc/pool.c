@@ -32,8 +32,8 @@ static gc_pool *map_batch_with_lock(gc_heap *heap) {
   for (size_t i = 1; i < count; i++) {
     gc_pool *p = (gc_pool *)(mem + i * GC_POOL_BSIZE);
     p->owner = NULL;
-    p->next = heap->free_pools;
-    heap->free_pools = p;
+    p->next = GC_GUARDED_LOAD(heap->free_pools);
+    GC_GUARDED_STORE(heap->free_pools, p);
     heap->free_pool_count++;
   }
   heap->mapped_pool_count += count;
@@ -42,16 +42,16 @@ static gc_pool *map_batch_with_lock(gc_heap *heap) {
 
 gc_pool *gc_pool_acquire(gc_heap *heap) {
   gc_mutex_lock(&heap->pool_lock);
-  gc_pool *p = heap->free_pools;
+  gc_pool *p = GC_GUARDED_LOAD(heap->free_pools);
   if (p != NULL) {
-    heap->free_pools = p->next;
+    GC_GUARDED_STORE(heap->free_pools, p->next);
     heap->free_pool_count--;
   } else {
     p = map_batch_with_lock(heap);
   }
   if (p != NULL && !gc_pool_set_insert(heap, p)) { /* INV-INDEX-1 */
-    p->next = heap->free_pools;
-    heap->free_pools = p;
+    p->next = GC_GUARDED_LOAD(heap->free_pools);
+    GC_GUARDED_STORE(heap->free_pools, p);
     heap->free_pool_count++;
     p = NULL;
   }
@@ -77,17 +77,16 @@ void gc_pool_release(gc_heap *heap, gc_pool *p) {
     gc_mutex_unlock(&heap->pool_lock);
     return;
   }
-  p->next = heap->free_pools;
-  heap->free_pools = p;
+  p->next = GC_GUARDED_LOAD(heap->free_pools);
+  GC_GUARDED_STORE(heap->free_pools, p);
   heap->free_pool_count++;
   gc_mutex_unlock(&heap->pool_lock);
 }
 
 void gc_pool_unmap_free(gc_heap *heap) {
   gc_mutex_lock(&heap->pool_lock);
-  while (heap->free_pools != NULL) {
-    gc_pool *p = heap->free_pools;
-    heap->free_pools = p->next;
+  for (gc_pool *p; (p = GC_GUARDED_LOAD(heap->free_pools)) != NULL;) {
+    GC_GUARDED_STORE(heap->free_pools, p->next);
     heap->free_pool_count--;
     unmap_pool(heap, p);
   }

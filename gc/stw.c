@@ -66,6 +66,5 @@ void gc_stw_park(gc_domain *d) {
 }
 
 void gc_poll(gc_domain *d) {
-  gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
-  if (gc_atomic_load_relaxed(&d->heap->stw_requested)) gc_stw_park(d);
+  if (gc_safepoint_load(&d->heap->stw_requested, d)) gc_stw_park(d);
 }

@@ -51,9 +51,8 @@ static void sweep_done(gc_domain *d) {
    * it so (no domain is created or terminated meanwhile); when it is busy, or there are several
    * domains, the next stop of the world reports it once every domain has finished (cycle.c). */
   gc_heap *heap = d->heap;
-  if (gc_atomic_load_relaxed(&heap->domain_count) != 1 || !gc_mutex_trylock(&heap->stw_lock))
-    return;
-  if (heap->domain_count == 1 && !heap->swept_reported) {
+  if (gc_atomic_load(&heap->domain_count) != 1 || !gc_mutex_trylock(&heap->stw_lock)) return;
+  if (gc_atomic_load(&heap->domain_count) == 1 && !heap->swept_reported) {
     heap->swept_reported = 1;
     gc_heap_call_hook(heap, GC_HOOK_SWEPT);
   }

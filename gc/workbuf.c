@@ -41,7 +41,7 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
   }
   w->empty_count = count;
   w->full = NULL;
-  w->full_count = 0;
+  gc_atomic_store(&w->full_count, 0);
 }
 
 void gc_work_free(gc_heap *heap) {
@@ -55,15 +55,15 @@ void gc_work_free(gc_heap *heap) {
 void gc_work_begin(gc_heap *heap, size_t markers) {
   gc_mark_work *w = &heap->work;
   w->markers = markers;
-  gc_atomic_store_relaxed(&w->idle, 0);
+  gc_atomic_store(&w->idle, 0);
   gc_atomic_store(&w->done, 0);
 }
 
 gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
-  gc_workbuf *b = w->empty;
+  gc_workbuf *b = GC_GUARDED_LOAD(w->empty);
   if (b != NULL) {
-    w->empty = b->next;
+    GC_GUARDED_STORE(w->empty, b->next);
     w->empty_count--;
     b->count = 0;
   }
@@ -74,16 +74,16 @@ gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
 void gc_work_put_empty(gc_mark_work *w, gc_workbuf *b) {
   gc_mutex_lock(&w->lock);
   b->count = 0;
-  b->next = w->empty;
-  w->empty = b;
+  b->next = GC_GUARDED_LOAD(w->empty);
+  GC_GUARDED_STORE(w->empty, b);
   w->empty_count++;
   gc_mutex_unlock(&w->lock);
 }
 
 static void put_full_with_lock(gc_mark_work *w, gc_workbuf *b) {
-  b->next = w->full;
-  w->full = b;
-  gc_atomic_store(&w->full_count, gc_atomic_load_relaxed(&w->full_count) + 1);
+  b->next = GC_GUARDED_LOAD(w->full);
+  GC_GUARDED_STORE(w->full, b);
+  gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) + 1);
 }
 
 void gc_work_put_full(gc_mark_work *w, gc_workbuf *b) {
@@ -95,18 +95,18 @@ void gc_work_put_full(gc_mark_work *w, gc_workbuf *b) {
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
   for (;;) {
-    if (w->full != NULL) {
-      gc_workbuf *b = w->full;
-      w->full = b->next;
-      gc_atomic_store(&w->full_count, gc_atomic_load_relaxed(&w->full_count) - 1);
+    gc_workbuf *b = GC_GUARDED_LOAD(w->full);
+    if (b != NULL) {
+      GC_GUARDED_STORE(w->full, b->next);
+      gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
       gc_mutex_unlock(&w->lock);
       return b;
     }
     if (gc_atomic_load(&w->done)) break;
     /* Termination: this marker has nothing; if every other marker has nothing either, no one
      * can produce work again, and marking is over. */
-    uintptr_t idle = gc_atomic_load_relaxed(&w->idle) + 1;
-    gc_atomic_store_relaxed(&w->idle, idle);
+    uintptr_t idle = gc_atomic_load(&w->idle) + 1;
+    gc_atomic_store(&w->idle, idle);
     if (idle == w->markers) {
       gc_atomic_store(&w->done, 1);
       break;
@@ -114,19 +114,20 @@ gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
     gc_mutex_unlock(&w->lock);
     while (gc_atomic_load(&w->full_count) == 0 && !gc_atomic_load(&w->done)) gc_plat_spin(w);
     gc_mutex_lock(&w->lock);
-    gc_atomic_store_relaxed(&w->idle, gc_atomic_load_relaxed(&w->idle) - 1);
+    gc_atomic_store(&w->idle, gc_atomic_load(&w->idle) - 1);
   }
   gc_mutex_unlock(&w->lock);
   return NULL;
 }
 
 void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
-  if (b->count < 2 || gc_atomic_load_relaxed(&w->full_count) != 0) return;
-  if (gc_atomic_load_relaxed(&w->idle) == 0) return;
+  /* Read before the lock, and read again under it: a hint that no one needs work. */
+  if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;
+  if (gc_atomic_load(&w->idle) == 0) return;
   gc_mutex_lock(&w->lock);
-  gc_workbuf *half = w->empty;
-  if (half != NULL && w->idle > 0) {
-    w->empty = half->next;
+  gc_workbuf *half = GC_GUARDED_LOAD(w->empty);
+  if (half != NULL && gc_atomic_load(&w->idle) > 0) {
+    GC_GUARDED_STORE(w->empty, half->next);
     w->empty_count--;
     /* The oldest half: on a tree those entries are near the root, each a whole subtree of work,
      * where the newest entries are leaves the giver is about to finish anyway. */

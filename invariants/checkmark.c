@@ -45,8 +45,8 @@ static size_t check_marking_over(const gc_verify_run *run) {
                             heap->domains[i]->id,
                             m->buf != NULL ? "a work buffer" : "no work buffer", m->prefetch_count);
   }
-  if (gc_atomic_load(&heap->stw_requested)) {
-    size_t arrived = gc_atomic_load(&heap->barrier.arrived);
+  if (gc_atomic_peek(&heap->stw_requested)) {
+    size_t arrived = gc_atomic_peek(&heap->barrier.arrived);
     if (arrived + 1 != heap->participants) {
       found += gc_verify_violation(run, GC_VK_CHECKMARK_MARK_UNFINISHED, "the mark barrier",
                                    "marking is declared over with %zu of the %zu following markers "

@@ -158,7 +158,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
   fuzz_op op;
   fuzz_decoder_init(&dec, d->opt->ops, data, size);
   int part = 0;
-  size_t kept = 0;
+  size_t kept = 0, collects = 0;
   while (fuzz_program_next(&dec, &op)) {
     if (op.depth > 0) continue; /* a finalizer body's: decoded again when it runs */
     if (op.code == FUZZ_OP_ON) {
@@ -173,6 +173,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
       for (int b = 0; b < 8; b++)
         (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
     } else {
+      collects += op.code == FUZZ_OP_COLLECT;
       ops[kept] = op;
       owner[kept++] = op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? op.args[0].a : part;
     }
@@ -183,8 +184,10 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
     cfg->bytes_len = choice_bytes;
   }
   /* k, the steps change points are drawn from: about what a program takes (a few steps an op,
-   * one a block marked); too large a k puts the change points past the end of the run. */
-  cfg->pct_steps = 4 * (uint64_t)kept + 32;
+   * some 64 a collection: the stop, the sweep and mark barriers, the work lists and the protocol
+   * words' loads and stores); too large a k puts the change points past the end of the run, too
+   * small a k all of them before its first collection. */
+  cfg->pct_steps = 4 * (uint64_t)kept + 64 * (uint64_t)collects + 32;
   /* A collector that only spins for this long is stuck: a real wait ends in a few hundred. */
   cfg->livelock_steps = 20000;
   if (d->opt->threads == FUZZ_FREE_THREADS) cfg->mode = FUZZ_SCHED_FREE;
@@ -230,6 +233,15 @@ static void name_objects(driver *d) {
   fuzz_sched_name(d->sched, &h->work.lock, "work.lock");
   fuzz_sched_name(d->sched, &h->stw_requested, "stw_requested");
   fuzz_sched_name(d->sched, &h->barrier, "stw barrier");
+  /* The protocol words whose loads and stores are scheduling points (gc/platform.h). */
+  fuzz_sched_name(d->sched, &h->domain_count, "domain_count");
+  fuzz_sched_name(d->sched, &h->work.done, "work.done");
+  fuzz_sched_name(d->sched, &h->work.idle, "work.idle");
+  fuzz_sched_name(d->sched, &h->work.full_count, "work.full_count");
+  fuzz_sched_name(d->sched, &h->work.overflowed, "work.overflowed");
+  fuzz_sched_name(d->sched, &h->running_finalizers, "running_finalizers");
+  fuzz_sched_name(d->sched, &h->large_index.stale, "large_index.stale");
+  fuzz_sched_name(d->sched, &h->free_pools, "free_pools");
   name_domain(d, 0);
 }
 

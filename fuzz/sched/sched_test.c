@@ -559,6 +559,76 @@ static void test_pct_finds_depth_3(void) {
   CHECK(!run_program(&use_after_retire, make_bytes(one_switch, sizeof one_switch), NULL));
 }
 
+/* ---- A protocol load and store are points: a window with nothing else in it ----
+ *
+ * Two threads each claim a flag by a check-then-act: load it, and if it is 0 store 1 and count a
+ * win. No lock, no read-modify-write, no spin between the load and the store: the window is
+ * open only because gc_atomic_load and gc_atomic_store are scheduling points (gc/platform.h).
+ * The same program with the relaxed forms, which are not points, never shows it. */
+
+typedef struct claim {
+  uintptr_t flag;
+  int relaxed; /* use the forms that are not points */
+  int wins;
+} claim;
+
+static void claim_flag(void *arg) {
+  claim *x = arg;
+  uintptr_t seen = x->relaxed ? gc_atomic_load_relaxed(&x->flag) : gc_atomic_load(&x->flag);
+  if (seen != 0) return;
+  if (x->relaxed)
+    gc_atomic_store_relaxed(&x->flag, 1);
+  else
+    gc_atomic_store(&x->flag, 1);
+  x->wins++;
+}
+
+/* 1 if both threads won under s. */
+static int run_claim(fuzz_sched *s, int relaxed, uint64_t *steps) {
+  claim x = {.relaxed = relaxed};
+  fuzz_sched_spawn(s, claim_flag, &x);
+  fuzz_sched_spawn(s, claim_flag, &x);
+  CHECK_EQ_U(fuzz_sched_run(s), FUZZ_SCHED_OK);
+  if (steps) *steps = fuzz_sched_steps(s);
+  fuzz_sched_destroy(s);
+  CHECK(x.wins >= 1);
+  return x.wins == 2;
+}
+
+static void test_load_store_window(void) {
+  /* t0: load (step 1), store (2), end (3); t1: load (it sees 1), end: 5 steps; 6 when both win. */
+  uint64_t steps;
+  CHECK(!run_claim(make_bytes(NULL, 0), 0, &steps));
+  CHECK_EQ_U(steps, 5);
+  int hits = 0, relaxed_hits = 0;
+  for (uint64_t seed = 0; seed < RUNS; seed++) {
+    hits += run_claim(make(FUZZ_SCHED_PCT, seed, 2, 6), 0, NULL);
+    relaxed_hits += run_claim(make(FUZZ_SCHED_PCT, seed, 2, 6), 1, NULL);
+  }
+  fprintf(stderr,
+          "  check-then-act at a load and a store: %d/%d PCT runs hit (d=2, k=6); "
+          "with the relaxed forms %d\n",
+          hits, RUNS, relaxed_hits);
+  CHECK(hits >= RUNS / (2 * 6)); /* PCT's bound 1/(n*k) */
+  CHECK_EQ_U(relaxed_hits, 0);
+
+  /* Replay from bytes: t0 passes its load, and at its store t1 runs: both win. */
+  static const uint8_t bytes[] = {1, 1};
+  fuzz_sched *s = make_bytes(bytes, sizeof bytes);
+  claim x = {0};
+  fuzz_sched_spawn(s, claim_flag, &x);
+  fuzz_sched_spawn(s, claim_flag, &x);
+  CHECK_EQ_U(fuzz_sched_run(s), FUZZ_SCHED_OK);
+  CHECK_EQ_U(x.wins, 2);
+  fuzz_sched_step e;
+  CHECK(fuzz_sched_step_at(s, 1, &e) && e.thread == 0 && e.kind == GC_PLAT_LOAD);
+  CHECK(fuzz_sched_step_at(s, 2, &e) && e.thread == 0 && e.kind == GC_PLAT_STORE);
+  CHECK(fuzz_sched_step_at(s, 3, &e) && e.thread == 1 && e.kind == GC_PLAT_LOAD);
+  CHECK(strcmp(fuzz_sched_kind_name(GC_PLAT_LOAD), "load") == 0);
+  CHECK(strcmp(fuzz_sched_kind_name(GC_PLAT_STORE), "store") == 0);
+  fuzz_sched_destroy(s);
+}
+
 /* ---- Cost ---- */
 
 enum { KEPT_POINTS = 1000000, SWITCH_POINTS = 20000 };
@@ -655,6 +725,7 @@ int main(void) {
   RUN(test_spin);
   RUN(test_pct_finds_depth_2);
   RUN(test_pct_finds_depth_3);
+  RUN(test_load_store_window);
   RUN(test_print);
   RUN(test_cost);
   CHECK_MAIN_END();
