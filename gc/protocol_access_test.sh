@@ -45,6 +45,7 @@ blockindex.c:large_containing:domain_count    stw_lock held (the world is stoppe
 cycle.c:freed_words_total:domain_count        stw_lock held
 cycle.c:sweep_everywhere:domain_count         stw_lock held
 cycle.c:gc_major_cycle:domain_count           stw_lock held
+cycle.c:reported_words:domain_count           stw_lock held (the perf counters, world stopped)
 domain.c:gc_domain_list_add:domain_count      stw_lock held: the only writer reads its own word
 domain.c:list_remove:domain_count             stw_lock held: the only writer reads its own word
 heap.c:gc_heap_sum_stats:domain_count         world stopped or one domain (its documented contract)
