@@ -218,6 +218,15 @@ struct gc_heap {
   size_t mapped_pool_count; /* pools currently mapped from the OS (owned or free) */
   gc_orphans orphans;
   uintptr_t used_bytes; /* atomic: pool and large-block bytes owned (domains and orphans) */
+  /* The heap's high-water marks, the maxima gc_get_stats reports (INV-STATS-2). pool_max_words
+   * is raised under pool_lock by gc_pool_acquire to the words of the pools owned then (mapped
+   * minus free); large_words counts every owner's large words and large_max_words its maximum,
+   * both atomic (large blocks come and go on each domain's own thread, without a lock). A
+   * domain's own maxima (gc_heap_stats) cannot give these: a sum of maxima over domains is not
+   * the maximum of the sum, and a terminated domain's maximum would leave with it. */
+  size_t pool_max_words;
+  uintptr_t large_words;     /* atomic */
+  uintptr_t large_max_words; /* atomic */
 
   /* Roots. INV-ROOT-1: a global root slot appears at most once in global_roots. The root sets
    * change under roots_lock, from running domains; marking reads them with the world stopped. */
@@ -258,7 +267,19 @@ struct gc_heap {
   uint64_t freed_words_at_last_cycle; /* for the trace line's "freed since last cycle" */
   int swept_reported;                 /* the SWEPT hook ran for the current cycle's sweep */
 
-  /* Counters and pauses. */
+  /* Counters and pauses. INV-STATS-2: what gc_get_stats reports is, once a sweep ends (or with
+   * one domain between ops): pool and large figures the sums over every domain and the orphans
+   * of their gc_heap_stats (so pool_words is the owned pools' words, orphan_pool_words the
+   * orphans' share); the activity counters the sums over the living domains plus `retired`, so
+   * they never decrease, and alloc_blocks - freed_blocks (alloc_words - freed_words) are the
+   * blocks (whsize words, large headers not counted) alive now; cycles grows by exactly one
+   * between two sweep ends; alloc_failures, mark_overflows, handoffs, finalizers_run and
+   * finalizers_run + finalizers_queued never decrease; the maxima are the high-water marks
+   * above, never below the current figure or any domain's own maximum, never decreasing;
+   * last_pause_ns is the newest entry of pause_ns, max_pause_ns the largest pause ever (the
+   * ring's largest while it has not wrapped); free_pools and os_pool_bytes are the free list's
+   * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
+   * `finalizers` and the queue's unrun ones. */
   struct {
     uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words;
   } retired; /* the activity counters of terminated domains */

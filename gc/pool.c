@@ -55,6 +55,10 @@ gc_pool *gc_pool_acquire(gc_heap *heap) {
     heap->free_pool_count++;
     p = NULL;
   }
+  if (p != NULL) { /* INV-STATS-2: the owned pools' high-water mark */
+    size_t owned_words = (heap->mapped_pool_count - heap->free_pool_count) * GC_POOL_WSIZE;
+    if (owned_words > heap->pool_max_words) heap->pool_max_words = owned_words;
+  }
   gc_mutex_unlock(&heap->pool_lock);
   return p;
 }
