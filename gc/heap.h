@@ -218,6 +218,14 @@ struct gc_heap {
   size_t mapped_pool_count; /* pools currently mapped from the OS (owned or free) */
   gc_orphans orphans;
   uintptr_t used_bytes; /* atomic: pool and large-block bytes owned (domains and orphans) */
+  /* INV-SPACE-2: a full collection gives every free pool back (to the OS or the pool cache)
+   * before its sweep end is reported, so at that point free_pools is empty and the mapped pools
+   * are exactly the owned ones. full_release is 1 while that report's hook runs. (Between full
+   * collections the free list is what gc_pool_release's keep limit allowed, plus what is left
+   * of a batch: both move with run-time parameters, so only the full collection's end is a
+   * bound.) */
+  int full_release;
+
   /* The heap's high-water marks, the maxima gc_get_stats reports (INV-STATS-2). pool_max_words
    * is raised under pool_lock by gc_pool_acquire to the words of the pools owned then (mapped
    * minus free); large_words counts every owner's large words and large_max_words its maximum,

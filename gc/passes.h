@@ -37,6 +37,12 @@
   X(MODEL, "model",                                                                            \
     GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT), \
     gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                        \
-    "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")
+    "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")   \
+  X(STATS, "stats", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_stats_run, 0,                        \
+    "holds every public statistic against a recount or its definition, and against the last "  \
+    "sweep end's")                                                                             \
+  X(SPACE, "space", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_space_run, 0,                        \
+    "bounds the pools mapped by the blocks live: no empty pool kept, none left free after a "  \
+    "full collection")
 
 #endif /* GC_PASSES_H */

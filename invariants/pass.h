@@ -22,6 +22,18 @@ typedef struct gc_verify_scratch {
 
 void gc_verify_scratch_free(gc_verify_scratch *s);
 
+/* What the stats pass needs of a heap's previous sweep end, for the figures that must only grow
+ * (INV-STATS-2): kept by the verifier, one per heap, and recorded at every SWEPT hook point it
+ * sees (gc_verify_stats_record), whichever passes its mask runs there. */
+typedef struct gc_verify_history {
+  int have;              /* a sweep end was recorded */
+  gc_stats last;         /* gc_get_stats at that sweep end */
+  uint64_t newest_pause; /* the pause history's newest entry then */
+  size_t pauses;         /* entries in the pause history then */
+} gc_verify_history;
+
+void gc_verify_stats_record(gc_verify_history *h, gc_heap *heap);
+
 /* One run of one pass. */
 typedef struct gc_verify_run {
   gc_heap *heap;
@@ -37,6 +49,9 @@ typedef struct gc_verify_run {
    * pass called directly has neither. */
   gc_hook_point hook;
   struct gc_model *model;
+  /* The verifier's record of the heap's last sweep end (hook points and gc_verify_pass_now);
+   * NULL for a pass called on its own (the stats pass then checks what needs no history). */
+  gc_verify_history *history;
 } gc_verify_run;
 
 /* What a pass needs the verifier to provide (the NEEDS column of gc/passes.h). */
