@@ -10,6 +10,13 @@
  * unused: on no list, their contents undefined, never read.
  * INV-POOL-3: a pool's contribution to pool_frag_words is its header, its class's wastage and,
  * for each block, slot size minus whsize.
+ * INV-SPACE-1: once its sweep is done, every pool a domain or the orphans own holds a block in
+ * the slot just below its frontier. Sweeping moves the frontier down over the free slots above
+ * the last block and gives a pool that holds none back to the heap (gc_pool_sweep); the one pool
+ * gc_sweep_for_class keeps empty receives the asking allocation's block at once; only
+ * allocation raises a frontier, onto the block it makes. A non-moving heap cannot compact, so
+ * this is its space bound: per size class, pools <= live blocks, and pool words <=
+ * GC_POOL_WSIZE per live small block, whatever the fragmentation.
  */
 #ifndef GC_POOL_H
 #define GC_POOL_H

@@ -82,8 +82,11 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
 }
 
 size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out) {
-  gc_verify_run run = {
-      .heap = v->heap, .point = "direct", .out = out, .scratch = v->scratch, .history = &v->history};
+  gc_verify_run run = {.heap = v->heap,
+                       .point = "direct",
+                       .out = out,
+                       .scratch = v->scratch,
+                       .history = &v->history};
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
     /* A pass that needs the model belongs to hook points: not called directly. */
