@@ -73,6 +73,10 @@ GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_RUN_DECL_)
 gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind kind);
 void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Count a violation in *found and return its new report with `what` filled, or NULL when it is
+ * only counted (gc_verify_report_new). */
+gc_verify_report *gc_verify_violation(const gc_verify_run *run, size_t *found, gc_verify_kind kind,
+                                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The block `v`: its address, and its header and location when the index says reading is safe

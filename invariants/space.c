@@ -19,7 +19,6 @@
  * that fails is read slot by slot, to say which kind it breaks. The free list is walked only at
  * a full collection's end, where it must be empty.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,19 +33,7 @@ typedef struct spacecheck {
   size_t owned_pools; /* pools on the owners' lists */
 } spacecheck;
 
-static gc_verify_report *violation(spacecheck *sc, gc_verify_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gc_verify_report *violation(spacecheck *sc, gc_verify_kind kind, const char *fmt, ...) {
-  sc->found++;
-  gc_verify_report *r = gc_verify_report_new(sc->run, kind);
-  if (r == NULL) return NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->what, sizeof r->what, fmt, ap);
-  va_end(ap);
-  return r;
-}
+#define violation(sc, kind, ...) gc_verify_violation((sc)->run, &(sc)->found, (kind), __VA_ARGS__)
 
 static void about_pool(gc_verify_report *r, const gc_verify_owner *o, int list, gc_pool *p) {
   if (r == NULL) return;

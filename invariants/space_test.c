@@ -100,12 +100,6 @@ static void pool_empty(gc_pool *p) {
   for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot) *hp = 0;
 }
 
-/* Switch the running domain: from `from` (running) to `to` (blocking). */
-static void switch_to(gc_domain *from, gc_domain *to) {
-  gc_enter_blocking(from);
-  gc_leave_blocking(to);
-}
-
 /* ---- Clean heaps ---------------------------------------------------------------------------- */
 
 static void clean_heap_passes(void) {
@@ -185,7 +179,7 @@ static void empty_orphan_pool(void) {
   fixture f;
   fixture_build(&f, NULL);
   gc_domain *other = gc_domain_create(f.h);
-  switch_to(f.d, other);
+  breaking_switch_domain(f.d, other);
   for (size_t i = 0; i < 500; i++) GC_FIELD(f.holder, i) = gc_alloc(other, 3, GC_TAG_SCAN);
   gc_enter_blocking(other);
   gc_leave_blocking(f.d);

@@ -26,7 +26,6 @@
  * read), plus the GC_PAUSE_HISTORY-entry pause ring copied once; the swept pass, at the same
  * point, already reads every slot.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,20 +40,12 @@ typedef struct statscheck {
   size_t found;
 } statscheck;
 
-static void violation(statscheck *sc, gc_verify_kind kind, const char *where, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void violation(statscheck *sc, gc_verify_kind kind, const char *where, const char *fmt,
-                      ...) {
-  sc->found++;
-  gc_verify_report *r = gc_verify_report_new(sc->run, kind);
-  if (r == NULL) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->what, sizeof r->what, fmt, ap);
-  va_end(ap);
-  gc_verify_report_where(r, "%s", where);
-}
+/* A violation about `where` (a figure's source, for the report's where: line). */
+#define violation(sc, kind, where, ...)                                                       \
+  do {                                                                                        \
+    gc_verify_report *r_ = gc_verify_violation((sc)->run, &(sc)->found, (kind), __VA_ARGS__); \
+    if (r_ != NULL) gc_verify_report_where(r_, "%s", (where));                                \
+  } while (0)
 
 /* `field` of gc_get_stats is `said`; `what` says it must be `expected`. */
 static void expect_eq(statscheck *sc, gc_verify_kind kind, const char *field, uint64_t said,

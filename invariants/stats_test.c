@@ -57,18 +57,12 @@ static void stats_clean(fixture *f) {
   gc_verify_reports_free(&out);
 }
 
-/* Switch the running domain: from `from` (running) to `to` (blocking). */
-static void switch_to(gc_domain *from, gc_domain *to) {
-  gc_enter_blocking(from);
-  gc_leave_blocking(to);
-}
-
 /* A second domain that allocates `n` blocks (kept by the holder from `at` on, every other one)
  * and terminates: its pools become orphans. */
 static void domain_that_terminates(fixture *f, size_t at, size_t n) {
   gc_domain *other = gc_domain_create(f->h);
   CHECK(other != NULL);
-  switch_to(f->d, other);
+  breaking_switch_domain(f->d, other);
   for (size_t i = 0; i < n; i++) {
     gc_value v = gc_alloc(other, 1 + i % 5, GC_TAG_SCAN);
     if (i % 2 == 0 && at + i / 2 < HOLD) GC_FIELD(f->holder, at + i / 2) = v;
@@ -101,7 +95,7 @@ static void terminated_domains_maximum_stays(void) {
   fixture f;
   fixture_build(&f, NULL);
   gc_domain *other = gc_domain_create(f.h);
-  switch_to(f.d, other);
+  breaking_switch_domain(f.d, other);
   for (size_t i = 0; i < 20000; i++) gc_alloc(other, i % 40 == 0 ? 300 : 1 + i % 20, 0);
   gc_collect(other, GC_COLLECT_FULL); /* all garbage: its pools go, its maximum stays */
   gc_enter_blocking(other);
