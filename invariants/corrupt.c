@@ -423,15 +423,18 @@ static int plant_stats_balance(gc_corruption *c) {
   return 1;
 }
 
-/* stats_test cycles_jump: two cycles since the last sweep end, one of them never reported. */
+/* stats_test cycles_jump: two cycles since the last sweep end, one of them never reported. Only
+ * once the verifier has a sweep end to compare with: the current cycle's was reported. */
 static int plant_stats_counter(gc_corruption *c) {
+  if (c->heap->cycles == 0 || !c->heap->swept_reported) return 0;
   POKE(&c->undo, c->heap->cycles, c->heap->cycles + 2);
   return 1;
 }
 
-/* stats_test pool_maximum_below_pool_words: the heap's pool maximum lost. */
+/* stats_test pool_maximum_below_pool_words: the heap's pool maximum lost, while pools are owned
+ * (so it is below pool_words, with or without a sweep end to compare with). */
 static int plant_stats_maximum(gc_corruption *c) {
-  if (c->heap->pool_max_words == 0) return 0;
+  if (c->heap->mapped_pool_count == c->heap->free_pool_count) return 0;
   POKE(&c->undo, c->heap->pool_max_words, 0);
   return 1;
 }
