@@ -117,6 +117,18 @@ typedef struct gc_orphans {
   gc_pool *full[GC_NUM_SIZECLASSES];
   gc_large *large;
   gc_heap_stats stats;
+  /* INV-SPACE-3: a domain short of a pool of class c takes a fresh one (from the heap's free
+   * pools or the OS) only when no orphan pool of c with a free slot waited when it looked:
+   * gc_orphan_adopt_pool looks first, and its look and the acquisition are two steps under the
+   * pool lock, so an orphan that arrives between them may wait until the next adoption. To make
+   * that observable, orphanings are numbered (`serial`); avail_since[c] is the number of the
+   * orphaning that put the oldest pool now on avail[c] there (lists are LIFO, so the oldest
+   * waits longest); fresh_seen[c] is the latest orphaning a domain had seen when it took a
+   * fresh pool of class c (gc_pool_acquire records it). A pool waiting on avail[c] with
+   * avail_since[c] <= fresh_seen[c] was passed over. */
+  uint64_t serial;
+  uint64_t avail_since[GC_NUM_SIZECLASSES];
+  uint64_t fresh_seen[GC_NUM_SIZECLASSES];
 } gc_orphans;
 
 /* The shared side of marking (workbuf.c). INV-WB-1: every work buffer is on the empty list, on

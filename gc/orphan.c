@@ -43,7 +43,9 @@ void gc_orphan_domain(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  o->serial++;
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    if (o->avail[c] == NULL && d->avail[c] != NULL) o->avail_since[c] = o->serial;
     move_pools(&d->avail[c], &o->avail[c], NULL);
     move_pools(&d->full[c], &o->full[c], NULL);
   }
@@ -53,10 +55,11 @@ void gc_orphan_domain(gc_domain *d) {
   gc_mutex_unlock(&heap->pool_lock);
 }
 
-int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c) {
+int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c, uint64_t *looked) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  *looked = o->serial;
   gc_pool *p = o->avail[c];
   int full = 0;
   if (p != NULL) {

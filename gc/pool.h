@@ -58,9 +58,11 @@ static inline gc_header *gc_pool_slots_end(gc_pool *p) {
          (size_t)gc_slots_of_class(p->size_class) * gc_wsize_of_class[p->size_class];
 }
 
-/* A pool from the heap's free list, or from a new OS batch; NULL when none can be had. The
- * caller initialises it. Takes the pool lock. */
-gc_pool *gc_pool_acquire(gc_heap *heap);
+/* A pool from the heap's free list, or from a new OS batch, for size class c; NULL when none can
+ * be had. `looked` is the last orphaning the caller saw when it found no orphan pool of c to
+ * adopt (gc_orphan_adopt_pool; UINT64_MAX if it did not look): recorded for INV-SPACE-3. The
+ * caller initialises the pool. Takes the pool lock. */
+gc_pool *gc_pool_acquire(gc_heap *heap, gc_sizeclass c, uint64_t looked);
 /* Back to the heap's free list, or to the OS above cfg.free_pools_kept. Takes the pool lock. */
 void gc_pool_release(gc_heap *heap, gc_pool *p);
 /* Make `p` an empty pool of class `c` owned by `owner`: no free slot, the frontier at the first

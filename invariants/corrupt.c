@@ -484,6 +484,16 @@ static int plant_space_mapped(gc_corruption *c) {
   return 1;
 }
 
+/* space_test orphan_passed_over: a fresh pool of the victim's class recorded as taken by a
+ * domain that had seen the orphaning of the victim's pool, waiting on the orphans' avail list. */
+static int plant_space_orphan(gc_corruption *c) {
+  gc_orphans *o = &c->heap->orphans;
+  gc_sizeclass k = c->at.pool->size_class;
+  if (c->at.owner.domain != NULL || c->at.list != GC_VERIFY_AVAIL) return 0;
+  POKE(&c->undo, o->fresh_seen[k], o->avail_since[k]);
+  return 1;
+}
+
 /* ---- The model (model_test) ---------------------------------------------------------------- */
 
 /* A check that finds the object dead marks it lost and never compares it again: the repair
@@ -656,7 +666,8 @@ static int plant_model_root(gc_corruption *c) {
   X(SPACE_EMPTY_POOL, "", SWEPT, NEED_POOL, plant_space_empty_pool)                               \
   X(SPACE_FRONTIER_SLACK, "", SWEPT, NEED_POOL, plant_space_frontier_slack)                       \
   X(SPACE_FREE_POOLS, "", SWEPT, 0, plant_space_free_pools)                                       \
-  X(SPACE_FREE_POOLS, "mapped", SWEPT, 0, plant_space_mapped)
+  X(SPACE_FREE_POOLS, "mapped", SWEPT, 0, plant_space_mapped)                                     \
+  X(SPACE_ORPHAN_PASSED_OVER, "", SWEPT, NEED_POOL, plant_space_orphan)
 
 static const corruption_row rows[] = {
 #define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \

@@ -12,10 +12,15 @@
  *     moves the frontier down over the free slots above the last block, and only an allocation
  *     moves it up, onto the block it makes), so the slots a pool has used end at its last block;
  *   - space.free-pools: when a full collection's sweep end is reported (heap->full_release) no
- *     free pool is left mapped: the free list is empty and the mapped pools are the owned ones.
+ *     free pool is left mapped: the free list is empty and the mapped pools are the owned ones;
+ *   - space.orphan-passed-over: no orphan pool of class c with a free slot still waits that had
+ *     been orphaned when a domain, looking for a pool of c, took a fresh one instead
+ *     (INV-SPACE-3: avail_since[c] <= fresh_seen[c], the orphanings' numbers the collector
+ *     records). The orphans are adopted at every cycle's start, so a pool passed over shows at
+ *     the sweep end in between.
  * An owner still sweeping is not checked (its unswept pools hold last cycle's blocks).
  *
- * Cost: O(pools) list steps and one header read per pool (the slot below its frontier); a pool
+ * Cost: O(pools) list steps and one header read per pool, O(size classes) for the orphans (the slot below its frontier); a pool
  * that fails is read slot by slot, to say which kind it breaks. The free list is walked only at
  * a full collection's end, where it must be empty.
  */
@@ -105,12 +110,32 @@ static void check_full_release(spacecheck *sc) {
   if (r != NULL) gc_verify_report_where(r, "the heap's free pools, at a full collection's end");
 }
 
+/* INV-SPACE-3, for every class with an orphan pool waiting. */
+static void check_orphans(spacecheck *sc) {
+  gc_orphans *o = &sc->heap->orphans;
+  for (uint32_t bits = gc_verify_pool_classes(o->avail); bits != 0; bits &= bits - 1) {
+    gc_sizeclass c = (gc_sizeclass)__builtin_ctz(bits);
+    if (o->avail_since[c] > o->fresh_seen[c]) continue;
+    gc_verify_report *r =
+        violation(sc, GC_VK_SPACE_ORPHAN_PASSED_OVER,
+                  "an orphan pool of class %u waits since orphaning %llu, but a domain that had "
+                  "seen orphaning %llu took a fresh pool of that class instead of adopting it "
+                  "(INV-SPACE-3)",
+                  c, (unsigned long long)o->avail_since[c], (unsigned long long)o->fresh_seen[c]);
+    if (r != NULL) {
+      gc_verify_report_where(r, "pool %p (class %u) on the orphans' avail list",
+                             (void *)o->avail[c], c);
+    }
+  }
+}
+
 size_t gc_verify_space_run(const gc_verify_run *run) {
   spacecheck sc = {.run = run, .heap = run->heap};
   size_t cursor = 0;
   gc_verify_owner o;
   while (gc_verify_owner_next(run->heap, &cursor, &o)) check_owner(&sc, &o);
   if (run->heap->full_release) check_full_release(&sc);
+  check_orphans(&sc);
   return sc.found;
 }
 

@@ -326,6 +326,98 @@ static void mapped_pool_unaccounted_after_full(void) {
   fixture_free(&f);
 }
 
+/* ---- space.orphan-passed-over --------------------------------------------------------------- */
+
+/* A second domain that allocates blocks of 3 fields, keeps every one (some pools end with free
+ * slots) and terminates: its pools wait on the orphans' lists. Returns a class with an orphan
+ * pool on the avail list, or GC_NUM_SIZECLASSES. */
+static gc_sizeclass leave_orphans(fixture *f) {
+  gc_domain *other = gc_domain_create(f->h);
+  breaking_switch_domain(f->d, other);
+  for (size_t i = 0; i < 700; i++) GC_FIELD(f->holder, i) = gc_alloc(other, 3, GC_TAG_SCAN);
+  gc_enter_blocking(other);
+  gc_leave_blocking(f->d);
+  CHECK(gc_domain_terminate(other) == GC_OK);
+  for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
+    if (f->h->orphans.avail[c] != NULL) return c;
+  }
+  return GC_NUM_SIZECLASSES;
+}
+
+/* A domain that needs a pool of the orphans' class adopts theirs: nothing taken fresh. */
+static void orphan_adopted_first(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_sizeclass c = leave_orphans(&f);
+  CHECK(c < GC_NUM_SIZECLASSES);
+  if (c == GC_NUM_SIZECLASSES) return;
+  gc_pool *orphan = f.h->orphans.avail[c];
+  while (f.d->avail[c] != NULL) gc_alloc(f.d, 3, GC_TAG_SCAN); /* use up its own pools */
+  gc_alloc(f.d, 3, GC_TAG_SCAN);
+  CHECK(orphan->owner == f.d);
+  CHECK(f.h->orphans.fresh_seen[c] < f.h->orphans.avail_since[c] || f.h->orphans.avail[c] == NULL);
+  space_clean(&f);
+  fixture_free(&f);
+}
+
+/* The record of a fresh pool taken by a domain that had seen the orphans' arrival. */
+static void fresh_pool_recorded_after_orphaning(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_sizeclass c = leave_orphans(&f);
+  CHECK(c < GC_NUM_SIZECLASSES);
+  if (c == GC_NUM_SIZECLASSES) return;
+  space_clean(&f);
+  uint64_t saved = f.h->orphans.fresh_seen[c];
+  f.h->orphans.fresh_seen[c] = f.h->orphans.avail_since[c];
+  space_expect(&f, GC_VK_SPACE_ORPHAN_PASSED_OVER);
+  f.h->orphans.fresh_seen[c] = saved;
+  space_clean(&f);
+  fixture_free(&f);
+}
+
+/* A domain that takes a fresh pool of the class without looking at the orphans at all (what an
+ * allocation path that forgot gc_orphan_adopt_pool does), then gives it back. */
+static void fresh_pool_taken_without_looking(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_sizeclass c = leave_orphans(&f);
+  CHECK(c < GC_NUM_SIZECLASSES);
+  if (c == GC_NUM_SIZECLASSES) return;
+  gc_pool *p = gc_pool_acquire(f.h, c, UINT64_MAX);
+  CHECK(p != NULL);
+  if (p != NULL) gc_pool_release(f.h, p);
+  space_expect(&f, GC_VK_SPACE_ORPHAN_PASSED_OVER);
+  fixture_free(&f);
+}
+
+/* Seen at a sweep end: a domain looked after the orphaning, missed the pool, and took a fresh
+ * one (a look at the wrong list). */
+static void take_fresh_after_looking(gc_heap *h, void *arg) {
+  gc_sizeclass c = *(gc_sizeclass *)arg;
+  gc_pool *p = gc_pool_acquire(h, c, h->orphans.serial);
+  if (p != NULL) gc_pool_release(h, p);
+}
+
+static void passed_over_at_the_hook(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_verify_uninstall(f.v);
+  breaking_hook b;
+  gc_sizeclass c = GC_NUM_SIZECLASSES;
+  breaking_hook_set(f.h, &b, GC_HOOK_SWEPT, take_fresh_after_looking, &c);
+  f.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
+  gc_collect(f.d, GC_COLLECT_MAJOR); /* a cycle whose sweep ends after the orphaning */
+  c = leave_orphans(&f);
+  CHECK(c < GC_NUM_SIZECLASSES);
+  if (c == GC_NUM_SIZECLASSES) return;
+  b.armed = 1;
+  while (f.d->sweeping) gc_collect(f.d, GC_COLLECT_SLICE);
+  CHECK_EQ_U(b.fired, 1);
+  CHECK_ONLY_KIND(gc_verify_reports_of(f.v), GC_VK_SPACE_ORPHAN_PASSED_OVER);
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(full_collection_gives_pools_back);
@@ -338,5 +430,9 @@ int main(void) {
   RUN(free_pool_counted_after_full);
   RUN(free_pools_left_at_full_end);
   RUN(mapped_pool_unaccounted_after_full);
+  RUN(orphan_adopted_first);
+  RUN(fresh_pool_recorded_after_orphaning);
+  RUN(fresh_pool_taken_without_looking);
+  RUN(passed_over_at_the_hook);
   CHECK_MAIN_END();
 }

@@ -190,7 +190,8 @@ typedef enum fuzz_misuse {
   X(SPACE_EMPTY_POOL, "space.empty-pool")                                   \
   X(SPACE_FRONTIER_SLACK, "space.frontier-slack")                           \
   X(SPACE_FREE_POOLS, "space.free-pools")                                   \
-  X(SPACE_FREE_POOLS_MAPPED, "space.free-pools/mapped")
+  X(SPACE_FREE_POOLS_MAPPED, "space.free-pools/mapped")                     \
+  X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
