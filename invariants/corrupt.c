@@ -394,7 +394,7 @@ static int plant_avail_full(gc_corruption *c) {
 
 /* ---- The public statistics (stats_test) ---------------------------------------------------- */
 
-/* stats_test pool_words_off_the_lists: the victim's owner says a pool more than its lists hold. */
+/* stats_test pool_words_off_the_owned: the victim's owner says a pool more than it holds. */
 static int plant_stats_sum(gc_corruption *c) {
   gc_heap_stats *s = c->at.owner.stats;
   POKE(&c->undo, s->pool_words, s->pool_words + GC_POOL_WSIZE);
@@ -407,11 +407,12 @@ static int plant_stats_sum_large(gc_corruption *c) {
   return 1;
 }
 
-/* stats_test mapped_pools_off / free_pool_count_off. */
+/* stats_test mapped_pool_no_owner: a pool mapped that no owner holds and the free list lacks. */
 static int plant_stats_mapped(gc_corruption *c) {
   POKE(&c->undo, c->heap->mapped_pool_count, c->heap->mapped_pool_count + 1);
   return 1;
 }
+/* stats_test free_pool_count_off. */
 static int plant_stats_free_count(gc_corruption *c) {
   POKE(&c->undo, c->heap->free_pool_count, c->heap->free_pool_count + 1);
   return 1;
@@ -657,8 +658,8 @@ static int plant_model_root(gc_corruption *c) {
   X(MODEL_ROOT, "", CYCLED, 0, plant_model_root)                                                  \
   X(STATS_SUM, "", SWEPT, NEED_BLOCK, plant_stats_sum)                                            \
   X(STATS_SUM, "large-words", SWEPT, 0, plant_stats_sum_large)                                    \
-  X(STATS_RECOUNT, "", SWEPT, 0, plant_stats_mapped)                                              \
-  X(STATS_RECOUNT, "free-pools", SWEPT, 0, plant_stats_free_count)                                \
+  X(STATS_SUM, "mapped", SWEPT, 0, plant_stats_mapped)                                            \
+  X(STATS_RECOUNT, "", SWEPT, 0, plant_stats_free_count)                                          \
   X(STATS_BALANCE, "", SWEPT, 0, plant_stats_balance)                                             \
   X(STATS_COUNTER, "", SWEPT, 0, plant_stats_counter)                                             \
   X(STATS_MAXIMUM, "", SWEPT, 0, plant_stats_maximum)                                             \

@@ -24,7 +24,7 @@ void gc_verify_scratch_free(gc_verify_scratch *s);
 
 /* What the stats pass needs of a heap's previous sweep end, for the figures that must only grow
  * (INV-STATS-2): kept by the verifier, one per heap, and recorded at every SWEPT hook point it
- * sees (gc_verify_stats_record), whichever passes its mask runs there. */
+ * sees, by the stats pass when it runs there, else by gc_verify_stats_record. */
 typedef struct gc_verify_history {
   int have;              /* a sweep end was recorded */
   gc_stats last;         /* gc_get_stats at that sweep end */

@@ -6,11 +6,11 @@
  * keeps the maxima. This pass checks every figure of gc_get_stats and gc_pause_history against
  * INV-STATS-2 (gc/heap.h):
  *   - stats.sum: the pool and large figures equal the sums over every owner (each domain and
- *     the orphans), pool_words and orphan_pool_words the pools on their lists, large_words and
- *     large_blocks the large blocks on them (and the heap's large_words), domains the domains,
- *     the activity counters the living domains' plus the retired ones';
- *   - stats.recount: free_pools the free list's length, os_pool_bytes the mapped pools (owned
- *     plus free), the finalizer figures the records, the heap's counters what it holds;
+ *     the orphans), pool_words the pools mapped and not on the free list, orphan_pool_words the
+ *     pools on the orphans' lists, large_words the heap's own large word count, domains the
+ *     domains, the activity counters the living domains' plus the retired ones';
+ *   - stats.recount: free_pools the free list's length, os_pool_bytes the mapped pools, the
+ *     finalizer figures the records, the heap's counters what it holds;
  *   - stats.balance: allocated minus freed blocks (words) equal the blocks (words) alive;
  *   - stats.counter: against the last sweep end, no counter decreased, and cycles grew by exactly
  *     one at a sweep end (by at most one when called directly between two);
@@ -22,9 +22,11 @@
  * The previous figures are the verifier's (gc_verify_history, one per heap), recorded at every
  * SWEPT point; a direct run compares against them without recording.
  *
- * Cost: O(owners + pools + large blocks + free pools) list steps (a pool's slots are never
- * read), plus the GC_PAUSE_HISTORY-entry pause ring copied once; the swept pass, at the same
- * point, already reads every slot.
+ * Cost: O(owners + orphan pools + free pools) list steps, no domain pool or slot read (the swept
+ * pass, at the same point, reads every one), plus the pause ring's entries (min(cycles, 256))
+ * copied once; at a sweep end the figures read are the verifier's record for the next one. The
+ * pass runs at every sweep end of every fuzz input, so it reads what gc_get_stats reads and
+ * little more.
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,10 +64,10 @@ typedef struct owners_sum {
   size_t domains;                           /* domain owners */
   size_t domain_pool_max, domain_large_max; /* the largest of a domain's own maxima */
   uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words; /* domains' plus retired */
-  size_t orphan_pool_words;         /* the orphans' running pool_words */
-  size_t pools, orphan_pools;       /* pools on the lists (all owners; the orphans') */
-  size_t large_blocks, large_words; /* large blocks on the lists, their words */
-  int lists_complete;               /* every list ended within its bound */
+  size_t orphan_pool_words; /* the orphans' running pool_words */
+  size_t orphan_pools;      /* pools on the orphans' lists */
+  size_t free_pools;        /* pools on the heap's free list */
+  int lists_complete;       /* those lists ended within their bound */
 } owners_sum;
 
 /* Pools on `heads` (GC_NUM_SIZECLASSES lists), at most `bound` (a list that loops is the swept
@@ -83,6 +85,9 @@ static size_t count_pools(gc_pool *const *heads, size_t bound, int *complete) {
   return n;
 }
 
+/* The owners' running statistics and counters; the orphans' pools and the free pools counted on
+ * their lists (the domains' pools are the swept pass's to walk: here they are what is mapped and
+ * not free). */
 static void sum_owners(gc_heap *heap, owners_sum *o) {
   memset(o, 0, sizeof *o);
   o->lists_complete = 1;
@@ -90,33 +95,19 @@ static void sum_owners(gc_heap *heap, owners_sum *o) {
   o->alloc_words = heap->retired.alloc_words;
   o->freed_blocks = heap->retired.freed_blocks;
   o->freed_words = heap->retired.freed_words;
-  /* Every pool a list may hold is mapped; every large block is counted by its owner. */
-  size_t pool_bound = heap->mapped_pool_count + 1;
+  size_t bound = heap->mapped_pool_count; /* every pool on a list is mapped */
+  for (gc_pool *p = heap->free_pools; p != NULL && o->lists_complete; p = p->next) {
+    if (++o->free_pools > bound) o->lists_complete = 0;
+  }
   size_t cursor = 0;
   gc_verify_owner ow;
   while (gc_verify_owner_next(heap, &cursor, &ow)) {
     const gc_heap_stats *s = ow.stats;
     gc_heap_stats_add(&o->sum, s);
-    size_t pools = 0;
-    for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
-      if (ow.pool_lists[l] != NULL)
-        pools += count_pools(ow.pool_lists[l], pool_bound, &o->lists_complete);
-    }
-    o->pools += pools;
-    size_t large_bound = s->large_blocks + 1;
-    for (int l = 0; l < GC_VERIFY_LARGE_LISTS; l++) {
-      if (ow.large_lists[l] == NULL) continue;
-      size_t n = 0;
-      gc_large *a = *ow.large_lists[l];
-      for (; a != NULL && n < large_bound; a = a->next, n++) {
-        o->large_blocks++;
-        o->large_words += gc_hd_whsize(*gc_large_hp(a)) + GC_LARGE_HEADER_WSIZE;
-      }
-      if (a != NULL) o->lists_complete = 0;
-    }
     if (ow.domain == NULL) {
       o->orphan_pool_words = s->pool_words;
-      o->orphan_pools = pools;
+      o->orphan_pools = count_pools(ow.pool_lists[GC_VERIFY_AVAIL], bound, &o->lists_complete) +
+                        count_pools(ow.pool_lists[GC_VERIFY_FULL], bound, &o->lists_complete);
       continue;
     }
     const gc_domain *d = ow.domain;
@@ -154,36 +145,21 @@ static int check_sums(statscheck *sc, const gc_stats *s, const owners_sum *o) {
   expect_eq(sc, k, "freed_blocks", s->freed_blocks, counters, o->freed_blocks);
   expect_eq(sc, k, "freed_words", s->freed_words, counters, o->freed_words);
   if (!o->lists_complete) return 0; /* a list longer than it can be: the swept pass says why */
-  expect_eq(sc, k, "pool_words", s->pool_words, "the pools on the owners' lists make",
-            (uint64_t)o->pools * GC_POOL_WSIZE);
+  expect_eq(sc, k, "pool_words", s->pool_words, "the pools mapped and not free make",
+            (uint64_t)(sc->heap->mapped_pool_count - o->free_pools) * GC_POOL_WSIZE);
   expect_eq(sc, k, "orphan_pool_words", s->orphan_pool_words,
             "the pools on the orphans' lists make", (uint64_t)o->orphan_pools * GC_POOL_WSIZE);
-  expect_eq(sc, k, "large_blocks", s->large_blocks, "the owners' large lists hold",
-            o->large_blocks);
-  expect_eq(sc, k, "large_words", s->large_words, "the owners' large blocks make", o->large_words);
   return sc->found == found;
 }
 
 static void check_recounts(statscheck *sc, const gc_stats *s, const owners_sum *o) {
   gc_heap *heap = sc->heap;
   const gc_verify_kind k = GC_VK_STATS_RECOUNT;
-  size_t free_pools = 0;
-  int free_complete = 1;
-  for (gc_pool *p = heap->free_pools; p != NULL; p = p->next) {
-    if (++free_pools > heap->mapped_pool_count) {
-      free_complete = 0;
-      break;
-    }
-  }
-  if (free_complete) {
-    expect_eq(sc, k, "free_pools", s->free_pools, "the heap's free list holds", free_pools);
+  if (o->lists_complete) {
+    expect_eq(sc, k, "free_pools", s->free_pools, "the heap's free list holds", o->free_pools);
   }
   expect_eq(sc, k, "os_pool_bytes", s->os_pool_bytes, "the heap's mapped pools make",
             (uint64_t)heap->mapped_pool_count * GC_POOL_BSIZE);
-  if (free_complete && o->lists_complete) {
-    expect_eq(sc, k, "os_pool_bytes", s->os_pool_bytes, "the owned and free pools make",
-              (uint64_t)(o->pools + free_pools) * GC_POOL_BSIZE);
-  }
   expect_eq(sc, k, "finalizers", s->finalizers, "the heap's finalizer records are",
             heap->finalizers.count);
   size_t queued = heap->finq_head <= heap->finq.count ? heap->finq.count - heap->finq_head : 0;
@@ -327,12 +303,18 @@ static void check_pauses(statscheck *sc, const gc_stats *s, const uint64_t *paus
 
 /* ---- The pass ------------------------------------------------------------------------------- */
 
+static void record(gc_verify_history *h, const gc_stats *s, const uint64_t *pauses, size_t n) {
+  h->last = *s;
+  h->pauses = n;
+  h->newest_pause = n > 0 ? pauses[n - 1] : 0;
+  h->have = 1;
+}
+
 void gc_verify_stats_record(gc_verify_history *h, gc_heap *heap) {
   uint64_t pauses[GC_PAUSE_HISTORY];
-  gc_get_stats(heap, &h->last);
-  h->pauses = gc_pause_history(heap, pauses, GC_PAUSE_HISTORY);
-  h->newest_pause = h->pauses > 0 ? pauses[h->pauses - 1] : 0;
-  h->have = 1;
+  gc_stats s;
+  gc_get_stats(heap, &s);
+  record(h, &s, pauses, gc_pause_history(heap, pauses, GC_PAUSE_HISTORY));
 }
 
 size_t gc_verify_stats_run(const gc_verify_run *run) {
@@ -351,6 +333,8 @@ size_t gc_verify_stats_run(const gc_verify_run *run) {
   if (h != NULL) check_counters(&sc, &s, &h->last, at_sweep_end);
   check_maxima(&sc, &s, &o, figures_ok, pauses, n, h != NULL ? &h->last : NULL);
   check_pauses(&sc, &s, pauses, n, h, at_sweep_end);
+  /* This sweep end is the next one's history (the verifier records it when the pass is off). */
+  if (at_sweep_end && run->history != NULL) record(run->history, &s, pauses, n);
   return sc.found;
 }
 

@@ -142,9 +142,9 @@ static void finalizers_failures_and_domains_pass(void) {
 
 /* ---- stats.sum ------------------------------------------------------------------------------ */
 
-/* A domain's pool_words one pool too high: the summed figure is no longer the pools on the
- * lists (the swept pass, off here, would say which owner). */
-static void pool_words_off_the_lists(void) {
+/* A domain's pool_words one pool too high: the summed figure is no longer the pools mapped and
+ * not free (the swept pass, off here, would say which owner). */
+static void pool_words_off_the_owned(void) {
   fixture f;
   fixture_build(&f, NULL);
   f.d->stats.pool_words += GC_POOL_WSIZE;
@@ -207,6 +207,18 @@ static void sum_through_the_hook(void) {
   gc_heap_destroy(f.h);
 }
 
+/* A pool mapped that no owner holds and the free list lacks: pool_words is no longer the pools
+ * mapped and not free. */
+static void mapped_pool_no_owner(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  f.h->mapped_pool_count++;
+  stats_expect(&f, GC_VK_STATS_SUM);
+  f.h->mapped_pool_count--;
+  stats_clean(&f);
+  fixture_free(&f);
+}
+
 /* ---- stats.recount -------------------------------------------------------------------------- */
 
 /* A free pool more counted than listed. */
@@ -226,31 +238,29 @@ static void free_pool_count_off(void) {
   fixture_free(&f);
 }
 
-/* A pool lost from the free list, still counted and mapped: free_pools and os_pool_bytes no
- * longer match what the heap holds. */
-static void free_pool_unlinked(void) {
+/* The free pool count one short of the list. */
+static void free_pool_count_short(void) {
   fixture f;
   fixture_build(&f, "verify=stats,mintrigger=8192,keep=8");
   for (size_t k = 0; k < 4000; k++) gc_alloc(f.d, 6, GC_TAG_SCAN);
   gc_collect(f.d, GC_COLLECT_MAJOR);
   while (f.d->sweeping) gc_collect(f.d, GC_COLLECT_SLICE);
-  gc_pool *p = f.h->free_pools;
-  CHECK(p != NULL);
-  if (p == NULL) return;
-  f.h->free_pools = p->next;
+  CHECK(f.h->free_pool_count > 0);
+  f.h->free_pool_count--;
   stats_expect(&f, GC_VK_STATS_RECOUNT);
-  f.h->free_pools = p;
+  f.h->free_pool_count++;
   stats_clean(&f);
   fixture_free(&f);
 }
 
-/* The mapped pool count a pool too high: os_pool_bytes says a pool no list holds. */
-static void mapped_pools_off(void) {
+/* The finalizer queue's head past its records: gc_get_stats's unrun count wraps around. */
+static void finalizer_queue_head_past_its_records(void) {
   fixture f;
   fixture_build(&f, NULL);
-  f.h->mapped_pool_count++;
+  size_t saved = f.h->finq_head;
+  f.h->finq_head = f.h->finq.count + 1;
   stats_expect(&f, GC_VK_STATS_RECOUNT);
-  f.h->mapped_pool_count--;
+  f.h->finq_head = saved;
   stats_clean(&f);
   fixture_free(&f);
 }
@@ -424,13 +434,14 @@ int main(void) {
   RUN(clean_heap_passes);
   RUN(terminated_domains_maximum_stays);
   RUN(finalizers_failures_and_domains_pass);
-  RUN(pool_words_off_the_lists);
+  RUN(pool_words_off_the_owned);
   RUN(orphan_pool_words_short);
   RUN(heap_large_words_drift);
   RUN(sum_through_the_hook);
   RUN(free_pool_count_off);
-  RUN(free_pool_unlinked);
-  RUN(mapped_pools_off);
+  RUN(free_pool_count_short);
+  RUN(finalizer_queue_head_past_its_records);
+  RUN(mapped_pool_no_owner);
   RUN(allocated_block_uncounted);
   RUN(freed_words_overcounted);
   RUN(retired_counter_short);

@@ -74,7 +74,10 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
     v->runs[b]++;
     found += p->run(&run);
   }
-  if (point == GC_HOOK_SWEPT) gc_verify_stats_record(&v->history, v->heap);
+  /* Every sweep end is the stats pass's history; the pass records it itself when it ran. */
+  if (point == GC_HOOK_SWEPT && !(mask & GC_VERIFY_STATS)) {
+    gc_verify_stats_record(&v->history, v->heap);
+  }
   if (found > 0 && v->mode == GC_VERIFY_ABORT) {
     gc_verify_fail_and_abort(&v->reports, -1, v->dot_path, stderr);
   }

@@ -182,7 +182,7 @@ typedef enum fuzz_misuse {
   X(STATS_SUM, "stats.sum")                                                 \
   X(STATS_SUM_LARGE_WORDS, "stats.sum/large-words")                         \
   X(STATS_RECOUNT, "stats.recount")                                         \
-  X(STATS_RECOUNT_FREE_POOLS, "stats.recount/free-pools")                   \
+  X(STATS_SUM_MAPPED, "stats.sum/mapped")                                   \
   X(STATS_BALANCE, "stats.balance")                                         \
   X(STATS_COUNTER, "stats.counter")                                         \
   X(STATS_MAXIMUM, "stats.maximum")                                         \
