@@ -50,9 +50,10 @@ static gc_header *alloc_small_slow(gc_domain *d, gc_sizeclass c) {
   gc_sweep_for_class(d, c);
   gc_header *hp = pop_free_slot(d, c);
   if (hp != NULL) return hp;
-  if (gc_orphan_adopt_pool(d, c)) return pop_free_slot(d, c);
+  uint64_t looked = UINT64_MAX;
+  if (gc_orphan_adopt_pool(d, c, &looked)) return pop_free_slot(d, c);
   if (!limit_allows(heap, GC_POOL_BSIZE)) return NULL;
-  gc_pool *p = gc_pool_acquire(heap);
+  gc_pool *p = gc_pool_acquire(heap, c, looked);
   if (p == NULL) return NULL;
   gc_heap_account_bytes(heap, GC_POOL_BSIZE);
   gc_pool_init(p, c, d);

@@ -74,8 +74,10 @@ static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats
 }
 
 /* Every domain finishes sweeping: the caller its own and those in blocking sections (they cannot
- * run), the enlisted ones in parallel (gc_cycle_participate). Then the SWEPT point. */
-static void sweep_everywhere(gc_domain *leader) {
+ * run), the enlisted ones in parallel (gc_cycle_participate). With `release` (the end of a full
+ * collection) every empty pool then goes back to the OS (INV-SPACE-2). Then the SWEPT point,
+ * which so sees what a full collection leaves. */
+static void sweep_everywhere(gc_domain *leader, int release) {
   gc_heap *heap = leader->heap;
   gc_sweep_finish(leader);
   for (size_t i = 0; i < heap->domain_count; i++) {
@@ -83,9 +85,12 @@ static void sweep_everywhere(gc_domain *leader) {
     if (gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) gc_sweep_finish(o);
   }
   gc_barrier_lead(&heap->barrier, heap->participants - 1);
+  if (release) gc_pool_unmap_free(heap);
   if (!heap->swept_reported) {
     heap->swept_reported = 1;
+    heap->full_release = release;
     gc_heap_call_hook(heap, GC_HOOK_SWEPT);
+    heap->full_release = 0;
   }
 }
 
@@ -151,7 +156,7 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   t.handoffs_before = heap->work.handoffs;
   note_start(heap, reason);
 
-  sweep_everywhere(d);
+  sweep_everywhere(d, 0);
   gc_orphan_adopt_all(d);
   gc_heap_stats before;
   gc_heap_sum_stats(heap, &before);
@@ -188,13 +193,14 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_run_finalizers(d);
 }
 
-/* Stop the world only to finish every domain's sweeping (the end of a full collection). */
+/* Stop the world only to finish every domain's sweeping and give the empty pools back (the end
+ * of a full collection). */
 static void sweep_cycle(gc_domain *d) {
   gc_heap *heap = d->heap;
   if (d->in_collection) return;
   d->in_collection = 1;
   gc_stw_begin(d, GC_STW_SWEEP, NULL);
-  sweep_everywhere(d);
+  sweep_everywhere(d, 1);
   gc_barrier_release(&heap->barrier);
   gc_stw_end(d);
   d->in_collection = 0;
@@ -229,7 +235,6 @@ void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason r
     case GC_COLLECT_FULL:
       gc_major_cycle(d, reason);
       sweep_cycle(d);
-      gc_pool_unmap_free(d->heap);
       break;
   }
 }

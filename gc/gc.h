@@ -297,14 +297,15 @@ void gc_collect(gc_domain *d, gc_collect_kind kind);
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
 typedef struct gc_stats {
-  /* Heap shape (words include headers). The verification pass `swept` recomputes these. */
+  /* Heap shape (words include headers). The verification pass `swept` recomputes each owner's,
+   * `stats` these sums and every figure below (INV-STATS-2, gc/heap.h). */
   size_t pool_words;       /* words of pools in use by domains (whole pools) */
-  size_t pool_max_words;   /* maximum of pool_words */
+  size_t pool_max_words;   /* the most pool_words the heap owned at once (never decreases) */
   size_t pool_live_words;  /* words of pool slots holding a block (whsize, not slot size) */
   size_t pool_live_blocks; /* blocks in pools */
   size_t pool_frag_words;  /* pool headers, slot padding and pool-end wastage */
   size_t large_words;      /* words of large blocks including their large header */
-  size_t large_max_words;  /* maximum of large_words */
+  size_t large_max_words;  /* the most large_words the heap owned at once (never decreases) */
   size_t large_blocks;     /* large blocks */
   /* Activity counters. */
   uint64_t cycles;            /* completed major cycles (mark + colour rotation) */

@@ -91,12 +91,12 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   gc_heap_sum_stats(heap, &s);
   memset(out, 0, sizeof *out);
   out->pool_words = s.pool_words;
-  out->pool_max_words = s.pool_max_words;
+  out->pool_max_words = heap->pool_max_words;
   out->pool_live_words = s.pool_live_words;
   out->pool_live_blocks = s.pool_live_blocks;
   out->pool_frag_words = s.pool_frag_words;
   out->large_words = s.large_words;
-  out->large_max_words = s.large_max_words;
+  out->large_max_words = gc_atomic_load_relaxed(&heap->large_max_words);
   out->large_blocks = s.large_blocks;
   out->cycles = heap->cycles;
   out->alloc_blocks = heap->retired.alloc_blocks;

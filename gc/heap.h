@@ -146,6 +146,18 @@ typedef struct gc_orphans {
   gc_pool *full[GC_NUM_SIZECLASSES];
   gc_large *large;
   gc_heap_stats stats;
+  /* INV-SPACE-3: a domain short of a pool of class c takes a fresh one (from the heap's free
+   * pools or the OS) only when no orphan pool of c with a free slot waited when it looked:
+   * gc_orphan_adopt_pool looks first, and its look and the acquisition are two steps under the
+   * pool lock, so an orphan that arrives between them may wait until the next adoption. To make
+   * that observable, orphanings are numbered (`serial`); avail_since[c] is the number of the
+   * orphaning that put the oldest pool now on avail[c] there (lists are LIFO, so the oldest
+   * waits longest); fresh_seen[c] is the latest orphaning a domain had seen when it took a
+   * fresh pool of class c (gc_pool_acquire records it). A pool waiting on avail[c] with
+   * avail_since[c] <= fresh_seen[c] was passed over. */
+  uint64_t serial;
+  uint64_t avail_since[GC_NUM_SIZECLASSES];
+  uint64_t fresh_seen[GC_NUM_SIZECLASSES];
 } gc_orphans;
 
 /* The shared side of marking (workbuf.c). INV-WB-1: every work buffer is on the empty list, on
@@ -294,6 +306,23 @@ struct gc_heap {
   size_t mapped_pool_count; /* pools currently mapped from the OS (owned or free) */
   gc_orphans orphans;
   uintptr_t used_bytes; /* atomic: pool and large-block bytes owned (domains and orphans) */
+  /* INV-SPACE-2: a full collection gives every free pool back (to the OS or the pool cache)
+   * before its sweep end is reported, so at that point free_pools is empty and the mapped pools
+   * are exactly the owned ones. full_release is 1 while that report's hook runs. (Between full
+   * collections the free list is what gc_pool_release's keep limit allowed, plus what is left
+   * of a batch: both move with run-time parameters, so only the full collection's end is a
+   * bound.) */
+  int full_release;
+
+  /* The heap's high-water marks, the maxima gc_get_stats reports (INV-STATS-2). pool_max_words
+   * is raised under pool_lock by gc_pool_acquire to the words of the pools owned then (mapped
+   * minus free); large_words counts every owner's large words and large_max_words its maximum,
+   * both atomic (large blocks come and go on each domain's own thread, without a lock). A
+   * domain's own maxima (gc_heap_stats) cannot give these: a sum of maxima over domains is not
+   * the maximum of the sum, and a terminated domain's maximum would leave with it. */
+  size_t pool_max_words;
+  uintptr_t large_words;     /* atomic */
+  uintptr_t large_max_words; /* atomic */
 
   /* Roots. INV-ROOT-1: a global root slot appears at most once in global_roots. The root sets
    * change under roots_lock, from running domains; marking reads them with the world stopped. */
@@ -343,7 +372,19 @@ struct gc_heap {
   uint64_t freed_words_at_last_cycle; /* for the trace line's "freed since last cycle" */
   int swept_reported;                 /* the SWEPT hook ran for the current cycle's sweep */
 
-  /* Counters and pauses. */
+  /* Counters and pauses. INV-STATS-2: what gc_get_stats reports is, once a sweep ends (or with
+   * one domain between ops): pool and large figures the sums over every domain and the orphans
+   * of their gc_heap_stats (so pool_words is the owned pools' words, orphan_pool_words the
+   * orphans' share); the activity counters the sums over the living domains plus `retired`, so
+   * they never decrease, and alloc_blocks - freed_blocks (alloc_words - freed_words) are the
+   * blocks (whsize words, large headers not counted) alive now; cycles grows by exactly one
+   * between two sweep ends; alloc_failures, mark_overflows, handoffs, finalizers_run and
+   * finalizers_run + finalizers_queued never decrease; the maxima are the high-water marks
+   * above, never below the current figure or any domain's own maximum, never decreasing;
+   * last_pause_ns is the newest entry of pause_ns, max_pause_ns the largest pause ever (the
+   * ring's largest while it has not wrapped); free_pools and os_pool_bytes are the free list's
+   * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
+   * `finalizers` and the queue's unrun ones. */
   struct {
     uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words;
   } retired; /* the activity counters of terminated domains */

@@ -47,10 +47,12 @@ void gc_orphan_domain(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  o->serial++;
   /* A running domain may be adopting at the same time (it waits for pool_lock). */
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
     if (d->avail[c] != NULL) {
       gc_pool *head = GC_GUARDED_LOAD(o->avail[c]);
+      if (head == NULL) o->avail_since[c] = o->serial;
       GC_GUARDED_STORE(o->avail[c], move_pools(&d->avail[c], head, NULL));
     }
     if (d->full[c] != NULL) {
@@ -67,10 +69,11 @@ void gc_orphan_domain(gc_domain *d) {
   gc_mutex_unlock(&heap->pool_lock);
 }
 
-int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c) {
+int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c, uint64_t *looked) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  *looked = o->serial;
   gc_pool *p = GC_GUARDED_LOAD(o->avail[c]);
   int full = 0;
   if (p != NULL) {

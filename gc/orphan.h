@@ -10,8 +10,9 @@
  * pool lock. */
 void gc_orphan_domain(gc_domain *d);
 /* Adopt one orphan pool of class c for allocation: an avail one first, else a full one, which
- * is then swept. Returns 1 if d->avail[c] now has a pool. Takes the pool lock. */
-int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c);
+ * is then swept. Returns 1 if d->avail[c] now has a pool; else *looked is the last orphaning it
+ * had seen when it found none (INV-SPACE-3, for gc_pool_acquire). Takes the pool lock. */
+int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c, uint64_t *looked);
 /* Adopt every orphan (the leader of a cycle, with the world stopped). */
 void gc_orphan_adopt_all(gc_domain *d);
 

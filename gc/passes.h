@@ -41,6 +41,12 @@
   X(PERF, "perf", GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_perf_run, \
     0,                                                                                             \
     "holds the collector's own work counters to bounds: cycles started, mark-stack overflows, "    \
-    "fields scanned, pools re-darkened and swept, handoffs")
+    "fields scanned, pools re-darkened and swept, handoffs")                                       \
+  X(STATS, "stats", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_stats_run, 0,                            \
+    "holds every public statistic against a recount or its definition, and against the last "      \
+    "sweep end's")                                                                                 \
+  X(SPACE, "space", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_space_run, 0,                            \
+    "bounds the pools mapped by the blocks live: no empty pool kept, none left free after a "      \
+    "full collection")
 
 #endif /* GC_PASSES_H */

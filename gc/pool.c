@@ -40,7 +40,7 @@ static gc_pool *map_batch_with_lock(gc_heap *heap) {
   return (gc_pool *)mem;
 }
 
-gc_pool *gc_pool_acquire(gc_heap *heap) {
+gc_pool *gc_pool_acquire(gc_heap *heap, gc_sizeclass c, uint64_t looked) {
   gc_mutex_lock(&heap->pool_lock);
   gc_pool *p = GC_GUARDED_LOAD(heap->free_pools);
   if (p != NULL) {
@@ -54,6 +54,15 @@ gc_pool *gc_pool_acquire(gc_heap *heap) {
     GC_GUARDED_STORE(heap->free_pools, p);
     heap->free_pool_count++;
     p = NULL;
+  }
+  if (p != NULL) { /* INV-STATS-2: the owned pools' high-water mark */
+    size_t owned_words = (heap->mapped_pool_count - heap->free_pool_count) * GC_POOL_WSIZE;
+    if (owned_words > heap->pool_max_words) heap->pool_max_words = owned_words;
+  }
+  if (p != NULL) { /* INV-SPACE-3: what the taker had seen of the orphans */
+    gc_orphans *o = &heap->orphans;
+    uint64_t seen = looked < o->serial ? looked : o->serial;
+    if (seen > o->fresh_seen[c]) o->fresh_seen[c] = seen;
   }
   gc_mutex_unlock(&heap->pool_lock);
   return p;

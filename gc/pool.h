@@ -10,6 +10,13 @@
  * unused: on no list, their contents undefined, never read.
  * INV-POOL-3: a pool's contribution to pool_frag_words is its header, its class's wastage and,
  * for each block, slot size minus whsize.
+ * INV-SPACE-1: once its sweep is done, every pool a domain or the orphans own holds a block in
+ * the slot just below its frontier. Sweeping moves the frontier down over the free slots above
+ * the last block and gives a pool that holds none back to the heap (gc_pool_sweep); the one pool
+ * gc_sweep_for_class keeps empty receives the asking allocation's block at once; only
+ * allocation raises a frontier, onto the block it makes. A non-moving heap cannot compact, so
+ * this is its space bound: per size class, pools <= live blocks, and pool words <=
+ * GC_POOL_WSIZE per live small block, whatever the fragmentation.
  */
 #ifndef GC_POOL_H
 #define GC_POOL_H
@@ -51,9 +58,11 @@ static inline gc_header *gc_pool_slots_end(gc_pool *p) {
          (size_t)gc_slots_of_class(p->size_class) * gc_wsize_of_class[p->size_class];
 }
 
-/* A pool from the heap's free list, or from a new OS batch; NULL when none can be had. The
- * caller initialises it. Takes the pool lock. */
-gc_pool *gc_pool_acquire(gc_heap *heap);
+/* A pool from the heap's free list, or from a new OS batch, for size class c; NULL when none can
+ * be had. `looked` is the last orphaning the caller saw when it found no orphan pool of c to
+ * adopt (gc_orphan_adopt_pool; UINT64_MAX if it did not look): recorded for INV-SPACE-3. The
+ * caller initialises the pool. Takes the pool lock. */
+gc_pool *gc_pool_acquire(gc_heap *heap, gc_sizeclass c, uint64_t looked);
 /* Back to the heap's free list, or to the OS above cfg.free_pools_kept. Takes the pool lock. */
 void gc_pool_release(gc_heap *heap, gc_pool *p);
 /* Make `p` an empty pool of class `c` owned by `owner`: no free slot, the frontier at the first

@@ -104,6 +104,13 @@ static inline const char *breaking_stderr_of(void (*run)(void *), void *arg) {
   return text;
 }
 
+/* Switch the running domain of a one-thread test: from `from` (running) to `to` (in a blocking
+ * section), so a collection from either finds the world stoppable. */
+static inline void breaking_switch_domain(gc_domain *from, gc_domain *to) {
+  gc_enter_blocking(from);
+  gc_leave_blocking(to);
+}
+
 /* Repaint v's header colour. */
 static inline void set_colour(gc_value v, gc_header colour) {
   gc_header *hp = (gc_header *)v - 1;

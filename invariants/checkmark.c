@@ -38,20 +38,21 @@ static size_t check_marking_over(const gc_verify_run *run) {
     if (m->buf == NULL && m->prefetch_count == 0) continue;
     char where[48];
     snprintf(where, sizeof where, "domain %u's marker", heap->domains[i]->id);
-    found +=
-        gc_verify_violation(run, GC_VK_CHECKMARK_MARK_UNFINISHED, where,
-                            "marking is declared over, but domain %u's marker still holds %s "
-                            "and %u prefetched pointer(s): it has not finished marking",
-                            heap->domains[i]->id,
-                            m->buf != NULL ? "a work buffer" : "no work buffer", m->prefetch_count);
+    found += gc_verify_state_violation(
+        run, GC_VK_CHECKMARK_MARK_UNFINISHED, where,
+        "marking is declared over, but domain %u's marker still holds %s "
+        "and %u prefetched pointer(s): it has not finished marking",
+        heap->domains[i]->id, m->buf != NULL ? "a work buffer" : "no work buffer",
+        m->prefetch_count);
   }
   if (gc_atomic_peek(&heap->stw_requested)) {
     size_t arrived = gc_atomic_peek(&heap->barrier.arrived);
     if (arrived + 1 != heap->participants) {
-      found += gc_verify_violation(run, GC_VK_CHECKMARK_MARK_UNFINISHED, "the mark barrier",
-                                   "marking is declared over with %zu of the %zu following markers "
-                                   "at the barrier: the others may still be marking",
-                                   arrived, heap->participants - 1);
+      found += gc_verify_state_violation(
+          run, GC_VK_CHECKMARK_MARK_UNFINISHED, "the mark barrier",
+          "marking is declared over with %zu of the %zu following markers "
+          "at the barrier: the others may still be marking",
+          arrived, heap->participants - 1);
     }
   }
   return found;

@@ -455,6 +455,109 @@ static int plant_avail_full(gc_corruption *c) {
   return c->at.list == GC_VERIFY_FULL && move_pool(c, GC_VERIFY_AVAIL);
 }
 
+/* ---- The public statistics (stats_test) ---------------------------------------------------- */
+
+/* stats_test pool_words_off_the_owned: the victim's owner says a pool more than it holds. */
+static int plant_stats_sum(gc_corruption *c) {
+  gc_heap_stats *s = c->at.owner.stats;
+  POKE(&c->undo, s->pool_words, s->pool_words + GC_POOL_WSIZE);
+  return 1;
+}
+
+/* stats_test heap_large_words_drift. */
+static int plant_stats_sum_large(gc_corruption *c) {
+  POKE(&c->undo, c->heap->large_words, c->heap->large_words + 1);
+  return 1;
+}
+
+/* stats_test mapped_pool_no_owner: a pool mapped that no owner holds and the free list lacks. */
+static int plant_stats_mapped(gc_corruption *c) {
+  POKE(&c->undo, c->heap->mapped_pool_count, c->heap->mapped_pool_count + 1);
+  return 1;
+}
+/* stats_test free_pool_count_off. */
+static int plant_stats_free_count(gc_corruption *c) {
+  POKE(&c->undo, c->heap->free_pool_count, c->heap->free_pool_count + 1);
+  return 1;
+}
+
+/* stats_test allocated_block_uncounted: the running domain counted a block it never made. */
+static int plant_stats_balance(gc_corruption *c) {
+  POKE(&c->undo, c->dom->alloc_blocks, c->dom->alloc_blocks + 1);
+  return 1;
+}
+
+/* stats_test cycles_jump: two cycles since the last sweep end, one of them never reported. Only
+ * once the verifier has a sweep end to compare with: the current cycle's was reported. */
+static int plant_stats_counter(gc_corruption *c) {
+  if (c->heap->cycles == 0 || !c->heap->swept_reported) return 0;
+  POKE(&c->undo, c->heap->cycles, c->heap->cycles + 2);
+  return 1;
+}
+
+/* stats_test pool_maximum_below_pool_words: the heap's pool maximum lost, while pools are owned
+ * (so it is below pool_words, with or without a sweep end to compare with). */
+static int plant_stats_maximum(gc_corruption *c) {
+  if (c->heap->mapped_pool_count == c->heap->free_pool_count) return 0;
+  POKE(&c->undo, c->heap->pool_max_words, 0);
+  return 1;
+}
+
+/* stats_test last_pause_not_the_newest. */
+static int plant_stats_pauses(gc_corruption *c) {
+  POKE(&c->undo, c->heap->last_pause_ns, c->heap->last_pause_ns + 1);
+  return 1;
+}
+
+/* ---- Space (space_test) --------------------------------------------------------------------- */
+
+/* space_test reset_pool_kept: the victim's pool swept to nothing and kept on its list. */
+static int plant_space_empty_pool(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  POKE(&c->undo, p->frontier, gc_pool_first_slot(p));
+  POKE(&c->undo, p->free_list, NULL);
+  return 1;
+}
+
+/* space_test free_slot_below_frontier: the block right below the victim's pool's frontier freed
+ * in place, when another block stays below it (else the pool would be empty instead). */
+static int plant_space_frontier_slack(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  size_t slot = gc_wsize_of_class[p->size_class];
+  gc_header *first = gc_pool_first_slot(p);
+  if (p->frontier - first < 2 * (ptrdiff_t)slot) return 0;
+  gc_header *top = p->frontier - slot;
+  for (gc_header *hp = first; hp < top; hp += slot) {
+    if (*hp == 0) continue;
+    POKE(&c->undo, *top, 0);
+    return 1;
+  }
+  return 0;
+}
+
+/* space_test free_pools_left_at_full_end: the pass told it sees a full collection's end while
+ * free pools wait (between full collections they may); or a pool mapped that nothing holds. */
+static int plant_space_free_pools(gc_corruption *c) {
+  if (c->heap->free_pools == NULL) return 0;
+  POKE(&c->undo, c->heap->full_release, 1);
+  return 1;
+}
+static int plant_space_mapped(gc_corruption *c) {
+  POKE(&c->undo, c->heap->full_release, 1);
+  POKE(&c->undo, c->heap->mapped_pool_count, c->heap->mapped_pool_count + 1);
+  return 1;
+}
+
+/* space_test orphan_passed_over: a fresh pool of the victim's class recorded as taken by a
+ * domain that had seen the orphaning of the victim's pool, waiting on the orphans' avail list. */
+static int plant_space_orphan(gc_corruption *c) {
+  gc_orphans *o = &c->heap->orphans;
+  gc_sizeclass k = c->at.pool->size_class;
+  if (c->at.owner.domain != NULL || c->at.list != GC_VERIFY_AVAIL) return 0;
+  POKE(&c->undo, o->fresh_seen[k], o->avail_since[k]);
+  return 1;
+}
+
 /* ---- The model (model_test) ---------------------------------------------------------------- */
 
 /* A check that finds the object dead marks it lost and never compares it again: the repair
@@ -623,7 +726,20 @@ static int plant_model_root(gc_corruption *c) {
   X(PERF_MARK_WORK, "redarken", SWEPT, 0, plant_mark_work_redarken)                               \
   X(PERF_LONE_HANDOFF, "", SWEPT, 0, plant_lone_handoff)                                          \
   X(PERF_SWEEP_WORK, "", SWEPT, 0, plant_sweep_work)                                              \
-  X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)
+  X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)                                   \
+  X(STATS_SUM, "", SWEPT, NEED_BLOCK, plant_stats_sum)                                            \
+  X(STATS_SUM, "large-words", SWEPT, 0, plant_stats_sum_large)                                    \
+  X(STATS_SUM, "mapped", SWEPT, 0, plant_stats_mapped)                                            \
+  X(STATS_RECOUNT, "", SWEPT, 0, plant_stats_free_count)                                          \
+  X(STATS_BALANCE, "", SWEPT, 0, plant_stats_balance)                                             \
+  X(STATS_COUNTER, "", SWEPT, 0, plant_stats_counter)                                             \
+  X(STATS_MAXIMUM, "", SWEPT, 0, plant_stats_maximum)                                             \
+  X(STATS_PAUSES, "", SWEPT, 0, plant_stats_pauses)                                               \
+  X(SPACE_EMPTY_POOL, "", SWEPT, NEED_POOL, plant_space_empty_pool)                               \
+  X(SPACE_FRONTIER_SLACK, "", SWEPT, NEED_POOL, plant_space_frontier_slack)                       \
+  X(SPACE_FREE_POOLS, "", SWEPT, 0, plant_space_free_pools)                                       \
+  X(SPACE_FREE_POOLS, "mapped", SWEPT, 0, plant_space_mapped)                                     \
+  X(SPACE_ORPHAN_PASSED_OVER, "", SWEPT, NEED_POOL, plant_space_orphan)
 
 static const corruption_row rows[] = {
 #define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \

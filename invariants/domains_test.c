@@ -45,29 +45,23 @@ static void run_on(fixture *f, gc_domain *d, unsigned *seed, int rounds) {
   }
 }
 
-/* Switch the running domain: from `from` (running) to `to` (blocking). */
-static void switch_to(gc_domain *from, gc_domain *to) {
-  gc_enter_blocking(from);
-  gc_leave_blocking(to);
-}
-
 static void two_domains_and_orphans_pass(void) {
   fixture f;
   fixture_build(&f);
   unsigned seed = 7;
   for (int turn = 0; turn < 6; turn++) {
     run_on(&f, f.main, &seed, 3000);
-    switch_to(f.main, f.other);
+    breaking_switch_domain(f.main, f.other);
     run_on(&f, f.other, &seed, 3000);
     gc_collect(f.other, turn % 2 ? GC_COLLECT_FULL : GC_COLLECT_MAJOR);
-    switch_to(f.other, f.main);
+    breaking_switch_domain(f.other, f.main);
   }
   gc_collect(f.main, GC_COLLECT_FULL);
   CHECK_NO_REPORT(gc_verify_reports_of(f.v));
   CHECK(gc_verify_runs(f.v, GC_VERIFY_SWEPT) >= 6);
 
   /* The other domain terminates: its pools become orphans, still checked by swept. */
-  switch_to(f.main, f.other);
+  breaking_switch_domain(f.main, f.other);
   CHECK(gc_domain_terminate(f.other) == GC_OK);
   gc_leave_blocking(f.main);
   gc_verify_reports out;

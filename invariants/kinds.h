@@ -3,7 +3,8 @@
  *   X(ID, PASS, "stable.name", "TAG", POINT, "one-line rule")
  *
  * ID       gives enum gc_verify_kind's GC_VK_<ID> (report.h).
- * PASS     a row of GC_VERIFY_PASS_TABLE (gc/passes.h: REACH, SWEPT, CHECKMARK, MODEL), or DRIVER:
+ * PASS     a row of GC_VERIFY_PASS_TABLE (gc/passes.h: REACH, SWEPT, CHECKMARK, MODEL, STATS,
+ *          SPACE), or DRIVER:
  *          the fuzz driver's own checks of the API around each op.
  * name     "<pass>.<what>", stable: tests, the verdict line (verdict.h), ci/ scripts and the
  *          READMEs match on it. Never rename one; add a kind instead.
@@ -135,6 +136,28 @@
     "a mark with one marker splits no work buffer")                                             \
   X(PERF_SWEEP_WORK, PERF, "perf.sweep-work", "INV-SWEEPWORK-1", SWEPT,                         \
     "a sweep examines only the slots below the frontiers and the large blocks it began with")   \
+  /* stats: the public statistics when every domain finished sweeping. */                       \
+  X(STATS_SUM, STATS, "stats.sum", "INV-STATS-2", SWEPT,                                        \
+    "each summed figure equals the sum over the domains and the orphans, and their lists")      \
+  X(STATS_RECOUNT, STATS, "stats.recount", "INV-STATS-2", SWEPT,                                \
+    "each heap-wide figure equals a recount of the free list, mapped pools and records")        \
+  X(STATS_BALANCE, STATS, "stats.balance", "INV-STATS-2", SWEPT,                                \
+    "blocks and words allocated minus those freed equal the blocks and words alive")            \
+  X(STATS_COUNTER, STATS, "stats.counter", "INV-STATS-2", SWEPT,                                \
+    "a counter never decreases; cycles grows by exactly one from one sweep end to the next")    \
+  X(STATS_MAXIMUM, STATS, "stats.maximum", "INV-STATS-2", SWEPT,                                \
+    "a maximum never decreases and is not below its figure, any domain's or any pause's")       \
+  X(STATS_PAUSES, STATS, "stats.pauses", "INV-STATS-2", SWEPT,                                  \
+    "the pause history holds one pause per cycle, its newest one is last_pause_ns")             \
+  /* space: what is mapped against what is live, once sweeping is done. */                      \
+  X(SPACE_EMPTY_POOL, SPACE, "space.empty-pool", "INV-SPACE-1", SWEPT,                          \
+    "every pool a domain or the orphans own holds a block once its sweep is done")              \
+  X(SPACE_FRONTIER_SLACK, SPACE, "space.frontier-slack", "INV-SPACE-1", SWEPT,                  \
+    "a swept pool's frontier sits right above its last block: no free slot is left below it")   \
+  X(SPACE_FREE_POOLS, SPACE, "space.free-pools", "INV-SPACE-2", SWEPT,                          \
+    "a full collection ends with no free pool mapped: mapped pools are the owned ones")         \
+  X(SPACE_ORPHAN_PASSED_OVER, SPACE, "space.orphan-passed-over", "INV-SPACE-3", SWEPT,          \
+    "no fresh pool of a class is taken while an orphan pool of it waits for adoption")          \
   /* driver: the fuzz driver's checks of the API around each op. */                             \
   X(DRIVER_API_ERROR, DRIVER, "driver.api-error", "API-ERROR", OP,                              \
     "a call returns the result and records the error its contract gives for the op")            \

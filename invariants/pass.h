@@ -22,6 +22,18 @@ typedef struct gc_verify_scratch {
 
 void gc_verify_scratch_free(gc_verify_scratch *s);
 
+/* What the stats pass needs of a heap's previous sweep end, for the figures that must only grow
+ * (INV-STATS-2): kept by the verifier, one per heap, and recorded at every SWEPT hook point it
+ * sees, by the stats pass when it runs there, else by gc_verify_stats_record. */
+typedef struct gc_verify_history {
+  int have;              /* a sweep end was recorded */
+  gc_stats last;         /* gc_get_stats at that sweep end */
+  uint64_t newest_pause; /* the pause history's newest entry then */
+  size_t pauses;         /* entries in the pause history then */
+} gc_verify_history;
+
+void gc_verify_stats_record(gc_verify_history *h, gc_heap *heap);
+
 /* One run of one pass. */
 typedef struct gc_verify_run {
   gc_heap *heap;
@@ -37,6 +49,9 @@ typedef struct gc_verify_run {
    * pass called directly has neither. */
   gc_hook_point hook;
   struct gc_model *model;
+  /* The verifier's record of the heap's last sweep end (hook points and gc_verify_pass_now);
+   * NULL for a pass called on its own (the stats pass then checks what needs no history). */
+  gc_verify_history *history;
 } gc_verify_run;
 
 /* What a pass needs the verifier to provide (the NEEDS column of gc/passes.h). */
@@ -58,13 +73,17 @@ GC_VERIFY_PASS_TABLE(GC_VERIFY_PASS_RUN_DECL_)
 gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind kind);
 void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Count a violation in *found and return its new report with `what` filled, or NULL when it is
+ * only counted (gc_verify_report_new). */
+gc_verify_report *gc_verify_violation(const gc_verify_run *run, size_t *found, gc_verify_kind kind,
+                                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A report of `kind` with no block, its rule broken (`what`) and the state it is about
  * (`where`); returns 1, the violation counted (kept or dropped). For the passes that check
  * counters and shapes rather than blocks (perf, and checkmark's end of marking). */
-size_t gc_verify_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
-                           const char *fmt, ...) __attribute__((format(printf, 4, 5), cold));
+size_t gc_verify_state_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5), cold));
 /* The block `v`: its address, and its header and location when the index says reading is safe
  * (NULL or an immediate: said so, nothing read). */
 void gc_verify_report_block(gc_verify_report *r, gc_heapindex *ix, gc_value v);

@@ -35,7 +35,7 @@ static size_t check_start(const gc_verify_run *run) {
   const gc_cycle_work *w = &run->heap->cycle_work;
   if (w->reason != GC_CYCLE_PACED) return 0;
   if (w->gc_percent == GC_PERCENT_OFF) {
-    return gc_verify_violation(
+    return gc_verify_state_violation(
         run, GC_VK_PERF_UNPACED_CYCLE, "the pacer (cycle start)",
         "a paced cycle started with pacing off (gc_percent off; the pacer read "
         "%zu words allocated against a trigger of %zu) (INV-PACE-1)",
@@ -46,7 +46,7 @@ static size_t check_start(const gc_verify_run *run) {
       w->reported_at_start - w->reported_at_reset >= due) {
     return 0;
   }
-  return gc_verify_violation(
+  return gc_verify_state_violation(
       run, GC_VK_PERF_UNPACED_CYCLE, "the pacer (cycle start)",
       "a paced cycle started after %lld words reported to the pacer since the last "
       "cycle (the domains' counters: %llu now, %llu at the last reset), below the "
@@ -79,7 +79,7 @@ static size_t check_mark(const gc_verify_run *run) {
     uint64_t floor =
         overflow_floor(heap->work.buf_count, heap->work.buf_entries, w->markers, w->handoffs);
     if (c->scan_blocks_marked <= floor) {
-      found += gc_verify_violation(
+      found += gc_verify_state_violation(
           run, GC_VK_PERF_NEEDLESS_OVERFLOW, "the mark stack",
           "the mark stack overflowed %zu time(s) in a mark of %zu scanned blocks, which fit in "
           "it: %zu buffers of %zu entries (markstack=%zu), %zu marker(s), %llu handoff(s) leave "
@@ -91,7 +91,7 @@ static size_t check_mark(const gc_verify_run *run) {
   }
   uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes);
   if (c->fields_scanned > fields_bound) {
-    found += gc_verify_violation(
+    found += gc_verify_state_violation(
         run, GC_VK_PERF_MARK_WORK, "the marker",
         "marking scanned %zu fields in %zu block scans, above the %zu fields of "
         "the %zu scanned blocks it marked times 1 + %zu re-darkening pass(es) = "
@@ -100,7 +100,7 @@ static size_t check_mark(const gc_verify_run *run) {
         c->redarken_passes, (unsigned long long)fields_bound);
   }
   if (c->redarkened > c->flagged) {
-    found += gc_verify_violation(
+    found += gc_verify_state_violation(
         run, GC_VK_PERF_MARK_WORK, "the marker's re-darkening",
         "re-darkening scanned %zu pools and large blocks in %zu pass(es), but "
         "refused pushes flagged only %zu of them: it rescanned what no overflow "
@@ -108,11 +108,11 @@ static size_t check_mark(const gc_verify_run *run) {
         c->redarkened, c->redarken_passes, c->flagged);
   }
   if (w->markers <= 1 && w->handoffs > 0) {
-    found +=
-        gc_verify_violation(run, GC_VK_PERF_LONE_HANDOFF, "the mark work buffers",
-                            "%llu work buffer(s) split for an idle marker in a mark with %zu "
-                            "marker(s): there was no other marker to take them (INV-HANDOFF-1)",
-                            (unsigned long long)w->handoffs, w->markers);
+    found += gc_verify_state_violation(
+        run, GC_VK_PERF_LONE_HANDOFF, "the mark work buffers",
+        "%llu work buffer(s) split for an idle marker in a mark with %zu "
+        "marker(s): there was no other marker to take them (INV-HANDOFF-1)",
+        (unsigned long long)w->handoffs, w->markers);
   }
   return found;
 }
@@ -128,7 +128,7 @@ static size_t check_sweep(const gc_verify_run *run) {
       continue;
     char where[48];
     snprintf(where, sizeof where, "domain %u's sweep", d->id);
-    found += gc_verify_violation(
+    found += gc_verify_state_violation(
         run, GC_VK_PERF_SWEEP_WORK, where,
         "domain %u's sweep examined %zu slots and %zu large blocks; its pools "
         "had %zu slots below their frontiers and it had %zu large blocks when "

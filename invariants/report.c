@@ -197,6 +197,18 @@ void gc_verify_report_what(gc_verify_report *r, const char *fmt, ...) {
   va_end(ap);
 }
 
+gc_verify_report *gc_verify_violation(const gc_verify_run *run, size_t *found, gc_verify_kind kind,
+                                      const char *fmt, ...) {
+  (*found)++;
+  gc_verify_report *r = gc_verify_report_new(run, kind);
+  if (r == NULL) return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->what, sizeof r->what, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
 void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -204,8 +216,8 @@ void gc_verify_report_where(gc_verify_report *r, const char *fmt, ...) {
   va_end(ap);
 }
 
-size_t gc_verify_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
-                           const char *fmt, ...) {
+size_t gc_verify_state_violation(const gc_verify_run *run, gc_verify_kind kind, const char *where,
+                                 const char *fmt, ...) {
   gc_verify_report *r = gc_verify_report_new(run, kind);
   if (r != NULL) {
     va_list ap;

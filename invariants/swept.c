@@ -30,7 +30,6 @@
  * entry, a 256-byte visited bitmap per pool on the stack, and an address-map insert per pool and
  * large block to catch lists that share or loop.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,19 +52,7 @@ typedef struct sweptcheck {
 } sweptcheck;
 
 /* Count a violation; returns the report to fill, or NULL when it is only counted. */
-static gc_verify_report *violation(sweptcheck *sc, gc_verify_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gc_verify_report *violation(sweptcheck *sc, gc_verify_kind kind, const char *fmt, ...) {
-  sc->found++;
-  gc_verify_report *r = gc_verify_report_new(sc->run, kind);
-  if (r == NULL) return NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->what, sizeof r->what, fmt, ap);
-  va_end(ap);
-  return r;
-}
+#define violation(sc, kind, ...) gc_verify_violation((sc)->run, &(sc)->found, (kind), __VA_ARGS__)
 
 /* The block or free slot at hp of pool p, with its header, into r. */
 static void about_slot(sweptcheck *sc, gc_verify_report *r, const gc_verify_owner *o, int list,

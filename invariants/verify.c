@@ -20,6 +20,7 @@ struct gc_verifier {
   gc_verify_scratch *scratch;          /* the walk's map and stack, the index: kept across cycles */
   gc_verify_scratch own_scratch;       /* scratch when no one lends the verifier theirs */
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
+  gc_verify_history history;           /* the heap's last sweep end, for the stats pass */
 };
 
 void gc_verify_fail_and_abort(const gc_verify_reports *r, long op, const char *dot_path,
@@ -57,7 +58,8 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
                        .out = &v->reports,
                        .scratch = v->scratch,
                        .hook = point,
-                       .model = v->model};
+                       .model = v->model,
+                       .history = &v->history};
   size_t found = 0;
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
@@ -72,6 +74,10 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
     v->runs[b]++;
     found += p->run(&run);
   }
+  /* Every sweep end is the stats pass's history; the pass records it itself when it ran. */
+  if (point == GC_HOOK_SWEPT && !(mask & GC_VERIFY_STATS)) {
+    gc_verify_stats_record(&v->history, v->heap);
+  }
   if (found > 0 && v->mode == GC_VERIFY_ABORT) {
     gc_verify_fail_and_abort(&v->reports, -1, v->dot_path, stderr);
   }
@@ -79,7 +85,11 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
 }
 
 size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out) {
-  gc_verify_run run = {.heap = v->heap, .point = "direct", .out = out, .scratch = v->scratch};
+  gc_verify_run run = {.heap = v->heap,
+                       .point = "direct",
+                       .out = out,
+                       .scratch = v->scratch,
+                       .history = &v->history};
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
     /* A pass that needs the model belongs to hook points: not called directly. */

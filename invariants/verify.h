@@ -8,7 +8,9 @@
  *
  *   GC_HOOK_MARK_DONE  checkmark   (and the model's snapshot of what must die this cycle)
  *   GC_HOOK_CYCLED     reach       (and the model's contents check)
- *   GC_HOOK_SWEPT      swept       (and the model's freed / finalizer / live-count checks)
+ *   GC_HOOK_SWEPT      swept, stats, space (and the model's freed / finalizer / live-count
+ *                      checks); a full collection's sweep end comes after its empty pools went back
+ *                      to the OS (gc/cycle.c), so space sees what it leaves
  *
  * Every pass runs in every build: nothing here depends on NDEBUG.
  *
@@ -59,6 +61,10 @@ size_t gc_verify_reach(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_checkmark(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_swept(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_perf(gc_heap *heap, gc_verify_reports *out);
+/* The public statistics (stats.*): without a verifier's history, only what needs none. */
+size_t gc_verify_stats(gc_heap *heap, gc_verify_reports *out);
+/* Pools against blocks (space.*). */
+size_t gc_verify_space(gc_heap *heap, gc_verify_reports *out);
 
 /* ---- The hook ------------------------------------------------------------------------------ */
 

@@ -192,7 +192,20 @@ typedef enum fuzz_misuse {
   X(PERF_MARK_WORK_REDARKEN, "perf.mark-work/redarken")                     \
   X(PERF_LONE_HANDOFF, "perf.lone-handoff")                                 \
   X(PERF_SWEEP_WORK, "perf.sweep-work")                                     \
-  X(PERF_SWEEP_WORK_LARGE, "perf.sweep-work/large")
+  X(PERF_SWEEP_WORK_LARGE, "perf.sweep-work/large")                         \
+  X(STATS_SUM, "stats.sum")                                                 \
+  X(STATS_SUM_LARGE_WORDS, "stats.sum/large-words")                         \
+  X(STATS_RECOUNT, "stats.recount")                                         \
+  X(STATS_SUM_MAPPED, "stats.sum/mapped")                                   \
+  X(STATS_BALANCE, "stats.balance")                                         \
+  X(STATS_COUNTER, "stats.counter")                                         \
+  X(STATS_MAXIMUM, "stats.maximum")                                         \
+  X(STATS_PAUSES, "stats.pauses")                                           \
+  X(SPACE_EMPTY_POOL, "space.empty-pool")                                   \
+  X(SPACE_FRONTIER_SLACK, "space.frontier-slack")                           \
+  X(SPACE_FREE_POOLS, "space.free-pools")                                   \
+  X(SPACE_FREE_POOLS_MAPPED, "space.free-pools/mapped")                     \
+  X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
