@@ -209,6 +209,22 @@ static void oversized_header(void) {
   fixture_free(&f);
 }
 
+/* A header with a colour and no size: no block has 0 fields (INV-HD-1), so it is a free slot
+ * something painted, reached through a field. */
+static void sizeless_header(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_header *hp = (gc_header *)f.b - 1;
+  gc_header saved = *hp;
+  *hp = gc_hd_colour(saved);
+  gc_verify_reports out;
+  reach_expect(&f, &out, GC_VK_REACH_BAD_HEADER, f.b);
+  if (out.count > 0) CHECK(strstr(out.items[0].what, "no size") != NULL);
+  *hp = saved;
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
 /* A path through a long list: the report names every step (the printer shortens it). */
 static void long_path(void) {
   fixture f;
@@ -306,6 +322,7 @@ int main(void) {
   RUN(reachable_garbage);
   RUN(reachable_marked);
   RUN(oversized_header);
+  RUN(sizeless_header);
   RUN(long_path);
   RUN(through_the_hook);
   RUN(out_of_memory_stops_the_walk);
