@@ -330,7 +330,7 @@ struct gc_heap {
   gc_ptr_vec global_roots; /* gc_value * */
   gc_scanner *scanners;
   size_t scanner_count, scanner_capacity;
-  gc_ptr_vec pinned; /* gc_value, as void *: NOT_MARKABLE blocks, scanned as roots */
+  gc_ptr_vec pinned; /* gc_value, as void *: the NOT_MARKABLE blocks (INV-MARK-2), fields roots */
 
   /* Conservative roots: ranges of raw words, resolved through the block index. */
   gc_range *ranges;
@@ -356,7 +356,15 @@ struct gc_heap {
   /* Marking (mark.c, workbuf.c). INV-MARK-1: a MARKED scanned block whose fields are not yet
    * scanned is in a work buffer, or in a pool or large block flagged for re-darkening
    * (work.overflowed is then set). A pointer in a marker's prefetch FIFO was found in a field or
-   * root but its block not yet examined; marking ends only when buffers and FIFOs are empty. */
+   * root but its block not yet examined; marking ends only when buffers and FIFOs are empty.
+   * INV-MARK-2: marking keeps nothing the roots do not reach. When it ends, a block is MARKED
+   * only if the roots reach it through scanned fields: the root sets of gc.h (global roots,
+   * every domain's frames, pinned blocks' fields, the finalizer roots of INV-FIN-1, the
+   * scanners) and the conservative words, each resolved by gc.h's rule (a word into a live
+   * block's header or fields; never into a free slot, a pool header, wastage, the padding after
+   * a block, an unused slot above a pool's frontier or outside the heap). A block is
+   * NOT_MARKABLE only while it is on `pinned`. (Concurrent marking will add one exception:
+   * blocks allocated since marking began are born MARKED.) */
   gc_mark_work work;
   size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks;             /* blocks marked this cycle */

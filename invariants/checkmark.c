@@ -1,5 +1,5 @@
 /* The checkmark pass (debug mark rescan), run right after marking (GC_HOOK_MARK_DONE), before
- * the colours cycle.
+ * the colours cycle. It compares the collector's marks with a mark of its own, both ways.
  *
  * A second, simple, single-threaded mark from the roots as the verifier enumerates them itself
  * (rootset.h: the API's root sets read with the verifier's own loops), with its own mark
@@ -11,6 +11,11 @@
  * from the root. A reachable pointer that is no block at all is checkmark.bad-pointer (reach
  * names those precisely after the cycle).
  *
+ * The other way (INV-MARK-2): every MARKED block must be one that mark reached, and every
+ * NOT_MARKABLE block must be pinned; a block the collector kept without a root is
+ * checkmark.over-retained, with why the collector reached it when that can be known (see
+ * "Over-retention" below).
+ *
  * Before the walk it checks that marking is really over, so that a marker still at work when the
  * leader declared the end (an off-by-one in termination) is named as such, not found later as the
  * damage it does (checkmark.mark-unfinished): every domain's marker has handed its work buffer back
@@ -18,12 +23,20 @@
  * every follower waits at the barrier the leader passed (arrived == participants - 1). Whether the
  * buffers themselves are all back on the empty list is the swept pass's check (swept.workbuf-lost).
  *
- * Cost: O(reachable blocks + fields) with one address-map insert per edge; see walk.h.
+ * Cost: O(reachable blocks + fields) with one address-map insert per edge (see walk.h), plus, for
+ * over-retention, one header read per slot used below each pool's frontier and per large block
+ * (no lookup: counts are compared) and two resolutions per conservative word; the searches that
+ * explain a finding (O(heap blocks + fields), a lookup each) run only when something is wrong.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "gc/blockindex.h"
 #include "gc/heap.h"
+#include "gc/large.h"
 #include "gc/platform.h"
+#include "gc/pool.h"
 #include "invariants/pass.h"
 #include "invariants/verify.h"
 #include "invariants/walk.h"
@@ -58,7 +71,467 @@ static size_t check_marking_over(const gc_verify_run *run) {
   return found;
 }
 
+/* ---- Over-retention ---------------------------------------------------------------------------
+ *
+ * After the walk, its address map holds every block the roots reach under gc.h's rule. Every
+ * MARKED block of the heap must be among them (INV-MARK-2). Counting is enough to know: the walk
+ * counts the MARKED blocks it reached, a pass over the heap counts the MARKED blocks there (each
+ * one the walk reached is one of them), and only when the heap has more is each block looked up.
+ * Likewise the NOT_MARKABLE blocks are counted against the pinned list.
+ *
+ * Why the collector kept a block, when it can be known, is searched for only then:
+ *   - a conservative word that the collector's own resolution (gc_block_containing, the very call
+ *     its marker made on the same words this mark) takes for a pointer into the block while gc.h's
+ *     rule ignores it: a free slot, the padding after a block, an unused slot above a pool's
+ *     frontier. Every word is resolved both ways at every run, since such a block need not be in
+ *     the heap pass at all (a stale header above the frontier that got marked);
+ *   - the MARKED blocks the roots do not reach that point at it: only the top of such a chain is
+ *     reported (with how many it holds), once, as the unmarked side reports a missed subtree;
+ *     blocks held only by a cycle of them are reported once per cycle, with the cycle as path;
+ *   - a block the walk reached but did not scan (reported already, say UNMARKED) that points at
+ *     it: then it is reachable after all, and not reported.
+ * Nothing found means the marker marked it from a root the API's tables no longer hold (a root
+ * unregistered, a frame popped, a range removed, a block unpinned, a finalizer cleared) or from
+ * nowhere.
+ */
+
+/* The one place a MARKED block the roots do not reach is allowed. None is today: marking stops
+ * the world, so nothing is allocated between its start and its end. Concurrent marking
+ * (DESIGN.md, "The next stage") gives blocks allocated while it runs the MARKED colour, and such
+ * a block may be unreachable when it ends: its exemption ("allocated since mark start", from
+ * what the collector records at mark start) belongs here and nowhere else. Such blocks then make
+ * the counts differ at every run, which only costs the lookups. */
+static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_header hd) {
+  (void)run;
+  (void)v;
+  (void)hd;
+  return 0;
+}
+
+/* Every block the heap index knows: slot by slot below each pool's frontier (free slots, whose
+ * header is 0, included: callers skip them), then every large block. Pools and large blocks in
+ * the order of the index's maps. */
+typedef struct block_cursor {
+  gc_heapindex *ix;
+  size_t bucket;           /* next bucket of the map being walked */
+  int larges;              /* 0: ix->pools, 1: ix->larges */
+  gc_header *slot, *limit; /* the pool being walked: next slot, its frontier */
+  size_t slot_whsize;
+} block_cursor;
+
+typedef struct heap_block {
+  gc_value v;
+  gc_header hd;
+  size_t max_whsize; /* what the header may say: the slot's words, SIZE_MAX for a large block */
+} heap_block;
+
+static void cursor_start(block_cursor *c, gc_heapindex *ix) {
+  memset(c, 0, sizeof *c);
+  c->ix = ix;
+}
+
+static int next_block(block_cursor *c, heap_block *b) {
+  for (;;) {
+    if (c->slot < c->limit) {
+      gc_header *hp = c->slot;
+      c->slot += c->slot_whsize;
+      *b = (heap_block){gc_val_hp(hp), *hp, c->slot_whsize};
+      return 1;
+    }
+    const gc_addrmap *m = c->larges ? &c->ix->larges : &c->ix->pools;
+    if (m->buckets == NULL || c->bucket > m->mask) {
+      if (c->larges) return 0;
+      c->larges = 1;
+      c->bucket = 0;
+      continue;
+    }
+    const gc_addrmap_entry *e = &m->buckets[c->bucket++];
+    if (!gc_addrmap_live(m, e)) continue;
+    uint64_t value = e->word & GC_ADDRMAP_VALUE_MAX;
+    if (c->larges) {
+      gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)value);
+      *b = (heap_block){gc_val_hp(hp), *hp, SIZE_MAX};
+      return 1;
+    }
+    unsigned cls = (unsigned)value;
+    if (cls >= GC_NUM_SIZECLASSES) continue; /* a corrupt class: where its slots are is unknown */
+    gc_pool *p = (gc_pool *)e->key;
+    gc_header *first = gc_pool_first_slot(p);
+    gc_header *end = first + (size_t)gc_slots_of_class(cls) * gc_wsize_of_class[cls];
+    gc_header *frontier = p->frontier; /* a corrupt one is kept inside the pool's slots */
+    c->slot = first;
+    c->slot_whsize = gc_wsize_of_class[cls];
+    c->limit = frontier < first ? first : frontier > end ? end : frontier;
+  }
+}
+
+/* Its fields can be read: a scanned block with a header that fits where it is. */
+static int fields_readable(const heap_block *b) {
+  size_t whsize = gc_hd_whsize(b->hd);
+  return b->hd != 0 && gc_tag_is_scanned(gc_hd_tag(b->hd)) && gc_hd_wsize(b->hd) > 0 &&
+         whsize <= b->max_whsize && (b->max_whsize != SIZE_MAX || whsize > GC_SIZECLASS_MAX_WHSIZE);
+}
+
+/* The header of the block at v when reading it is safe: v's header lies in a pool or is a large
+ * block the index knows (the collector may name a slot above a frontier, or a free one). */
+static int header_at(gc_heapindex *ix, gc_value v, gc_header *hd) {
+  unsigned c;
+  if (gc_heapindex_pool(ix, (uintptr_t)gc_hp_val(v), &c) == NULL &&
+      !gc_addrmap_has(&ix->larges, v)) {
+    return 0;
+  }
+  *hd = *gc_hp_val(v);
+  return 1;
+}
+
+/* A block kept without a root. */
+typedef struct kept {
+  gc_value v;
+  gc_header hd;
+  gc_value referrer; /* a kept block whose field `field` points at it, or 0 */
+  size_t field;
+  const uintptr_t *word; /* a conservative word the collector takes for a pointer into it */
+  uintptr_t word_value;
+  unsigned char readable; /* its fields can be read (it was met by the heap pass) */
+  unsigned char flags;    /* enum kept_flag */
+} kept;
+
+enum kept_flag {
+  KEPT_REACHED = 1u << 0, /* reachable after all, through a block the walk did not scan */
+  KEPT_COVERED = 1u << 1, /* reported, or held by a reported block */
+};
+
+typedef struct over {
+  const gc_verify_run *run;
+  gc_heapindex *ix;
+  const gc_addrmap *seen; /* the walk's: every block the roots reach */
+  gc_header marked;
+  kept *items;
+  size_t count, capacity;
+  gc_addrmap index; /* items[i].v -> i */
+  size_t *stack;    /* for the searches: each item is pushed once at most */
+  int out_of_memory;
+} over;
+
+static void over_free(over *o) {
+  free(o->items);
+  free(o->stack);
+  gc_addrmap_free(&o->index);
+}
+
+/* The item of v, added if new; SIZE_MAX when out of memory. */
+static size_t add_kept(over *o, gc_value v, gc_header hd) {
+  uint64_t i;
+  if (gc_addrmap_get(&o->index, v, &i)) return (size_t)i;
+  if (o->count == o->capacity) {
+    size_t capacity = o->capacity ? 2 * o->capacity : 16;
+    kept *more = realloc(o->items, capacity * sizeof *more);
+    if (more == NULL) {
+      o->out_of_memory = 1;
+      return SIZE_MAX;
+    }
+    o->items = more;
+    o->capacity = capacity;
+  }
+  if (gc_addrmap_add(&o->index, v, o->count) < 0) {
+    o->out_of_memory = 1;
+    return SIZE_MAX;
+  }
+  o->items[o->count] = (kept){.v = v, .hd = hd};
+  return o->count++;
+}
+
+static size_t item_of(const over *o, gc_value v) {
+  uint64_t i;
+  return gc_is_block(v) && gc_addrmap_get(&o->index, v, &i) ? (size_t)i : SIZE_MAX;
+}
+
+/* Conservative words the collector resolves to a MARKED block the walk did not reach, where
+ * gc.h's rule (the index's resolution) names no block or another. */
+static void words_the_rule_ignores(over *o) {
+  gc_heap *heap = o->run->heap;
+  for (size_t i = 0; i < heap->range_count; i++) {
+    const gc_range *r = &heap->ranges[i];
+    for (size_t k = 0; k < r->wsize; k++) {
+      uintptr_t word;
+      __builtin_memcpy(&word, &r->start[k], sizeof word); /* raw memory, as rootset.c reads it */
+      gc_value theirs = gc_block_containing(heap, word);
+      if (theirs == 0 || theirs == gc_heapindex_containing(o->ix, word)) continue;
+      gc_header hd;
+      if (!header_at(o->ix, theirs, &hd) || hd == 0 || gc_hd_colour(hd) != o->marked ||
+          gc_addrmap_has(o->seen, theirs) || marked_without_root_allowed(o->run, theirs, hd)) {
+        continue;
+      }
+      size_t at = add_kept(o, theirs, hd);
+      if (at != SIZE_MAX && o->items[at].word == NULL) {
+        o->items[at].word = &r->start[k];
+        o->items[at].word_value = word;
+      }
+    }
+  }
+}
+
+/* Where a word the rule ignores points, relative to the block the collector resolved it to. */
+static const char *word_place(gc_heapindex *ix, const kept *k) {
+  gc_header *hp = gc_hp_val(k->v);
+  unsigned c;
+  gc_pool *p = gc_heapindex_pool(ix, (uintptr_t)hp, &c);
+  if (p == NULL) {
+    return k->word_value < (uintptr_t)hp ? "the large block's bookkeeping"
+                                         : "past the large block's end";
+  }
+  if (hp >= p->frontier) return "an unused slot above the pool's frontier";
+  if (gc_hd_wsize(k->hd) == 0) return "a free slot";
+  if (k->word_value >= (uintptr_t)(hp + gc_hd_whsize(k->hd))) return "the padding past its end";
+  return "where the rule finds no block";
+}
+
+/* Give `from` and every kept block under it (through the fields of readable ones) the flag;
+ * returns how many got it besides `from`. Each item is pushed once at most. */
+static size_t flood(over *o, size_t from, unsigned flag) {
+  size_t sp = 0, flagged = 0;
+  o->items[from].flags |= (unsigned char)flag;
+  o->stack[sp++] = from;
+  while (sp > 0) {
+    const kept *k = &o->items[o->stack[--sp]];
+    if (!k->readable) continue;
+    for (size_t f = 0; f < gc_hd_wsize(k->hd); f++) {
+      size_t j = item_of(o, gc_fields(k->v)[f]);
+      if (j == SIZE_MAX || (o->items[j].flags & flag)) continue;
+      o->items[j].flags |= (unsigned char)flag;
+      flagged++;
+      o->stack[sp++] = j;
+    }
+  }
+  return flagged;
+}
+
+static gc_verify_report *report_kept(over *o, const kept *k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), cold));
+
+static gc_verify_report *report_kept(over *o, const kept *k, const char *fmt, ...) {
+  gc_verify_report *r = gc_verify_report_new(o->run, GC_VK_CHECKMARK_OVER_RETAINED);
+  if (r == NULL) return NULL;
+  gc_verify_report_block(r, o->ix, k->v);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->what, sizeof r->what, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+/* "; it is a free slot ...; it holds 3 more such block(s)", what reports add as they apply. */
+static const char *notes(const kept *k, size_t holds, char *buf, size_t bsize) {
+  int used = snprintf(
+      buf, bsize, "%s",
+      gc_hd_wsize(k->hd) == 0 ? "; it is a free slot whose zero header was made MARKED" : "");
+  if (holds > 0 && used >= 0 && (size_t)used < bsize) {
+    snprintf(buf + used, bsize - (size_t)used, "; it holds %zu more such block(s)", holds);
+  }
+  return buf;
+}
+
+/* The top of a chain of kept blocks (no kept block points at it), and what it holds. */
+static size_t report_top(over *o, const kept *k, size_t holds) {
+  char more[112];
+  gc_verify_report *r = report_kept(
+      o, k,
+      "a MARKED block the roots do not reach (INV-MARK-2): the collector kept it without a root "
+      "under gc.h's rule%s%s",
+      notes(k, holds, more, sizeof more),
+      k->word != NULL ? ""
+                      : "; nothing leads to it: marked from a root the API's tables no longer "
+                        "hold, or from nowhere");
+  if (r == NULL) return 1;
+  char origin[sizeof r->origin];
+  if (k->word != NULL) {
+    snprintf(origin, sizeof origin,
+             "conservative word at %p = %#llx, taken by gc_block_containing, ignored by gc.h's "
+             "rule (%s)",
+             (const void *)k->word, (unsigned long long)k->word_value, word_place(o->ix, k));
+  } else {
+    snprintf(origin, sizeof origin, "no root: none the verifier enumerates reaches it");
+  }
+  gc_verify_report_path(r, origin, NULL, 0);
+  gc_verify_report_neighbourhood(r, o->ix);
+  return 1;
+}
+
+/* A kept block held only by a cycle of kept blocks: the path is the chain of referrers back to
+ * where it repeats. */
+static size_t report_cycle(over *o, size_t at, size_t holds) {
+  const kept *k = &o->items[at];
+  char more[112];
+  gc_verify_report *r = report_kept(o, k,
+                                    "a MARKED block the roots do not reach (INV-MARK-2): only a "
+                                    "cycle of such blocks points at it%s",
+                                    notes(k, holds, more, sizeof more));
+  if (r == NULL) return 1;
+  enum { MAX_STEPS = 64 }; /* the last referrers before the block: enough to see the cycle */
+  gc_verify_step steps[MAX_STEPS];
+  size_t n = 0;
+  for (size_t i = at; n < MAX_STEPS;) {
+    size_t up = item_of(o, o->items[i].referrer);
+    if (up == SIZE_MAX || up == at) break;
+    int again = 0;
+    for (size_t s = 0; s < n; s++) again |= steps[s].block == o->items[up].v;
+    if (again) break;
+    const kept *p = &o->items[up];
+    steps[n++] =
+        (gc_verify_step){p->v, o->items[i].field, p->hd, gc_verify_colour_of(o->run->heap, p->hd)};
+    i = up;
+  }
+  for (size_t s = 0; s < n / 2; s++) { /* collected from the block upwards: reverse */
+    gc_verify_step t = steps[s];
+    steps[s] = steps[n - 1 - s];
+    steps[n - 1 - s] = t;
+  }
+  gc_verify_report_path(r, "a cycle of MARKED blocks the roots do not reach", steps, n);
+  gc_verify_report_neighbourhood(r, o->ix);
+  return 1;
+}
+
+/* The MARKED blocks the walk did not reach: found, explained, reported. */
+static size_t kept_marked(over *o) {
+  block_cursor c;
+  heap_block b;
+  cursor_start(&c, o->ix);
+  while (next_block(&c, &b)) {
+    if (b.hd == 0 || gc_hd_colour(b.hd) != o->marked || gc_addrmap_has(o->seen, b.v) ||
+        marked_without_root_allowed(o->run, b.v, b.hd)) {
+      continue;
+    }
+    size_t at = add_kept(o, b.v, b.hd);
+    if (at != SIZE_MAX) o->items[at].readable = (unsigned char)fields_readable(&b);
+  }
+  if (o->count == 0) return 0; /* what differed was reported by the walk already */
+  o->stack = malloc(o->count * sizeof *o->stack);
+  if (o->stack == NULL) o->out_of_memory = 1;
+  if (o->out_of_memory) return 0;
+  /* Who points at each: a kept block (its referrer), or a block the walk reached without
+   * scanning it (a reached MARKED one was scanned, so its children were reached too). */
+  cursor_start(&c, o->ix);
+  while (next_block(&c, &b)) {
+    if (!fields_readable(&b)) continue;
+    size_t self = SIZE_MAX;
+    if (gc_hd_colour(b.hd) == o->marked) {
+      self = item_of(o, b.v);
+      if (self == SIZE_MAX) continue;
+    } else if (!gc_addrmap_has(o->seen, b.v)) {
+      continue;
+    }
+    for (size_t f = 0; f < gc_hd_wsize(b.hd); f++) {
+      size_t j = item_of(o, gc_fields(b.v)[f]);
+      if (j == SIZE_MAX || j == self) continue;
+      if (self == SIZE_MAX) {
+        o->items[j].flags |= KEPT_REACHED;
+      } else if (o->items[j].referrer == 0) {
+        o->items[j].referrer = b.v;
+        o->items[j].field = f;
+      }
+    }
+  }
+  for (size_t i = 0; i < o->count; i++) {
+    if (o->items[i].flags & KEPT_REACHED) flood(o, i, KEPT_REACHED);
+  }
+  /* Reached ones stay out of what follows: a kept block's referrer is kept and not reached. */
+  for (size_t i = 0; i < o->count; i++) {
+    if (o->items[i].flags & KEPT_REACHED) o->items[i].flags |= KEPT_COVERED;
+  }
+  size_t found = 0;
+  for (size_t i = 0; i < o->count; i++) {
+    if ((o->items[i].flags & KEPT_COVERED) || o->items[i].referrer != 0) continue;
+    found += report_top(o, &o->items[i], flood(o, i, KEPT_COVERED));
+  }
+  for (size_t i = 0; i < o->count; i++) {
+    if (o->items[i].flags & KEPT_COVERED) continue;
+    found += report_cycle(o, i, flood(o, i, KEPT_COVERED));
+  }
+  return found;
+}
+
+static int by_value(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The NOT_MARKABLE blocks that are not pinned. */
+static size_t kept_not_pinned(over *o) {
+  const gc_ptr_vec *pinned = &o->run->heap->pinned;
+  void **sorted = NULL;
+  if (pinned->count > 0) {
+    sorted = malloc(pinned->count * sizeof *sorted);
+    if (sorted == NULL) return 0;
+    memcpy(sorted, pinned->items, pinned->count * sizeof *sorted);
+    qsort(sorted, pinned->count, sizeof *sorted, by_value);
+  }
+  size_t found = 0;
+  block_cursor c;
+  heap_block b;
+  cursor_start(&c, o->ix);
+  while (next_block(&c, &b)) {
+    if (b.hd == 0 || gc_hd_colour(b.hd) != GC_NOT_MARKABLE) continue;
+    void *key = (void *)b.v;
+    if (sorted != NULL && bsearch(&key, sorted, pinned->count, sizeof *sorted, by_value)) continue;
+    found++;
+    kept k = {.v = b.v, .hd = b.hd};
+    gc_verify_report *r =
+        report_kept(o, &k,
+                    "a NOT_MARKABLE block that is not pinned (INV-MARK-2): no cycle frees it and "
+                    "no marker scans it, so what it points to may be freed under it; the roots "
+                    "%s it",
+                    gc_addrmap_has(o->seen, b.v) ? "reach" : "do not reach");
+    if (r == NULL) continue;
+    char origin[sizeof r->origin];
+    snprintf(origin, sizeof origin, "not on the heap's pinned list (%zu block(s))", pinned->count);
+    gc_verify_report_path(r, origin, NULL, 0);
+    gc_verify_report_neighbourhood(r, o->ix);
+  }
+  free(sorted);
+  return found;
+}
+
+/* After the walk, in its scratch memory. */
+static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen *seen) {
+  over o;
+  memset(&o, 0, sizeof o);
+  o.run = run;
+  o.ix = &run->scratch->index;
+  o.seen = &run->scratch->seen;
+  o.marked = run->heap->colours.marked;
+  size_t marked = 0, not_markable = 0;
+  block_cursor c;
+  heap_block b;
+  cursor_start(&c, o.ix);
+  while (next_block(&c, &b)) {
+    if (b.hd == 0) continue;
+    marked += gc_hd_colour(b.hd) == o.marked;
+    not_markable += gc_hd_colour(b.hd) == GC_NOT_MARKABLE;
+  }
+  words_the_rule_ignores(&o); /* o.index allocates on its first key */
+  size_t found = 0;
+  if (o.count > 0 || marked != seen->blocks_of_colour[o.marked >> GC_HD_COLOUR_SHIFT]) {
+    found += kept_marked(&o);
+  }
+  if (not_markable != run->heap->pinned.count) found += kept_not_pinned(&o);
+  if (o.out_of_memory) {
+    fprintf(stderr,
+            "gcfuzz verify: out of memory in the checkmark pass's over-retention search; it "
+            "checked part of the heap only\n");
+  }
+  over_free(&o);
+  return found;
+}
+
+/* ---- The pass ------------------------------------------------------------------------------ */
+
 size_t gc_verify_checkmark_run(const gc_verify_run *run) {
+  gc_verify_run r = *run;
+  gc_verify_scratch own; /* the walk's map outlives the walk: over-retention reads it */
+  if (r.scratch == NULL) {
+    memset(&own, 0, sizeof own);
+    r.scratch = &own;
+  }
   gc_walk_rules rules = {
       .allowed_colours = (1u << (run->heap->colours.marked >> GC_HD_COLOUR_SHIFT)) |
                          (1u << (GC_NOT_MARKABLE >> GC_HD_COLOUR_SHIFT)),
@@ -71,7 +544,11 @@ size_t gc_verify_checkmark_run(const gc_verify_run *run) {
       .bad_header = GC_VK_CHECKMARK_BAD_POINTER,
       .bad_colour = GC_VK_CHECKMARK_UNMARKED,
   };
-  return check_marking_over(run) + gc_walk_run(run, &rules);
+  gc_walk_seen seen;
+  size_t found = check_marking_over(&r) + gc_walk_run(&r, &rules, &seen);
+  if (seen.complete) found += check_over_retention(&r, &seen);
+  if (r.scratch == &own) gc_verify_scratch_free(&own);
+  return found;
 }
 
 size_t gc_verify_checkmark(gc_heap *heap, gc_verify_reports *out) {

@@ -1,6 +1,8 @@
 /* The checkmark pass: after a clean mark (also with a 4-entry mark stack, which overflows into
  * re-darkening) it finds nothing; when a hook unmarks a reachable block right after marking (what
- * a marker bug looks like), it reports that block and the block pointing at it. */
+ * a marker bug looks like), it reports that block and the block pointing at it; when a hook marks
+ * a block no root reaches (what a marker that keeps too much looks like), it reports the block
+ * and why the collector may have reached it. */
 #include <string.h>
 
 #include "gc/blockindex.h"
@@ -72,22 +74,31 @@ static void fixture_free(fixture *f) {
 static gc_value victim;
 static void unmark_victim(gc_heap *h, void *arg) { set_colour(victim, h->colours.unmarked); }
 
-/* Unmark `block` right after the next mark; check checkmark reported only it, and return the
- * report (valid until fixture_free). */
-static const gc_verify_report *unmark_and_check(fixture *f, gc_value block) {
-  victim = block;
-  f->hook.fn = unmark_victim;
+/* Run `fn(arg)` right after the next mark; check checkmark reported only `kind`, once, on `block`
+ * (0: any), and return the report (valid until fixture_free). */
+static const gc_verify_report *break_and_check(fixture *f, breaking_fn fn, void *arg,
+                                               gc_verify_kind kind, gc_value block) {
+  f->hook.fn = fn;
+  f->hook.arg = arg;
   f->hook.armed = 1;
   gc_collect(f->d, GC_COLLECT_MAJOR);
   CHECK_EQ_U(f->hook.fired, 1);
   const gc_verify_reports *r = gc_verify_reports_of(f->v);
-  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_UNMARKED);
+  CHECK_ONLY_KIND(r, kind);
   if (r->count == 0) return NULL;
   CHECK_EQ_U(r->count, 1);
-  CHECK(r->items[0].block == block);
+  CHECK(block == 0 || r->items[0].block == block);
   CHECK(strcmp(r->items[0].point, "mark-done") == 0);
-  CHECK(strstr(r->items[0].what, "found unmarked block") != NULL);
   return &r->items[0];
+}
+
+/* Unmark `block` right after the next mark: reported as missed by the marker. */
+static const gc_verify_report *unmark_and_check(fixture *f, gc_value block) {
+  victim = block;
+  const gc_verify_report *r =
+      break_and_check(f, unmark_victim, NULL, GC_VK_CHECKMARK_UNMARKED, block);
+  if (r != NULL) CHECK(strstr(r->what, "found unmarked block") != NULL);
+  return r;
 }
 
 static void clean_marks_pass(const char *params) {
@@ -232,13 +243,7 @@ static void unmarked_subtree_reported_once(void) {
     list_head = cell;
   }
   GC_FIELD(f.b, 1) = list_head;
-  f.hook.fn = unmark_list;
-  f.hook.armed = 1;
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  const gc_verify_reports *r = gc_verify_reports_of(f.v);
-  CHECK_ONLY_KIND(r, GC_VK_CHECKMARK_UNMARKED);
-  CHECK_EQ_U(r->count, 1);
-  if (r->count > 0) CHECK(r->items[0].block == list_head);
+  break_and_check(&f, unmark_list, NULL, GC_VK_CHECKMARK_UNMARKED, list_head);
   fixture_free(&f);
 }
 
@@ -313,6 +318,142 @@ static void direct_call_after_a_mark(void) {
   fixture_free(&f);
 }
 
+/* ---- Over-retention: blocks MARKED (or NOT_MARKABLE) that no root reaches ------------------ */
+
+/* A hook that marks every block of a NULL-terminated list, as a marker that kept them would. */
+static void mark_blocks(gc_heap *h, void *arg) {
+  for (gc_value *v = arg; *v != 0; v++) set_colour(*v, h->colours.marked);
+}
+
+/* `fn(arg)` right after the next mark: only checkmark.over-retained, once, on `block`. */
+static const gc_verify_report *expect_over_retained(fixture *f, breaking_fn fn, void *arg,
+                                                    gc_value block) {
+  return break_and_check(f, fn, arg, GC_VK_CHECKMARK_OVER_RETAINED, block);
+}
+
+/* A block nothing points to, MARKED: no root, no word, no referrer explains it. */
+static void unreachable_block_marked(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  gc_value blocks[] = {gc_alloc(f.d, 2, GC_TAG_SCAN), 0};
+  const gc_verify_report *r = expect_over_retained(&f, mark_blocks, blocks, blocks[0]);
+  if (r != NULL) {
+    CHECK(strstr(r->what, "MARKED block the roots do not reach") != NULL);
+    CHECK(strstr(r->what, "holds") == NULL);
+    CHECK(strstr(r->what, "nothing leads to it") != NULL);
+    CHECK(strstr(r->origin, "no root") != NULL);
+    gc_verify_reports_print(gc_verify_reports_of(f.v), stderr); /* quoted in the README */
+  }
+  fixture_free(&f);
+}
+
+/* A global root unregistered, and its block and the block it points to still marked, as by a
+ * marker that scanned a stale copy of the root set: one report, for the top block. */
+static void root_kept_after_unregister(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  gc_value extra = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  GC_FIELD(extra, 0) = gc_alloc(f.d, 1, GC_TAG_SCAN);
+  CHECK(gc_root_register(f.h, &extra) == GC_OK);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+  CHECK(gc_root_unregister(f.h, &extra) == GC_OK);
+  gc_value blocks[] = {GC_FIELD(extra, 0), extra, 0};
+  const gc_verify_report *r = expect_over_retained(&f, mark_blocks, blocks, extra);
+  if (r != NULL) {
+    CHECK(strstr(r->what, "holds 1 more") != NULL);
+    CHECK_EQ_U(r->path_len, 0);
+  }
+  fixture_free(&f);
+}
+
+/* A list of 100 cells nothing points to, all MARKED: one report, for its head. */
+static void over_retained_list_reported_once(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  static gc_value cells[101];
+  gc_value list = 0;
+  for (int i = 0; i < 100; i++) {
+    gc_value cell = gc_alloc(f.d, 1, GC_TAG_SCAN);
+    GC_FIELD(cell, 0) = list;
+    cells[i] = list = cell;
+  }
+  cells[100] = 0;
+  const gc_verify_report *r = expect_over_retained(&f, mark_blocks, cells, list);
+  if (r != NULL) CHECK(strstr(r->what, "holds 99 more") != NULL);
+  fixture_free(&f);
+}
+
+/* Two blocks that point at each other and nothing else at them, both MARKED: one report, whose
+ * path is the other block of the cycle. */
+static void over_retained_cycle(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  gc_value x = gc_alloc(f.d, 1, GC_TAG_SCAN), y = gc_alloc(f.d, 1, GC_TAG_SCAN);
+  GC_FIELD(x, 0) = y;
+  GC_FIELD(y, 0) = x;
+  gc_value blocks[] = {x, y, 0};
+  const gc_verify_report *k = expect_over_retained(&f, mark_blocks, blocks, 0); /* x or y */
+  if (k != NULL) {
+    CHECK(k->block == x || k->block == y);
+    CHECK(strstr(k->origin, "cycle") != NULL);
+    CHECK(k->path_len == 1 && k->path[0].block == (k->block == x ? y : x));
+    CHECK(strstr(k->what, "holds 1 more") != NULL);
+  }
+  fixture_free(&f);
+}
+
+/* A free slot, its zero header made MARKED, and a conservative word pointing at it:
+ * the collector's resolution takes the word for a pointer into the slot (its header is no longer
+ * 0), gc.h's rule does not (a header with no size is no block), and the report names the word. */
+static gc_header *free_slot;
+static void mark_free_slot(gc_heap *h, void *arg) { *free_slot = h->colours.marked; }
+
+static void free_slot_marked_through_a_word(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  /* A slot freed between two live ones: below its pool's frontier, on its free list. */
+  GC_FIELD(f.a, 1) = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  gc_value gone = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  GC_FIELD(GC_FIELD(f.a, 1), 0) = gc_alloc(f.d, 2, GC_TAG_SCAN);
+  CHECK(gc_pool_of_hp(gc_hp_val(gone)) == gc_pool_of_hp(gc_hp_val(GC_FIELD(f.a, 1))));
+  /* A zero header has colour bits 0: a marker marks such a slot in the cycles whose UNMARKED is
+   * colour 0 (MARKED, what it becomes, is not then). */
+  do {
+    gc_collect(f.d, GC_COLLECT_FULL);
+  } while (f.h->colours.unmarked != 0);
+  free_slot = gc_hp_val(gone);
+  CHECK(*free_slot == 0);
+  f.cons[0] = (uintptr_t)free_slot;
+  const gc_verify_report *r = expect_over_retained(&f, mark_free_slot, NULL, gc_val_hp(free_slot));
+  if (r != NULL) {
+    CHECK(strstr(r->what, "free slot whose zero header was made MARKED") != NULL);
+    CHECK(strstr(r->origin, "conservative word") != NULL);
+    CHECK(strstr(r->origin, "(a free slot)") != NULL);
+  }
+  *free_slot = 0; /* free again before its pool is swept */
+  f.cons[0] = 0;
+  fixture_free(&f);
+}
+
+/* A reachable block painted NOT_MARKABLE without being pinned: never freed, never scanned. */
+static void paint_not_markable(gc_heap *h, void *arg) {
+  set_colour(*(gc_value *)arg, GC_NOT_MARKABLE);
+}
+
+static void not_markable_block_not_pinned(void) {
+  fixture f;
+  fixture_build(&f, "verify=checkmark");
+  const gc_verify_report *r = expect_over_retained(&f, paint_not_markable, &f.b, f.b);
+  if (r != NULL) {
+    CHECK(strstr(r->what, "NOT_MARKABLE block that is not pinned") != NULL);
+    CHECK(strstr(r->what, "the roots reach it") != NULL);
+    CHECK(strstr(r->origin, "pinned list (1 block(s))") != NULL);
+  }
+  set_colour(f.b, f.h->colours.unmarked); /* live again, as after a clean mark */
+  fixture_free(&f);
+}
+
 int main(void) {
   RUN(clean_mark_passes);
   RUN(clean_mark_with_tiny_stack_passes);
@@ -330,5 +471,11 @@ int main(void) {
   RUN(marker_still_holds_a_buffer);
   RUN(follower_missing_at_the_barrier);
   RUN(direct_call_after_a_mark);
+  RUN(unreachable_block_marked);
+  RUN(root_kept_after_unregister);
+  RUN(over_retained_list_reported_once);
+  RUN(over_retained_cycle);
+  RUN(free_slot_marked_through_a_word);
+  RUN(not_markable_block_not_pinned);
   CHECK_MAIN_END();
 }

@@ -557,6 +557,50 @@ static int plant_space_orphan(gc_corruption *c) {
   POKE(&c->undo, o->fresh_seen[k], o->avail_since[k]);
   return 1;
 }
+/* ---- Over-retention (checkmark_test), planted at mark-done ---------------------------------- */
+
+/* The N-th (mod their number) UNMARKED block of the victim's pool, or NULL. At mark-done an
+ * UNMARKED block is one no root reaches (a finalizable one was queued and marked). */
+static gc_header *unmarked_block(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  const size_t slot_whsize = gc_wsize_of_class[p->size_class];
+  const gc_header unmarked = c->heap->colours.unmarked;
+  size_t n = 0;
+  for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
+    n += *hp != 0 && gc_hd_colour(*hp) == unmarked;
+  }
+  if (n == 0) return NULL;
+  size_t k = (size_t)c->n % n;
+  for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
+    if (*hp != 0 && gc_hd_colour(*hp) == unmarked && k-- == 0) return hp;
+  }
+  return NULL;
+}
+
+/* checkmark_test unreachable_block_marked: a block of the victim's pool that no root reaches,
+ * MARKED as by a marker that kept it. */
+static int plant_over_retained(gc_corruption *c) {
+  gc_header *hp = unmarked_block(c);
+  if (hp == NULL) return 0;
+  POKE(&c->undo, *hp, gc_hd_with_colour(*hp, c->heap->colours.marked));
+  return 1;
+}
+
+/* checkmark_test free_slot_marked_through_a_word: free-list entry N of the victim's pool, its
+ * zero header made MARKED (only where MARKED is not colour 0, which would leave it 0). */
+static int plant_over_retained_free_slot(gc_corruption *c) {
+  gc_header *e = chosen_entry(c);
+  if (e == NULL || c->heap->colours.marked == 0) return 0;
+  POKE(&c->undo, e[0], c->heap->colours.marked);
+  return 1;
+}
+
+/* checkmark_test not_markable_block_not_pinned: the victim, MARKED, painted NOT_MARKABLE
+ * without a pin (a pinned block is NOT_MARKABLE already). */
+static int plant_over_retained_unpinned(gc_corruption *c) {
+  if (gc_hd_colour(*victim_hp(c)) != c->heap->colours.marked) return 0;
+  return set_colour(c, GC_NOT_MARKABLE);
+}
 
 /* ---- The model (model_test) ---------------------------------------------------------------- */
 
@@ -708,6 +752,9 @@ static int plant_model_root(gc_corruption *c) {
   X(CHECKMARK_BAD_POINTER, "", MARK_DONE, NEED_FIELD, plant_wild_field)                           \
   X(CHECKMARK_MARK_UNFINISHED, "", MARK_DONE, 0, plant_marker_busy)                               \
   X(CHECKMARK_MARK_UNFINISHED, "barrier", MARK_DONE, 0, plant_follower_missing)                   \
+  X(CHECKMARK_OVER_RETAINED, "", MARK_DONE, NEED_POOL, plant_over_retained)                       \
+  X(CHECKMARK_OVER_RETAINED, "free-slot", MARK_DONE, NEED_POOL, plant_over_retained_free_slot)    \
+  X(CHECKMARK_OVER_RETAINED, "unpinned", MARK_DONE, NEED_BLOCK, plant_over_retained_unpinned)     \
   X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                                     \
   X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                                   \
   X(MODEL_DEAD, "reused", CYCLED, NEED_OBJECT, plant_model_reused)                                \

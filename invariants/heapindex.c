@@ -231,7 +231,9 @@ gc_value gc_heapindex_containing(gc_heapindex *ix, uintptr_t word) {
     size_t slot_whsize = gc_wsize_of_class[c];
     gc_header *slot = first + (word - (uintptr_t)first) / gc_bsize_wsize(slot_whsize) * slot_whsize;
     gc_header hd = *slot;
-    if (hd == 0 || word >= (uintptr_t)(slot + gc_hd_whsize(hd))) return 0;
+    /* A header with no size is no block (every block has a field, INV-HD-1): a free slot whose
+     * zero header something painted, ignored as a free slot is. */
+    if (gc_hd_wsize(hd) == 0 || word >= (uintptr_t)(slot + gc_hd_whsize(hd))) return 0;
     return gc_val_hp(slot);
   }
   gc_large *a = large_containing(ix, word);

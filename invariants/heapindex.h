@@ -139,11 +139,13 @@ static inline gc_pool *gc_heapindex_pool(gc_heapindex *ix, uintptr_t addr, unsig
   return (gc_pool *)base;
 }
 
-/* The block whose header or fields contain the address `word`, or 0: the rule by which the
- * collector resolves a conservative root word (gc_block_containing, gc/blockindex.h: not in a
- * pool header, a class's wastage, slot padding past a block's end or a free slot), computed from
- * this index alone, not from the collector's pool set and large-block array. The walks resolve
- * conservative roots with it, so a word the collector's resolution misses is still a root there. */
+/* The block whose header or fields contain the address `word`, or 0: gc.h's rule for a
+ * conservative root word, by which the collector resolves one too (gc_block_containing,
+ * gc/blockindex.h: not in a pool header, a class's wastage, slot padding past a block's end, an
+ * unused slot above the frontier or a free slot; a slot whose header has no size is free),
+ * computed from this index alone, not from the collector's pool set and large-block array. The
+ * walks resolve conservative roots with it, so a word the collector's resolution misses is still
+ * a root there, and checkmark names a word it accepts that this rule ignores. */
 gc_value gc_heapindex_containing(gc_heapindex *ix, uintptr_t word);
 
 /* The header of `v` if v is a block start (slot or large block) the index knows, so reading it is

@@ -111,6 +111,9 @@
   X(CHECKMARK_MARK_UNFINISHED, CHECKMARK, "checkmark.mark-unfinished", "INV-WB-1", MARK_DONE,   \
     "when marking is declared over no marker holds a buffer or prefetched pointer, and every "  \
     "follower waits at the barrier")                                                            \
+  X(CHECKMARK_OVER_RETAINED, CHECKMARK, "checkmark.over-retained", "INV-MARK-2", MARK_DONE,     \
+    "every MARKED block is reachable from the roots (conservative words by gc.h's rule), and "  \
+    "every NOT_MARKABLE block is pinned")                                                       \
   /* model: the driver's shadow graph against the heap. */                                      \
   X(MODEL_DEAD, MODEL, "model.dead", "API-LIVE", CYCLED,                                        \
     "an object reachable in the model is a live block in the heap (non-zero, not GARBAGE)")     \

@@ -32,7 +32,7 @@ size_t gc_verify_reach_run(const gc_verify_run *run) {
       .bad_header = GC_VK_REACH_BAD_HEADER,
       .bad_colour = GC_VK_REACH_BAD_COLOUR,
   };
-  return gc_walk_run(run, &rules);
+  return gc_walk_run(run, &rules, NULL);
 }
 
 size_t gc_verify_reach(gc_heap *heap, gc_verify_reports *out) {

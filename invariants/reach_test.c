@@ -187,15 +187,22 @@ static void reachable_marked(void) {
   fixture_free(&f);
 }
 
+/* b's header replaced by `hd` for one reach run, then put back: reach.bad-header on b, its
+ * reports in *out. */
+static void expect_bad_header(fixture *f, gc_header hd, gc_verify_reports *out) {
+  gc_header *hp = (gc_header *)f->b - 1;
+  gc_header saved = *hp;
+  *hp = hd;
+  reach_expect(f, out, GC_VK_REACH_BAD_HEADER, f->b);
+  *hp = saved;
+}
+
 /* A header whose size does not fit the slot it sits in. */
 static void oversized_header(void) {
   fixture f;
   fixture_build(&f, NULL);
-  gc_header *hp = (gc_header *)f.b - 1;
-  gc_header saved = *hp;
-  *hp = gc_hd_make(50, gc_hd_colour(saved), GC_TAG_SCAN);
   gc_verify_reports out;
-  reach_expect(&f, &out, GC_VK_REACH_BAD_HEADER, f.b);
+  expect_bad_header(&f, gc_hd_make(50, gc_hd_colour(gc_hd_val(f.b)), GC_TAG_SCAN), &out);
   /* Its neighbourhood takes b's children from b's slot only (2 fields in a 3-word slot), not from
    * the words the header claims past it: the next slots, or memory after the pool. */
   if (out.count > 0) {
@@ -204,7 +211,18 @@ static void oversized_header(void) {
       if (r->edges[i].from == 0) CHECK(r->edges[i].field < 2);
     }
   }
-  *hp = saved;
+  gc_verify_reports_free(&out);
+  fixture_free(&f);
+}
+
+/* A header with a colour and no size: no block has 0 fields (INV-HD-1), so it is a free slot
+ * something painted, reached through a field. */
+static void sizeless_header(void) {
+  fixture f;
+  fixture_build(&f, NULL);
+  gc_verify_reports out;
+  expect_bad_header(&f, gc_hd_colour(gc_hd_val(f.b)), &out);
+  if (out.count > 0) CHECK(strstr(out.items[0].what, "no size") != NULL);
   gc_verify_reports_free(&out);
   fixture_free(&f);
 }
@@ -306,6 +324,7 @@ int main(void) {
   RUN(reachable_garbage);
   RUN(reachable_marked);
   RUN(oversized_header);
+  RUN(sizeless_header);
   RUN(long_path);
   RUN(through_the_hook);
   RUN(out_of_memory_stops_the_walk);

@@ -392,8 +392,11 @@ void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
     fprintf(out, "  header: %s\n", r->header_text);
   }
   if (r->where[0]) fprintf(out, "  where:  %s\n", r->where);
+  /* An over-retained block has no path from a root: what it has is what holds it (a word, a
+   * cycle, nothing), printed in the path's place. */
+  int held = r->kind == GC_VK_CHECKMARK_OVER_RETAINED;
   if (r->origin[0]) {
-    fprintf(out, "  path:   %s\n", r->origin);
+    fprintf(out, "  %s%s\n", held ? "held by: " : "path:   ", r->origin);
     /* A path through a long list is long; its two ends say where it came from and went. */
     const size_t ends = 8;
     for (size_t i = 0; i < r->path_len; i++) {
@@ -409,7 +412,7 @@ void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
     if (r->path_len > 0) {
       const gc_verify_step *ref = &r->path[r->path_len - 1];
       fprintf(out, "  referrer: %#llx field %zu\n", (unsigned long long)ref->block, ref->field);
-    } else if (r->block != 0) {
+    } else if (r->block != 0 && !held) {
       fprintf(out, "  referrer: the root itself\n");
     }
   }

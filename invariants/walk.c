@@ -35,6 +35,7 @@ typedef struct walk {
   size_t sp;
   size_t root_ordinal;
   size_t found;
+  size_t of_colour[4]; /* blocks that passed every check, by colour */
   int out_of_memory;
   pending fifo[PREFETCH_DEPTH]; /* in flight: the fifo_count slots before fifo_head (the rest are
                                  * not read, nor cleared before a walk) */
@@ -153,11 +154,11 @@ static inline int check(walk *w, gc_value v) {
                      "that was there has been freed while still reachable");
   }
   size_t whsize = gc_hd_whsize(hd);
-  if (!gc_tag_is_valid(gc_hd_tag(hd)) || whsize > max_whsize ||
+  if (!gc_tag_is_valid(gc_hd_tag(hd)) || whsize > max_whsize || gc_hd_wsize(hd) == 0 ||
       (p == NULL && whsize <= GC_SIZECLASS_MAX_WHSIZE)) {
     return violation(w, w->rules->bad_header, v,
-                     "a reachable block has an impossible header: invalid tag, or a size that "
-                     "does not fit its %s (INV-POOL-1)",
+                     "a reachable block has an impossible header: invalid tag, no size, or a "
+                     "size that does not fit its %s (INV-POOL-1)",
                      p != NULL ? "slot" : "large block");
   }
   gc_header colour = gc_hd_colour(hd);
@@ -165,6 +166,7 @@ static inline int check(walk *w, gc_value v) {
     return violation(w, w->rules->bad_colour, v, "a reachable block is %s; it must be %s",
                      gc_colour_name(w->run->heap, colour), w->rules->expected);
   }
+  w->of_colour[colour >> GC_HD_COLOUR_SHIFT]++;
   /* NOT_MARKABLE blocks are not scanned by the marker either: a pinned block's fields are root
    * slots of their own (rootset.h), which is how this walk reaches them. */
   if (gc_tag_is_scanned(gc_hd_tag(hd)) && colour != GC_NOT_MARKABLE) push(w, v);
@@ -258,7 +260,7 @@ static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where
   walk_root(ctx, &block);
 }
 
-size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
+size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk_seen *seen) {
   gc_verify_scratch own;
   if (run->scratch == NULL) memset(&own, 0, sizeof own);
   walk w; /* every field but the ring, which is read only where written (consider, flush) */
@@ -269,6 +271,7 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
   w.sp = 0;
   w.root_ordinal = 0;
   w.found = 0;
+  memset(w.of_colour, 0, sizeof w.of_colour);
   w.out_of_memory = 0;
   w.fifo_head = 0;
   w.fifo_count = 0;
@@ -286,6 +289,10 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules) {
             "gcfuzz verify: out of memory during the %s walk; it checked part of the "
             "heap only\n",
             gc_verify_kind_pass(rules->bad_colour));
+  }
+  if (seen != NULL) {
+    memcpy(seen->blocks_of_colour, w.of_colour, sizeof w.of_colour);
+    seen->complete = !w.out_of_memory;
   }
   if (w.s == &own) gc_verify_scratch_free(&own);
   return w.found;

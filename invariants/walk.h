@@ -23,6 +23,16 @@ typedef struct gc_walk_rules {
   gc_verify_kind foreign, interior, zero_header, bad_header, bad_colour;
 } gc_walk_rules;
 
-size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules);
+/* What a walk saw, for a pass that compares it with the heap (checkmark's over-retention). The
+ * blocks it reached are the keys of run->scratch->seen after the walk (with the block that first
+ * led to each, as walk.c says), when the caller gave a scratch. */
+typedef struct gc_walk_seen {
+  /* Blocks reached that passed every check, by colour (colour >> GC_HD_COLOUR_SHIFT). */
+  size_t blocks_of_colour[4];
+  int complete; /* 0: out of memory, the walk saw part of the heap only */
+} gc_walk_seen;
+
+/* `seen` may be NULL. */
+size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk_seen *seen);
 
 #endif /* INVARIANTS_WALK_H */

@@ -205,7 +205,10 @@ typedef enum fuzz_misuse {
   X(SPACE_FRONTIER_SLACK, "space.frontier-slack")                           \
   X(SPACE_FREE_POOLS, "space.free-pools")                                   \
   X(SPACE_FREE_POOLS_MAPPED, "space.free-pools/mapped")                     \
-  X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")
+  X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")                   \
+  X(CHECKMARK_OVER_RETAINED, "checkmark.over-retained")                     \
+  X(CHECKMARK_OVER_RETAINED_FREE_SLOT, "checkmark.over-retained/free-slot") \
+  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
