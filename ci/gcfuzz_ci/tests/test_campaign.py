@@ -394,6 +394,9 @@ class LibFuzzerTest(unittest.TestCase):
             "#512\tpulse  cov: 30 ft: 40 corp: 5/80b exec/s: 256\n"
             "#9000: cov: 44 ft: 50 corp: 9 exec/s 300 oom/timeout/crash: 0/0/1 time: 30s\n")
     self.assertEqual(libfuzzer.last_stats(text), (9000, 44))
+    # Without -fork (--throughput) every status line has a tab after the count.
+    plain = "#2\tINITED cov: 10 ft: 11 corp: 1/1b exec/s: 0\n#70696\tDONE   cov: 1325 ft: 1330\n"
+    self.assertEqual(libfuzzer.last_stats(plain), (70696, 1325))
     self.assertIsNone(libfuzzer.last_stats("INFO: Seed: 1\n"))
     self.assertEqual(libfuzzer.final_stat("stat::average_exec_per_sec:     11516\n",
                                           "average_exec_per_sec"), 11516)
