@@ -594,8 +594,9 @@ def xargs_replay(c, t, files, profiles, extra):
   for f in files:
     while len(running) >= c.a.jobs:
       running.pop(0).wait()
+    free = ["--free"] if layout.is_tsan(t) else []
     running.append(subprocess.Popen([c.replay, "--target", layout.programs_of(t), "--quiet"] +
-                                    (["--free"] if layout.is_tsan(t) else []) + extra + [f], env=env,
+                                    free + extra + [f], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
   for p in running:
     p.wait()
