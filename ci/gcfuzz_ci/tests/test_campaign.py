@@ -327,8 +327,15 @@ class KillTest(unittest.TestCase):
     try:
       pids = procs.children(p)
       self.assertEqual(len(pids), 1)
-      with open("/proc/%d/comm" % pids[0]) as f:
-        self.assertEqual(f.read().strip(), "sleep")
+      # The child is the guard's fork; on a loaded machine it may not have exec'd sleep yet.
+      end = time.monotonic() + 5
+      while True:
+        with open("/proc/%d/comm" % pids[0]) as f:
+          comm = f.read().strip()
+        if comm == "sleep" or time.monotonic() > end:
+          break
+        time.sleep(0.01)
+      self.assertEqual(comm, "sleep")
     finally:
       procs.kill(p)
     self.assertTrue(wait_dead(pids[0]))
