@@ -32,15 +32,8 @@ __attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_op
   return "halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0";
 }
 
-/* libFuzzer's coverage counters (-fsanitize=fuzzer-no-link: inline 8-bit counters in the section
- * __sancov_cntrs, whose only symbol is __start___sancov_cntrs) are plain increments, and clang 14's
- * TSan instruments them like any store: every edge two threads run is a race on its counter. They
- * are the fuzzer's, not the collector's; TSan reports each counter at most once before the
- * suppression keeps it quiet. */
-const char *__tsan_default_suppressions(void);
-__attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_suppressions(void) {
-  return "race:__start___sancov_cntrs\n";
-}
+/* The races of libFuzzer's own coverage counters are suppressed by the driver
+ * (fuzz/driver/sanitizer.c), for the replay tool of this build too. */
 #endif
 #endif
 
