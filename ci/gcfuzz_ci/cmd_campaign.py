@@ -22,7 +22,7 @@ The main job of gcfuzz: fuzz the collector. Targets: graph, roots, schedule (the
 three), and schedule-tsan (by name only): the schedule programs on free-running threads under
 ThreadSanitizer, which finds data races.
 
-  ci/campaign                  60 s over every target, all cores, then a summary
+  ci/campaign                  60 s over graph, roots and schedule, all cores, then a summary
   ci/campaign --time 600 graph ten minutes of the graph target
   ci/campaign --time 300 schedule-tsan
                                five minutes of coverage-guided race hunting
@@ -44,7 +44,8 @@ What a campaign does, per target:
      every 10 s: execs, exec/s, coverage (libFuzzer's cov), corpus size, crashes (saved by this
      campaign);
   4. triages the crashes this campaign saved: each one is reproduced once (inputs are remembered
-     by content hash in <workdir>/<target>/crashes/triage.json, so no input is run twice) and
+     by content hash in <workdir>/<target>/crashes/triage.json, so no input is run twice but an
+     unreproduced race, below) and
      keyed by what broke, read from its first GCFUZZ-VERDICT line (kind and pass, and for a
      sanitizer finding the first stack frame in gc/ invariants/ fuzz/), else from libFuzzer's
      and the sanitizers' own markers; one per key is minimized (-minimize_crash,
