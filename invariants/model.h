@@ -48,7 +48,10 @@
  *     through it (gc_model_range_store); the model resolves their words itself, from its own
  *     objects' addresses, not through the collector's block index;
  *   - one thread at a time uses the model (as the controlled scheduler runs domains); its
- *     finalizers run on whichever domain runs the queue, which is then that thread;
+ *     finalizers run on whichever domain runs the queue, which is then that thread. The one
+ *     exception is gc_model_note_finalized: custom blocks' finalize functions run when swept,
+ *     and the domains of a stopped world sweep in parallel, so notes may come from several
+ *     threads at once (they take the model's note lock);
  *   - teardown order: gc_model_destroy (it disarms its finalizers still in the heap), then the
  *     verifier, then gc_heap_destroy.
  *
@@ -192,7 +195,8 @@ size_t gc_model_reachable_count(gc_model *m);
 
 /* ---- Finalizers and checking --------------------------------------------------------------- */
 
-/* A finalize function ran on `block`. The model's custom blocks call this themselves. */
+/* A finalize function ran on `block`. The model's custom blocks call this themselves. Safe to
+ * call from several sweeping threads at once (the note lock; see the top of this file). */
 void gc_model_note_finalized(gc_model *m, gc_value block);
 
 /* The checks of `point` (see the top of this file); appends reports to out (may be NULL) and

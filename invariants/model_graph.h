@@ -12,6 +12,7 @@
 #ifndef INVARIANTS_MODEL_GRAPH_H
 #define INVARIANTS_MODEL_GRAPH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,6 +140,14 @@ struct gc_model {
                        * memory */
   gc_mpending pend[GC_MPENDING_MAX];
   size_t pend_count, pend_dropped;
+  /* INV-MODEL-NOTE-1: finalize notes (gc_model_note_finalized: each object's `finalized`,
+   * finalized_notes, and the pending reports a note adds) are written under note_lock. Custom
+   * blocks are finalized as they are swept, and the domains of a stopped world sweep in
+   * parallel, so two sweepers may note at once; everything else in the model is one thread's at
+   * a time, and the checks read the notes at hook points, after the sweepers' barrier. A plain
+   * pthread mutex, not gc_mutex: the harness's own lock adds no scheduling point to the
+   * interleavings the controlled scheduler explores (it never preempts inside a note). */
+  pthread_mutex_t note_lock;
   /* What makes a check cost what the live graph costs, not a fixed price per hook point: */
   size_t own_bound;       /* roots still in the model's own slots: its root scanner visits these */
   size_t pinned_count;    /* objects with `pinned` set */

@@ -18,25 +18,34 @@ PROG = "ci/campaign"
 USAGE = """\
 Usage: ci/campaign [options] [TARGET...]
 
-The main job of gcfuzz: fuzz the collector. Targets: graph, roots, schedule (default: all of them).
+The main job of gcfuzz: fuzz the collector. Targets: graph, roots, schedule (the default: all
+three), and schedule-tsan (by name only): the schedule programs on free-running threads under
+ThreadSanitizer, which finds data races.
 
-  ci/campaign                  60 s over every target, all cores, then a summary
+  ci/campaign                  60 s over graph, roots and schedule, all cores, then a summary
   ci/campaign --time 600 graph ten minutes of the graph target
+  ci/campaign --time 300 schedule-tsan
+                               five minutes of coverage-guided race hunting
   ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
   ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
 
 What a campaign does, per target:
-  1. builds the target's fuzzer (//fuzz/targets:<target>_fuzzer) with --config=fuzz (libFuzzer + ASan/UBSan, -O2), every
-     verification pass after every cycle;
-  2. seeds <workdir>/<target>/corpus/ with corpus/<target>/*.txt assembled into bytes, next
+  1. builds the target's fuzzer (//fuzz/targets:<target>_fuzzer) with --config=fuzz (libFuzzer
+     + ASan/UBSan, -O2), every verification pass after every cycle; schedule-tsan is
+     //fuzz/targets:schedule_tsan_fuzzer with --config=tsan-fuzz (libFuzzer + TSan, -O2): the
+     schedule target's programs, seeds, dictionary and options, every domain's thread running
+     free (the controlled scheduler off), every pass on; a data race is a crash;
+  2. seeds <workdir>/<target>/corpus/ with corpus/<target>/*.txt (schedule-tsan:
+     corpus/schedule/) assembled into bytes, next
      to what earlier campaigns found there (the corpus is resumable); the work directory is
      locked: a second campaign on it stops with an error;
   3. runs libFuzzer -fork=JOBS for its share of --time, printing a progress line at least
      every 10 s: execs, exec/s, coverage (libFuzzer's cov), corpus size, crashes (saved by this
      campaign);
   4. triages the crashes this campaign saved: each one is reproduced once (inputs are remembered
-     by content hash in <workdir>/<target>/crashes/triage.json, so no input is run twice) and
+     by content hash in <workdir>/<target>/crashes/triage.json, so no input is run twice but an
+     unreproduced race, below) and
      keyed by what broke, read from its first GCFUZZ-VERDICT line (kind and pass, and for a
      sanitizer finding the first stack frame in gc/ invariants/ fuzz/), else from libFuzzer's
      and the sanitizers' own markers; one per key is minimized (-minimize_crash,
@@ -44,10 +53,16 @@ What a campaign does, per target:
      every crash found by this campaign is printed as a program with the verdict and a one-line
      replay command; the text is saved next to it
      (<workdir>/<target>/crashes/min-<key>.txt), ready for corpus/regressions/.
+     Races depend on how the OS runs the threads: a schedule-tsan input is reproduced with
+     -runs=200 (200 runs in one process), up to 3 times; one that still does not race is kept
+     in crashes/ as unreproduced (not moved to fixed/; tried again whenever a campaign saves it
+     again), listed with the command to retry it, and fails the campaign all the same: TSan
+     saw the race once.
 Then a summary table, also written as <workdir>/summary.json:
   {"interrupted": false, "targets": [{"name": "graph", "seconds": 60, "execs": N,
    "exec_per_s": N, "coverage": N, "corpus": N, "crashes": N, "keys": ["..."]}]}
-("crashes" counts the distinct crashes this campaign found, by key.) An interrupted campaign
+("crashes" counts the distinct crashes this campaign found, by key; a schedule-tsan row also
+has "unreproduced": the crash files that did not race again.) An interrupted campaign
 (SIGINT, SIGTERM, SIGHUP) stops its fuzzers and still writes the summary, with
 "interrupted": true and the figures so far; the fuzzers run in process groups that die with the
 campaign, even when it is killed with SIGKILL.
@@ -70,7 +85,8 @@ Options:
                        free-running threads (the scheduler off) under ThreadSanitizer, again
                        and again for --time seconds (the driver's stress_test, --config=tsan); any
                        data race or violation fails it
-  --throughput         no campaign: each target alone, pinned to one core (taskset), for
+  --throughput         no campaign: each target alone (schedule-tsan: by name; its domains'
+                       threads share the core), pinned to one core (taskset), for
                        --time seconds EACH (default 60), from its seeds only (a fresh corpus
                        in a temporary directory; the work corpus is not touched), with its
                        options file, without -fork; prints execs, exec/s (libFuzzer's
@@ -80,6 +96,8 @@ Options:
   --core N             with --throughput: the core to pin to (default: the last one)
   --no-install         do not try to install missing tools
   -h, --help           this text
+
+The targets are names: graph roots schedule schedule-tsan (each at most once).
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap)
 with apt-get, as root or through sudo; a second run finds them and installs nothing.
@@ -91,14 +109,23 @@ stopped under --throughput), 2 usage, build or setup error, a locked work direct
 interrupted run.
 """
 
-# The fuzzing build: .bazelrc's fuzz config (libFuzzer + ASan/UBSan, -O2).
-FUZZ_FLAGS = ["--config=fuzz"]
+# The fuzzing builds: .bazelrc's fuzz config (libFuzzer + ASan/UBSan, -O2) and, for
+# schedule-tsan, its tsan-fuzz config (libFuzzer + TSan, -O2); layout.config_of says which.
+def config_flags(config):
+  return ["--config=" + config]
+
+
 # Source-based coverage, in its own output tree.
 COV_FLAGS = ["--platform_suffix=cov", "--copt=-O1", "--copt=-fprofile-instr-generate",
              "--copt=-fcoverage-mapping", "--linkopt=-fprofile-instr-generate",
              "--linkopt=-fcoverage-mapping"]
 PROGRESS_EVERY_S = 10
 REPRODUCE_TIMEOUT_S = 120
+# A TSan target's crash is a race, which the OS's scheduling of the threads may or may not repeat:
+# each reproduction runs the input this many times in one process (libFuzzer -runs), and is
+# tried this many times before the input counts as unreproduced.
+TSAN_REPRODUCE_RUNS = 200
+TSAN_REPRODUCE_TRIES = 3
 
 
 def nproc():
@@ -130,7 +157,9 @@ def parse_args(argv):
       raise cli.UsageError("unknown option '%s' (see %s --help)" % (t, PROG))
     if t not in layout.FUZZ_TARGETS:
       raise cli.UsageError("unknown target '%s' (targets: %s)" % (t, " ".join(layout.FUZZ_TARGETS)))
-  a.targets = a.targets or list(layout.FUZZ_TARGETS)
+    if a.targets.count(t) > 1:
+      raise cli.UsageError("target '%s' named twice" % t)
+  a.targets = a.targets or list(layout.DEFAULT_TARGETS)
   return a
 
 
@@ -138,8 +167,8 @@ class Campaign:
   def __init__(self, args, workdir, lay):
     self.a, self.w, self.lay = args, workdir, lay
     self.logdir = os.path.join(workdir, "logs")
-    self.replay = None
-    self.bindir = None
+    self.replay = None  # the replay tool of the first target's build (seeds, printing)
+    self.bindirs = {}   # config -> its bazel-bin
 
   # ---------------------------------------------------------------- building
 
@@ -156,14 +185,24 @@ class Campaign:
     return bindir
 
   def build_fuzzers(self):
-    labels = [layout.label(self.lay.replay)] + [layout.label(self.lay.fuzzer(t))
-                                                for t in self.a.targets]
-    print("%s: building %s (--config=fuzz)" % (PROG, " ".join(labels[1:])), flush=True)
-    self.bindir = self.build("build-fuzz", FUZZ_FLAGS, labels)
-    self.replay = os.path.join(self.bindir, self.lay.replay)
+    """Each configuration the targets need, with its fuzzers and its replay tool (a target's
+    crashes are replayed by the replay tool of its own build)."""
+    configs = []
+    for t in self.a.targets:
+      if layout.config_of(t) not in configs:
+        configs.append(layout.config_of(t))
+    for config in configs:
+      labels = [layout.label(self.lay.replay)] + [
+          layout.label(self.lay.fuzzer(t)) for t in self.a.targets if layout.config_of(t) == config]
+      print("%s: building %s (--config=%s)" % (PROG, " ".join(labels[1:]), config), flush=True)
+      self.bindirs[config] = self.build("build-" + config, config_flags(config), labels)
+    self.replay = self.replay_of(self.a.targets[0])
 
   def fuzzer(self, t):
-    return os.path.join(self.bindir, self.lay.fuzzer(t))
+    return os.path.join(self.bindirs[layout.config_of(t)], self.lay.fuzzer(t))
+
+  def replay_of(self, t):
+    return os.path.join(self.bindirs[layout.config_of(t)], self.lay.replay)
 
   def options(self, t):
     return libfuzzer.options_flags(os.path.join(paths.ROOT, self.lay.options_file(t)),
@@ -172,14 +211,16 @@ class Campaign:
   # ---------------------------------------------------------------- corpus
 
   def seed_corpus(self, t, directory):
-    """Assembles corpus/T/*.txt into directory (bytes, seed-<name>); returns how many."""
+    """Assembles the seeds of t's programs (corpus/T/*.txt) into directory (bytes,
+    seed-<name>); returns how many."""
     os.makedirs(directory, exist_ok=True)
     n = 0
     log = os.path.join(self.logdir, "seed-%s.log" % t)
+    programs = layout.programs_of(t)
     with open(log, "a") as lf:
-      for f in sorted(glob.glob(os.path.join(paths.ROOT, "corpus", t, "*.txt"))):
+      for f in sorted(glob.glob(os.path.join(paths.ROOT, "corpus", programs, "*.txt"))):
         out = os.path.join(directory, "seed-" + os.path.basename(f)[:-4])
-        if subprocess.run([self.replay, "--target", t, "--assemble", out, f], stdout=lf,
+        if subprocess.run([self.replay, "--target", programs, "--assemble", out, f], stdout=lf,
                           stderr=lf).returncode == 0:
           n += 1
         else:
@@ -234,9 +275,12 @@ class Campaign:
       row["error"] = "no statistics"
       return True
     new = libfuzzer.new_artifacts(before, libfuzzer.artifacts(crashes))
-    keys = Triage(self, t, crashes).run(new)
+    triage = Triage(self, t, crashes)
+    keys = triage.run(new)
     row["crashes"], row["keys"] = len(keys), keys
-    return bool(keys)
+    if layout.is_tsan(t):
+      row["unreproduced"] = triage.unreproduced
+    return bool(keys) or bool(triage.unreproduced)
 
   def update_row(self, row, log, corpus, start, before, crashes):
     elapsed = int(time.monotonic() - start)
@@ -255,9 +299,9 @@ class Campaign:
 
 def progress_line(t, row):
   if "execs" not in row:
-    return "  %-8s %4ds  starting (loading %d inputs)  crashes %d" % (
+    return "  %-13s %4ds  starting (loading %d inputs)  crashes %d" % (
         t, row["seconds"], row["corpus"], row["crash_files"])
-  return "  %-8s %4ds  execs %9d  exec/s %6d  cov %6d  corpus %6d  crashes %d" % (
+  return "  %-13s %4ds  execs %9d  exec/s %6d  cov %6d  corpus %6d  crashes %d" % (
       t, row["seconds"], row["execs"], row["exec_per_s"], row["coverage"], row["corpus"],
       row["crash_files"])
 
@@ -267,7 +311,7 @@ def new_row(t):
           "crashes": 0, "keys": []}
 
 
-SUMMARY_FMT = "%-8s %7s %10s %8s %7s %7s %8s"
+SUMMARY_FMT = "%-13s %7s %10s %8s %7s %7s %8s"
 
 
 def summary_json(rows, interrupted):
@@ -302,6 +346,9 @@ class Triage:
 
   def __init__(self, campaign, t, crashes):
     self.c, self.t, self.dir = campaign, t, crashes
+    self.programs = layout.programs_of(t)  # replay --target
+    self.tsan = layout.is_tsan(t)
+    self.unreproduced = []  # TSan targets: crash files that did not race again
     self.state_path = os.path.join(crashes, "triage.json")
     try:
       with open(self.state_path) as f:
@@ -312,25 +359,44 @@ class Triage:
   def save(self):
     jsonout.write(self.state_path, self.state)
 
+  def runs_flags(self):
+    """What makes one reproduction of this target's crash: one run, or for a TSan target
+    TSAN_REPRODUCE_RUNS runs in one process (a race is up to the OS's scheduling)."""
+    return ["-runs=%d" % TSAN_REPRODUCE_RUNS] if self.tsan else []
+
   def reproduce(self, path):
-    """(verdict or None, output) of one run of the fuzzer on path."""
+    """(verdict or None, output) of running the fuzzer on path: once, or for a TSan target up
+    to TSAN_REPRODUCE_TRIES processes of TSAN_REPRODUCE_RUNS runs each, until one finds it."""
     out_path = os.path.join(self.dir, ".out")
-    with open(out_path, "w") as f:
-      rc, hung = procs.run([self.c.fuzzer(self.t), "-timeout=25", "-rss_limit_mb=4096", path],
-                           timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
-    with open(out_path, errors="replace") as f:
-      text = f.read()
-    os.unlink(out_path)
-    return verdict.classify(text, failed=rc != 0, hung=hung), text
+    for _ in range(TSAN_REPRODUCE_TRIES if self.tsan else 1):
+      with open(out_path, "w") as f:
+        rc, hung = procs.run([self.c.fuzzer(self.t), "-timeout=25", "-rss_limit_mb=4096"] +
+                             self.runs_flags() + [path],
+                             timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
+      with open(out_path, errors="replace") as f:
+        text = f.read()
+      os.unlink(out_path)
+      v = verdict.classify(text, failed=rc != 0, hung=hung)
+      if v is not None:
+        break
+    return v, text
 
   def key_of(self, path):
     h = sha1_of(path)
     known = self.state["inputs"].get(h)
-    if known is not None:
+    # An unreproduced race is tried again each time a campaign saves the input again.
+    if known is not None and not known.get("unreproduced"):
       return known["key"]
     v, text = self.reproduce(path)
     key = verdict.crash_key(v, text) if v is not None else None
     self.state["inputs"][h] = {"key": key, "file": os.path.basename(path)}
+    if key is None and self.tsan:
+      # TSan saw a race in it once; the OS did not run the threads that way again. Kept where
+      # it is, for the next campaign (or by hand) to try again.
+      self.state["inputs"][h]["unreproduced"] = True
+      self.save()
+      self.unreproduced.append(os.path.basename(path))
+      return None
     self.save()
     if key is None:
       # It does not crash (any more): set it aside.
@@ -354,6 +420,15 @@ class Triage:
     keys = sorted(best)
     for n, key in enumerate(keys, 1):
       self.report(n, len(keys), key, best[key][0])
+    if self.unreproduced:
+      print()
+      print("==== [%s] %d crash file(s) saved on a race that did not race again in %d x %d runs "
+            "(kept in %s; retried when saved again):" % (self.t, len(self.unreproduced),
+                                                         TSAN_REPRODUCE_TRIES,
+                                                         TSAN_REPRODUCE_RUNS, self.dir))
+      for name in self.unreproduced:
+        print("  %s   retry: %s -runs=%d %s" % (name, self.c.fuzzer(self.t), TSAN_REPRODUCE_RUNS,
+                                                os.path.join(self.dir, name)))
     return keys
 
   def minimize(self, key, path, minimized):
@@ -363,9 +438,10 @@ class Triage:
       return ""
     log = os.path.join(self.c.logdir, "minimize-%s-%s.log" % (self.t, verdict.slug(key)))
     with open(log, "w") as f:
+      # -runs: a TSan target's candidate counts as crashing if any of its runs races.
       procs.run([self.c.fuzzer(self.t), "-minimize_crash=1",
                  "-max_total_time=%d" % self.c.a.minimize_time,
-                 "-exact_artifact_path=" + minimized, "-timeout=25", path],
+                 "-exact_artifact_path=" + minimized, "-timeout=25"] + self.runs_flags() + [path],
                 timeout_s=self.c.a.minimize_time + 60, stdout=f, stderr=subprocess.STDOUT)
     if not os.path.isfile(minimized):
       shutil.copyfile(path, minimized)
@@ -388,20 +464,22 @@ class Triage:
       note = self.minimize(key, path, minimized)
       self.state["minimized"][key] = os.path.basename(minimized)
       self.save()
-    replay = self.c.replay
-    printed = subprocess.run([replay, "--target", self.t, "--print", "--bytes", minimized],
+    replay = self.c.replay_of(self.t)
+    # A TSan target's programs replay on free threads, as it ran them.
+    free = ["--free"] if self.tsan else []
+    printed = subprocess.run([replay, "--target", self.programs, "--print", "--bytes", minimized],
                              capture_output=True, text=True, errors="replace").stdout
     text_path = minimized + ".txt"
     with open(text_path, "w") as f:
       f.write("# %s: %s\n# target: %s\n# found by ci/campaign on %s; minimized from %s\n%s"
-              % (self.t, key, self.t, datetime.date.today().isoformat(),
+              % (self.t, key, self.programs, datetime.date.today().isoformat(),
                  os.path.basename(path), printed))
     print()
     print("==== crash %d/%d [%s] %s" % (n, total, self.t, key))
     if note:
       print("(%s)" % note)
     with tempfile.TemporaryFile("w+") as f:
-      procs.run([replay, "--target", self.t, "--quiet", "--bytes", minimized],
+      procs.run([replay, "--target", self.programs, "--quiet"] + free + ["--bytes", minimized],
                 timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
       f.seek(0)
       lines = f.read().splitlines()
@@ -411,8 +489,14 @@ class Triage:
     print("\n".join(program[:60]))
     if len(program) > 60:
       print("... (%d ops in all)" % len(program))
-    print("---- replay: bazel run --config=asan %s -- --target %s %s"
-          % (layout.label(self.c.lay.replay), self.t, minimized), flush=True)
+    if self.tsan:
+      print("---- replay (a race may need several runs): bazel run --config=tsan %s -- --target "
+            "%s --free %s; or %s -runs=%d %s" % (layout.label(self.c.lay.replay), self.programs,
+                                                 minimized, self.c.fuzzer(self.t),
+                                                 TSAN_REPRODUCE_RUNS, minimized), flush=True)
+    else:
+      print("---- replay: bazel run --config=asan %s -- --target %s %s"
+            % (layout.label(self.c.lay.replay), self.t, minimized), flush=True)
 
 
 def sha1_of(path):
@@ -477,20 +561,22 @@ def mode_export(c):
         continue
       seed_hashes = {sha1_of(os.path.join(seeds, s)) for s in os.listdir(seeds)}
       added = 0
+      # schedule-tsan's inputs are schedule programs: they join corpus/schedule/.
+      programs = layout.programs_of(t)
       for name in sorted(os.listdir(merged)):
         # Print and reassemble: the text's canonical bytes are what a seed would become.
-        p = subprocess.run([c.replay, "--target", t, "--print", "--bytes",
+        p = subprocess.run([c.replay, "--target", programs, "--print", "--bytes",
                             os.path.join(merged, name)], capture_output=True, text=True)
         if p.returncode != 0:
           continue
         txt, binp = os.path.join(tmp, "p.txt"), os.path.join(tmp, "p.bin")
         with open(txt, "w") as f:
           f.write(p.stdout)
-        if subprocess.run([c.replay, "--target", t, "--assemble", binp, txt],
+        if subprocess.run([c.replay, "--target", programs, "--assemble", binp, txt],
                           capture_output=True).returncode != 0:
           continue
         h = sha1_of(binp)
-        dest = os.path.join(paths.ROOT, "corpus", t, "auto-%s.txt" % h[:12])
+        dest = os.path.join(paths.ROOT, "corpus", programs, "auto-%s.txt" % h[:12])
         if h in seed_hashes or os.path.exists(dest):
           continue
         with open(dest, "w") as f:
@@ -499,7 +585,7 @@ def mode_export(c):
         added += 1
       print("%s: %s: merged %d work inputs with %d seeds into %d; %d new text inputs in "
             "corpus/%s/" % (PROG, t, libfuzzer.count_files(work), libfuzzer.count_files(seeds),
-                            libfuzzer.count_files(merged), added, t))
+                            libfuzzer.count_files(merged), added, programs))
   return status
 
 
@@ -509,7 +595,9 @@ def xargs_replay(c, t, files, profiles, extra):
   for f in files:
     while len(running) >= c.a.jobs:
       running.pop(0).wait()
-    running.append(subprocess.Popen([c.replay, "--target", t, "--quiet"] + extra + [f], env=env,
+    free = ["--free"] if layout.is_tsan(t) else []
+    running.append(subprocess.Popen([c.replay, "--target", layout.programs_of(t), "--quiet"] +
+                                    free + extra + [f], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
   for p in running:
     p.wait()
@@ -530,7 +618,7 @@ def mode_coverage(c):
   # loses only its own profile.
   had_work = False
   for t in c.a.targets:
-    seeds = sorted(glob.glob(os.path.join(paths.ROOT, "corpus", t, "*.txt")))
+    seeds = sorted(glob.glob(os.path.join(paths.ROOT, "corpus", layout.programs_of(t), "*.txt")))
     work_dir = os.path.join(c.w, t, "corpus")
     work = sorted(os.path.join(work_dir, n) for n in os.listdir(work_dir)) \
         if os.path.isdir(work_dir) else []
@@ -651,7 +739,7 @@ def mode_tsan(c):
   return 1
 
 
-THROUGHPUT_FMT = "%-8s %7s %10s %8s %7s %7s"
+THROUGHPUT_FMT = "%-13s %7s %10s %8s %7s %7s"
 
 
 def mode_throughput(c):
@@ -682,7 +770,8 @@ def mode_throughput(c):
     if rc != 0 or eps is None:
       print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
       print("%s: throughput: %s stopped (exit %d): a crash is a finding, not a figure; its input "
-            "is in %s (replay it with %s --target %s FILE)" % (PROG, t, rc, d, c.replay, t),
+            "is in %s (replay it with %s --target %s FILE)" % (PROG, t, rc, d, c.replay_of(t),
+                                                                layout.programs_of(t)),
             file=sys.stderr)
       failed = 1
       rows.append(THROUGHPUT_FMT % (t, c.a.time, execs if execs is not None else "?", "?", cov,

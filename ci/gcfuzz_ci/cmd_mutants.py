@@ -20,12 +20,15 @@ ci/mutants/NN-name.patch:
   1. apply it to a scratch copy of the tree (patch -p1, no fuzz; a patch that no longer
      applies is a failure);
   2. build what its header's `run:` line needs: the fuzz targets with the campaign's flags
-     (--config=fuzz, -O2: libFuzzer + ASan/UBSan), the tests with the same flags, and the
-     `-tsan` steps with --config=tsan;
+     (--config=fuzz, -O2: libFuzzer + ASan/UBSan; schedule-tsan --config=tsan-fuzz), the tests
+     with the same flags, and the `-tsan` steps with --config=tsan;
   3. run those steps in order, sharing one time budget, and stop at the first finding:
        fuzz:T          libFuzzer target T (//fuzz/targets:T_fuzzer) from the seed corpus
                        (corpus/T/*.txt assembled with replay --assemble), fixed -seed,
-                       for what is left of the budget; it stops at the first crash
+                       for what is left of the budget; it stops at the first crash;
+                       fuzz:schedule-tsan is the schedule programs on free threads under
+                       TSan (//fuzz/targets:schedule_tsan_fuzzer, --config=tsan-fuzz,
+                       corpus/schedule/): a data race is its crash
        test:P/N        the test binary //P:N once (ASan+UBSan)
        test-tsan:P/N   the same under ThreadSanitizer
        repeat:P/N      //P:N again and again until it fails or the budget is spent (thread
@@ -160,6 +163,7 @@ class Zoo:
     cache = os.path.join(self.scratch, "disk-cache")
     self.fuzz_flags = ["--config=fuzz"] + bazel.cache_opts(cache)
     self.tsan_flags = ["--config=tsan"] + bazel.cache_opts(cache)
+    self.tsan_fuzz_flags = ["--config=tsan-fuzz"] + bazel.cache_opts(cache)
     self.workspaces = [os.path.join(self.scratch, "ws%d" % i) for i in range(a.jobs)]
     self.noapply = set()
     self.stop = threading.Event()
@@ -216,7 +220,7 @@ class Zoo:
     out = set()
     for s in steps:
       kind, _, what = s.partition(":")
-      if config == "fuzz" and kind == "fuzz":
+      if kind == "fuzz" and layout.config_of(what) == config:
         out.add(layout.label(self.lay.fuzzer(what)))
       elif (config == "fuzz" and kind in ("test", "repeat")) or \
           (config == "tsan" and kind in ("test-tsan", "repeat-tsan")):
@@ -227,7 +231,7 @@ class Zoo:
     corpus = lambda sub: sorted(glob_txt(os.path.join(ws, "corpus", sub)))
     cmd = [os.path.join(bindir, t)]
     if t == self.lay.corpus_test:
-      for target in layout.FUZZ_TARGETS:
+      for target in layout.PROGRAM_TARGETS:
         cmd += ["--target", target, "--seeds"] + corpus(target)
         if target == "graph":
           cmd += ["--regressions"] + corpus("regressions")
@@ -282,10 +286,11 @@ class Zoo:
       opts = libfuzzer.options_flags(os.path.join(ws, self.lay.options_file(what)),
                                      os.path.join(ws, self.lay.options_dir()))
       # libFuzzer stops itself at the first crash, and -timeout catches an input that hangs.
-      cmd = [os.path.join(bins["fuzz"], self.lay.fuzzer(what)), "-seed=%d" % self.a.seed,
+      cmd = [os.path.join(bins[layout.config_of(what)], self.lay.fuzzer(what)),
+             "-seed=%d" % self.a.seed,
              "-max_total_time=%d" % remaining, "-timeout=10", "-rss_limit_mb=2048",
              "-print_final_stats=1", "-artifact_prefix=" + corpus + "/"] + opts + \
-            [corpus, os.path.join(self.scratch, "seeds", what)]
+            [corpus, os.path.join(self.scratch, "seeds", layout.programs_of(what))]
       return self.watched(remaining + 30, log, cmd, ws, env, sanitizers_only=False)
     env = test_env()
     bindir = bins["tsan" if kind.endswith("-tsan") else "fuzz"]
@@ -315,7 +320,8 @@ class Zoo:
   # ---------------------------------------------------------------- one job
 
   def build(self, ws, steps, log):
-    for config, flags in (("fuzz", self.fuzz_flags), ("tsan", self.tsan_flags)):
+    for config, flags in (("fuzz", self.fuzz_flags), ("tsan", self.tsan_flags),
+                          ("tsan-fuzz", self.tsan_fuzz_flags)):
       labels = self.labels(steps, config)
       if labels and bazel.run(["build"] + bazel.OPTS + flags + labels, log, cwd=ws,
                               append=True) != 0:
@@ -398,7 +404,8 @@ class Zoo:
 
   def worker(self, ws, jobs):
     bins = {"fuzz": bazel.bazel_bin(bazel.OPTS + self.fuzz_flags, cwd=ws),
-            "tsan": bazel.bazel_bin(bazel.OPTS + self.tsan_flags, cwd=ws)}
+            "tsan": bazel.bazel_bin(bazel.OPTS + self.tsan_flags, cwd=ws),
+            "tsan-fuzz": bazel.bazel_bin(bazel.OPTS + self.tsan_fuzz_flags, cwd=ws)}
     name = os.path.basename(ws)
     while not self.stop.is_set():
       try:
@@ -428,7 +435,8 @@ class Zoo:
     self.say("%s: building the unpatched tree (log %s)" % (PROG, log))
     fuzz_targets = sorted({s.partition(":")[2] for s in self.baseline if s.startswith("fuzz:")})
     labels = [layout.label(self.lay.replay)] + [layout.label(self.lay.fuzzer(t))
-                                                for t in fuzz_targets]
+                                                for t in fuzz_targets
+                                                if layout.config_of(t) == layout.FUZZ_CONFIG]
     if bazel.run(["build"] + bazel.OPTS + self.fuzz_flags + labels, log,
                  cwd=self.workspaces[0]) != 0:
       with open(log, errors="replace") as f:
@@ -439,7 +447,8 @@ class Zoo:
       raise cli.SetupError("bazel info failed")
     seeds = os.path.join(self.scratch, "seeds")
     shutil.rmtree(seeds, ignore_errors=True)
-    for t in fuzz_targets:
+    # By the programs they run: schedule-tsan starts from the schedule seeds.
+    for t in sorted({layout.programs_of(t) for t in fuzz_targets}):
       os.makedirs(os.path.join(seeds, t))
       if self.a.no_seeds:
         continue

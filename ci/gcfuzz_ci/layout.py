@@ -7,7 +7,40 @@ each binary the program builds or runs lives.
 # The fuzz targets. Adding one: its row here is implied by the name (the paths below are formed
 # from it), plus fuzz/targets/<name>_fuzzer.c, its dict/options, corpus/<name>/, and its op set
 # known to the replay tool (--target <name>).
-FUZZ_TARGETS = ("graph", "roots", "schedule")
+PROGRAM_TARGETS = ("graph", "roots", "schedule")
+
+# Targets that run another target's programs (its op set, seeds, dictionary and options, and
+# `replay --target`) in another build: name -> (the target whose programs they run, the binary
+# in fuzz/targets, the .bazelrc config). schedule-tsan: the schedule programs on free threads
+# under ThreadSanitizer.
+VARIANTS = {
+    "schedule-tsan": ("schedule", "schedule_tsan_fuzzer", "tsan-fuzz"),
+}
+
+# Every name ci/campaign and the zoo's fuzz: steps accept; a campaign without names runs the
+# program targets (schedule-tsan needs its own build, and TSan cannot run where mmap
+# randomization is 32 bits: it is asked for by name).
+FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS)
+DEFAULT_TARGETS = PROGRAM_TARGETS
+
+# The build of every program target (.bazelrc): libFuzzer + ASan/UBSan.
+FUZZ_CONFIG = "fuzz"
+
+
+def programs_of(target):
+  """The target whose programs `target` runs: its corpus/, options, dictionary, and the replay
+  tool's --target."""
+  return VARIANTS[target][0] if target in VARIANTS else target
+
+
+def config_of(target):
+  """The .bazelrc config `target`'s fuzzer is built with."""
+  return VARIANTS[target][2] if target in VARIANTS else FUZZ_CONFIG
+
+
+def is_tsan(target):
+  """Its findings depend on how the OS runs its threads: reproducing one may take several runs."""
+  return config_of(target) == "tsan-fuzz"
 
 LAYOUTS = {
     "split": {
@@ -30,10 +63,11 @@ class Layout:
     self.row = LAYOUTS[name]
 
   def fuzzer(self, target):
-    return "%s/%s_fuzzer" % (self.row["fuzz_package"], target)
+    binary = VARIANTS[target][1] if target in VARIANTS else target + "_fuzzer"
+    return "%s/%s" % (self.row["fuzz_package"], binary)
 
   def options_file(self, target):
-    return "%s/%s.options" % (self.row["fuzz_package"], target)
+    return "%s/%s.options" % (self.row["fuzz_package"], programs_of(target))
 
   def options_dir(self):
     """Where an options file's `dict = NAME` is found."""

@@ -24,8 +24,8 @@ def options_flags(options_path, dict_dir):
 
 
 # Fork mode: "#N: cov: C ft: F corp: K exec/s E oom/timeout/crash: a/b/c time: Ts job: J";
-# plain: "#N pulse cov: C ft: F corp: K/S exec/s: E rss: R".
-_STATUS = re.compile(r"^#(\d+)[: ].*?\bcov: (\d+)")
+# plain: "#N\tpulse  cov: C ft: F corp: K/S exec/s: E rss: R" (a tab after the count).
+_STATUS = re.compile(r"^#(\d+)[:\s].*?\bcov: (\d+)")
 
 
 def last_stats(text):

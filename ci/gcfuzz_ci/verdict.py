@@ -109,13 +109,14 @@ def classify(text, failed, hung=False, sanitizers_only=False):
   return None
 
 
-_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (\S+) (\S+)")
+# ASan, UBSan, MSan: `#N 0x... in FUNC FILE:LINE`; TSan: `#N FUNC FILE:LINE:COL (module+0x...)`.
+_FRAME = re.compile(r"^\s*#\d+ (?:0x[0-9a-f]+ in )?(\S+) (\S+)")
 _OWN_FILE = re.compile(r"(?:^|/)((?:%s)/[^\s:]*\.[ch])(?::\d+)?" % "|".join(OWN_CODE))
 
 
 def first_own_frame(text):
-  """`FUNC (dir/file.c)` of the first sanitizer stack frame (`#N 0x... in FUNC FILE:LINE`)
-  inside gcfuzz's code, or None."""
+  """`FUNC (dir/file.c)` of the first sanitizer stack frame (`#N 0x... in FUNC FILE:LINE`, or
+  TSan's `#N FUNC FILE:LINE:COL (module+0x...)`) inside gcfuzz's code, or None."""
   for line in text.splitlines():
     m = _FRAME.match(line)
     if m:

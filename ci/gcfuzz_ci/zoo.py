@@ -3,6 +3,8 @@ continue on `#   ` lines) then the diff; and the steps of a header's `run:` line
 import os
 import re
 
+from . import layout
+
 STEP_KINDS = ("fuzz", "test", "test-tsan", "repeat", "repeat-tsan")
 
 # Tests that break heaps on purpose: they print verification reports (and verdict lines) when
@@ -73,6 +75,9 @@ def check_step(step):
     return "unknown step kind '%s' (one of: %s)" % (kind, ", ".join(STEP_KINDS))
   if not what or (kind != "fuzz" and "/" not in what):
     return "step '%s' names no %s" % (step, "target" if kind == "fuzz" else "test P/N")
+  if kind == "fuzz" and what not in layout.FUZZ_TARGETS:
+    return "step '%s': unknown fuzz target '%s' (targets: %s)" % (
+        step, what, " ".join(layout.FUZZ_TARGETS))
   return None
 
 

@@ -111,11 +111,17 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
  * live as long as the process. Always returns 0. */
 int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size);
 
+/* The same for the schedule-tsan target: a schedule program with its domains' threads running
+ * free (FUZZ_FREE_THREADS, the controlled scheduler off), as the TSan stress runs them, so that
+ * ThreadSanitizer sees the collector's own threads race while libFuzzer steers the programs.
+ * Violations abort as in fuzz_target_run_one; a race aborts in the TSan runtime. */
+int fuzz_target_run_free_threads(const uint8_t *data, size_t size);
+
 /* Once per process, in a binary that runs programs (the fuzz targets' LLVMFuzzerInitialize, the
  * replay tool's main): a sanitizer finding then also prints its GCFUZZ-VERDICT line to stderr
  * (invariants/verdict.h), kind "<sanitizer>.<type>" as precisely as the runtime says (e.g.
  * "asan.heap-use-after-free", "ubsan.signed-integer-overflow", "msan.use-of-uninitialized-value",
- * "tsan.report", "lsan.detected-memory-leaks"), pass the sanitizer, op the op running on the
+ * "tsan.data-race", "lsan.detected-memory-leaks"), pass the sanitizer, op the op running on the
  * thread that made the finding. Does nothing in a build without a sanitizer. (fuzz/driver/
  * sanitizer.c) */
 void fuzz_sanitizer_verdicts_install(void);

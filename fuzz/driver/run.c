@@ -332,15 +332,27 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
 
 /* ---- Fuzz targets -------------------------------------------------------------------------- */
 
-int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size) {
+static int run_target(const fuzz_opset *set, fuzz_threads threads, const uint8_t *data,
+                      size_t size) {
   static gc_pool_cache *pool_cache;
   static fuzz_scratch *scratch;
   if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
   if (scratch == NULL) scratch = fuzz_scratch_create();
-  fuzz_options opt = {
-      .ops = set, .abort_on_violation = 1, .pool_cache = pool_cache, .scratch = scratch};
-  if (set == &fuzz_opset_schedule) opt.threads = FUZZ_SCHEDULED;
+  fuzz_options opt = {.ops = set,
+                      .threads = threads,
+                      .abort_on_violation = 1,
+                      .pool_cache = pool_cache,
+                      .scratch = scratch};
   fuzz_result res;
   fuzz_run(data, size, &opt, &res);
   return 0;
+}
+
+int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size) {
+  return run_target(set, set == &fuzz_opset_schedule ? FUZZ_SCHEDULED : FUZZ_ONE_THREAD, data,
+                    size);
+}
+
+int fuzz_target_run_free_threads(const uint8_t *data, size_t size) {
+  return run_target(&fuzz_opset_schedule, FUZZ_FREE_THREADS, data, size);
 }

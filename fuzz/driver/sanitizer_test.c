@@ -1,11 +1,14 @@
 /* Sanitizer findings print their verdict line (fuzz_sanitizer_verdicts_install): a child process
  * runs a program whose op 2 is followed by a memory error of the kind the build's sanitizer
- * catches (after_op, so the op is still the running one); the parent reads the child's stderr
- * and requires exactly one verdict line, naming the sanitizer, the kind and op 2. In a build
- * without a sanitizer the install does nothing: a clean child prints no line.
+ * catches (after_op, so the op is still the running one; under TSan a data race between a
+ * thread it starts and the program's own thread, which makes the second access); the parent
+ * reads the child's stderr and requires exactly one verdict line, naming the sanitizer, the
+ * kind and op 2. In a build without a sanitizer the install does nothing: a clean child prints
+ * no line.
  *
  * Usage: sanitizer_test (no arguments).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +29,29 @@
 #if __has_feature(memory_sanitizer)
 #define TEST_MSAN 1
 #endif
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+#if defined(TEST_ASAN) || defined(TEST_UBSAN) || defined(TEST_MSAN) || defined(TEST_TSAN)
+#define TEST_SANITIZED 1
 #endif
 
-typedef enum error { NO_ERROR, USE_AFTER_FREE, SIGNED_OVERFLOW, UNINITIALIZED } error;
+typedef enum error { NO_ERROR, USE_AFTER_FREE, SIGNED_OVERFLOW, UNINITIALIZED, DATA_RACE } error;
 
 static volatile int sink;
+
+/* DATA_RACE: the word both threads write with plain stores, and a flag that orders nothing for
+ * TSan (relaxed atomics), so the program's thread writes second and reports the race. */
+static int raced;
+static int racer_wrote;
+
+static void *racer(void *arg) {
+  (void)arg;
+  raced = 1;
+  __atomic_store_n(&racer_wrote, 1, __ATOMIC_RELAXED);
+  return NULL;
+}
 
 /* After op 2, the error `*user` (op 2 is still the running op: the driver clears it after). */
 static void break_after_op_2(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op) {
@@ -54,6 +75,14 @@ static void break_after_op_2(void *user, gc_heap *heap, gc_value *slots, const f
       int *p = malloc(sizeof *p);
       if (*p == 42) sink = 1;
       free(p);
+      break;
+    }
+    case DATA_RACE: {
+      pthread_t t;
+      if (pthread_create(&t, NULL, racer, NULL) != 0) break;
+      while (!__atomic_load_n(&racer_wrote, __ATOMIC_RELAXED)) {}
+      raced = 2;
+      pthread_join(t, NULL);
       break;
     }
   }
@@ -97,7 +126,7 @@ static size_t count_of(const char *text, const char *needle) {
   return n;
 }
 
-#if defined(TEST_ASAN) || defined(TEST_UBSAN) || defined(TEST_MSAN)
+#if defined(TEST_SANITIZED)
 /* The child dies of the finding, and its one verdict line says `kind` and `pass` at op 2. */
 static void expect_verdict(error e, const char *kind, const char *pass) {
   static char out[1 << 16];
@@ -131,7 +160,15 @@ static void msan_uninitialized(void) {
 }
 #endif
 
-#if !defined(TEST_ASAN) && !defined(TEST_UBSAN) && !defined(TEST_MSAN)
+#if defined(TEST_TSAN)
+/* What the schedule-tsan fuzz target relies on: TSan's report hook prints the race's line (the
+ * runtime's death callback would print only "tsan.report", and in a libFuzzer target it is
+ * libFuzzer's). Under halt_on_error the child dies at the report, else it exits with TSan's
+ * exit code at the end: either way not 0. */
+static void tsan_data_race(void) { expect_verdict(DATA_RACE, "tsan.data-race", "tsan"); }
+#endif
+
+#if !defined(TEST_SANITIZED)
 /* No sanitizer: the install changes nothing; a clean program prints no line. */
 static void no_sanitizer_no_line(void) {
   static char out[1 << 16];
@@ -151,7 +188,10 @@ int main(void) {
 #if defined(TEST_MSAN)
   RUN(msan_uninitialized);
 #endif
-#if !defined(TEST_ASAN) && !defined(TEST_UBSAN) && !defined(TEST_MSAN)
+#if defined(TEST_TSAN)
+  RUN(tsan_data_race);
+#endif
+#if !defined(TEST_SANITIZED)
   RUN(no_sanitizer_no_line);
 #endif
   CHECK_MAIN_END();

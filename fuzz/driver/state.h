@@ -75,7 +75,10 @@ typedef struct mutator {
   int on;
   gc_domain *dom;
   const fuzz_op *op; /* the op running, NULL during setup and the final checks */
-  int terminated;    /* on threads: its domain terminated itself; its thread ends */
+  /* On threads: the op this thread ran last, while it polls or waits between two ops (a
+   * sanitizer finding there is attributed to it); NULL before its first op and after its part. */
+  const fuzz_op *last_op;
+  int terminated; /* on threads: its domain terminated itself; its thread ends */
   /* A finalizer body running on this mutator's thread (fuzz/driver/semantics.c): the depth of
    * the ops it runs (0: the program's own ops run, body ops are skipped) and the object whose
    * finalizer it is (`self`). */

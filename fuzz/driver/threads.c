@@ -87,6 +87,7 @@ static void domain_thread(void *arg) {
     print_op(d, m, op);
     run_op(d, m, op);
     m->op = NULL;
+    m->last_op = op;
     d->res->ops++;
     give_turn(d);
     if (m->dom != NULL)
@@ -96,6 +97,7 @@ static void domain_thread(void *arg) {
   }
   if (m->dom != NULL) gc_enter_blocking(m->dom);
   m->dom = NULL;
+  m->last_op = NULL;
 }
 
 /* spawn dN from another domain's part: the domain, then its thread, once per program. */

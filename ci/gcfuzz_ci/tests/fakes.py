@@ -22,12 +22,25 @@ def verdict_line(kind, pass_, point="cycled", op=3, cycle=2):
 # human report that must not be parsed, exit 1) when the file holds "bug", printing the
 # file's first word as the kind's name; with no file, it is a fuzzing run that writes its pid
 # and sleeps.
+# A file holding "race" crashes as a TSan race that the OS repeats only now and then: on every
+# second process that runs it (a data race verdict and TSan's stack); "never" stands for a race
+# that never repeats. Every run's arguments go to $dir/args, one line a run.
 FUZZER = """\
 dir="$(dirname "$0")"
 last=""
 for a in "$@"; do last="$a"; done
 if [ -f "$last" ]; then
   echo run >>"$dir/runs"
+  echo "$@" >>"$dir/args"
+  if grep -q race "$last"; then
+    if [ $(($(wc -l <"$dir/runs") % 2)) -eq 0 ]; then
+      echo "WARNING: ThreadSanitizer: data race (pid=7)"
+      echo "    #0 gc_heap_account_bytes /proc/self/cwd/gc/heap.h:307:3 (schedule_tsan_fuzzer+0x1)"
+      echo 'GCFUZZ-VERDICT {"kind": "tsan.data-race", "pass": "tsan", "point": "op", "op": 4, "cycle": 2}'
+      exit 66
+    fi
+    exit 0
+  fi
   if grep -q bug "$last"; then
     echo "VIOLATION model.misleading (pass swept, at mark-done)"
     echo 'GCFUZZ-VERDICT {"kind": "'"$(head -c 5 "$last")"'.x", "pass": "reach", "point": "cycled", "op": 1, "cycle": 1}'

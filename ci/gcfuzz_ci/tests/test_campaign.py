@@ -53,7 +53,7 @@ class FakeCampaign(unittest.TestCase):
     args = cmd_campaign.parse_args(["--time", "2", "--jobs", "1", "--minimize-time", "0",
                                     "graph"])
     self.c = cmd_campaign.Campaign(args, self.w, self.lay)
-    self.c.bindir = self.bindir
+    self.c.bindirs = {"fuzz": self.bindir, "tsan-fuzz": self.bindir}
     self.c.replay = os.path.join(self.bindir, self.lay.replay)
     self.c.build_fuzzers = lambda: None
     self.crashes = os.path.join(self.w, "graph", "crashes")
@@ -70,11 +70,19 @@ class FakeCampaign(unittest.TestCase):
     with open(os.path.join(self.crashes, name), "w") as f:
       f.write(content)
 
-  def triage(self, names):
+  def triage(self, names, target="graph"):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-      keys = cmd_campaign.Triage(self.c, "graph", self.crashes).run(names)
+      self.last_triage = cmd_campaign.Triage(self.c, target, self.crashes)
+      keys = self.last_triage.run(names)
     return keys, out.getvalue()
+
+  def args_of_runs(self):
+    try:
+      with open(os.path.join(self.fuzz_dir, "args")) as f:
+        return f.read().splitlines()
+    except FileNotFoundError:
+      return []
 
 
 class TriageTest(FakeCampaign):
@@ -122,6 +130,108 @@ class TriageTest(FakeCampaign):
       self.assertEqual(f.read(), "bugaa")  # the smallest, then minimized
     with open(os.path.join(self.crashes, "min-bugaa.x-reach.txt")) as f:
       self.assertIn("# graph: bugaa.x@reach", f.read())
+
+
+class TsanTriageTest(FakeCampaign):
+  """schedule-tsan's crashes are races: reproducing one may take several runs."""
+
+  def setUp(self):
+    super().setUp()
+    self.crashes = os.path.join(self.w, "schedule-tsan", "crashes")
+    os.makedirs(self.crashes)
+
+  def test_a_race_is_keyed_by_its_verdict_and_first_own_frame(self):
+    self.crash_file("crash-1", "race")
+    keys, out = self.triage(["crash-1"], "schedule-tsan")
+    self.assertEqual(keys, ["tsan.data-race@tsan@gc_heap_account_bytes (gc/heap.h)"])
+    self.assertIn("==== crash 1/1 [schedule-tsan] tsan.data-race@tsan@", out)
+    # Replayed as it ran: the schedule programs on free threads, under TSan.
+    self.assertIn("--config=tsan //fuzz/replay:replay -- --target schedule --free", out)
+    with open(os.path.join(self.crashes, "min-" + cmd_campaign.verdict.slug(keys[0]) +
+                           ".txt")) as f:
+      self.assertIn("# target: schedule\n", f.read())
+
+  def test_a_race_that_does_not_repeat_at_once_is_run_again(self):
+    # The fake races on every second process: the first reproduction finds nothing, the second
+    # does; each is one process of many runs.
+    self.crash_file("crash-1", "race")
+    keys, _ = self.triage(["crash-1"], "schedule-tsan")
+    self.assertEqual(len(keys), 1)
+    first_two = self.args_of_runs()[:2]
+    self.assertEqual(len(first_two), 2)
+    for args in first_two:
+      self.assertIn("-runs=%d" % cmd_campaign.TSAN_REPRODUCE_RUNS, args.split())
+
+  def test_an_unreproduced_race_is_kept_and_retried(self):
+    self.crash_file("crash-1", "never")
+    keys, out = self.triage(["crash-1"], "schedule-tsan")
+    self.assertEqual(keys, [])
+    self.assertEqual(self.last_triage.unreproduced, ["crash-1"])
+    self.assertEqual(self.runs(), cmd_campaign.TSAN_REPRODUCE_TRIES)
+    # Not moved to fixed/: TSan saw a race in it once.
+    self.assertTrue(os.path.isfile(os.path.join(self.crashes, "crash-1")))
+    self.assertFalse(os.path.exists(os.path.join(self.crashes, "fixed")))
+    self.assertIn("did not race again", out)
+    self.assertIn("retry: ", out)
+    # Saved again by a later campaign: tried again (a graph input would not be).
+    self.triage(["crash-1"], "schedule-tsan")
+    self.assertEqual(self.runs(), 2 * cmd_campaign.TSAN_REPRODUCE_TRIES)
+
+  def test_a_graph_crash_runs_once(self):
+    self.crash_file("crash-1", "bugaa")
+    self.triage(["crash-1"])
+    self.assertNotIn("-runs=", " ".join(self.args_of_runs()))
+
+
+class ArgumentsTest(unittest.TestCase):
+
+  def test_schedule_tsan_is_a_target_by_name(self):
+    a = cmd_campaign.parse_args(["schedule-tsan"])
+    self.assertEqual(a.targets, ["schedule-tsan"])
+    a = cmd_campaign.parse_args(["--throughput", "graph", "schedule-tsan"])
+    self.assertEqual(a.targets, ["graph", "schedule-tsan"])
+
+  def test_the_default_targets_leave_it_out(self):
+    self.assertEqual(cmd_campaign.parse_args([]).targets, ["graph", "roots", "schedule"])
+
+  def test_bad_target_names(self):
+    from gcfuzz_ci import cli
+    for argv, message in ((["schedule_tsan"], "unknown target 'schedule_tsan'"),
+                          (["schedule-tsan", "schedule-tsan"], "named twice"),
+                          (["tsan"], "unknown target 'tsan'")):
+      with self.assertRaises(cli.UsageError) as e:
+        cmd_campaign.parse_args(argv)
+      self.assertIn(message, str(e.exception))
+
+  def test_help_names_it(self):
+    self.assertIn("schedule-tsan", cmd_campaign.USAGE)
+
+
+class LayoutTest(unittest.TestCase):
+
+  def test_schedule_tsan_runs_the_schedule_programs_in_its_own_build(self):
+    lay = layout.current()
+    self.assertEqual(lay.fuzzer("schedule-tsan"), "fuzz/targets/schedule_tsan_fuzzer")
+    self.assertEqual(layout.label(lay.fuzzer("schedule-tsan")),
+                     "//fuzz/targets:schedule_tsan_fuzzer")
+    self.assertEqual(lay.options_file("schedule-tsan"), "fuzz/targets/schedule.options")
+    self.assertEqual(layout.programs_of("schedule-tsan"), "schedule")
+    self.assertEqual(layout.config_of("schedule-tsan"), "tsan-fuzz")
+    self.assertEqual(layout.config_of("schedule"), "fuzz")
+    self.assertTrue(layout.is_tsan("schedule-tsan"))
+    self.assertFalse(layout.is_tsan("schedule"))
+    self.assertEqual(lay.fuzzer("graph"), "fuzz/targets/graph_fuzzer")
+
+  def test_the_names_exist_in_the_tree(self):
+    lay = layout.current()
+    for t in layout.FUZZ_TARGETS:
+      self.assertTrue(os.path.isfile(os.path.join(paths.ROOT, lay.fuzzer(t) + ".c")), t)
+      self.assertTrue(os.path.isfile(os.path.join(paths.ROOT, lay.options_file(t))), t)
+      self.assertTrue(os.path.isdir(os.path.join(paths.ROOT, "corpus", layout.programs_of(t))))
+    with open(os.path.join(paths.ROOT, ".bazelrc")) as f:
+      rc = f.read()
+    for t in layout.FUZZ_TARGETS:
+      self.assertIn("build:%s " % layout.config_of(t), rc)
 
 
 class ProgressTest(FakeCampaign):
@@ -217,8 +327,15 @@ class KillTest(unittest.TestCase):
     try:
       pids = procs.children(p)
       self.assertEqual(len(pids), 1)
-      with open("/proc/%d/comm" % pids[0]) as f:
-        self.assertEqual(f.read().strip(), "sleep")
+      # The child is the guard's fork; on a loaded machine it may not have exec'd sleep yet.
+      end = time.monotonic() + 5
+      while True:
+        with open("/proc/%d/comm" % pids[0]) as f:
+          comm = f.read().strip()
+        if comm == "sleep" or time.monotonic() > end:
+          break
+        time.sleep(0.01)
+      self.assertEqual(comm, "sleep")
     finally:
       procs.kill(p)
     self.assertTrue(wait_dead(pids[0]))
@@ -284,6 +401,9 @@ class LibFuzzerTest(unittest.TestCase):
             "#512\tpulse  cov: 30 ft: 40 corp: 5/80b exec/s: 256\n"
             "#9000: cov: 44 ft: 50 corp: 9 exec/s 300 oom/timeout/crash: 0/0/1 time: 30s\n")
     self.assertEqual(libfuzzer.last_stats(text), (9000, 44))
+    # Without -fork (--throughput) every status line has a tab after the count.
+    plain = "#2\tINITED cov: 10 ft: 11 corp: 1/1b exec/s: 0\n#70696\tDONE   cov: 1325 ft: 1330\n"
+    self.assertEqual(libfuzzer.last_stats(plain), (70696, 1325))
     self.assertIsNone(libfuzzer.last_stats("INFO: Seed: 1\n"))
     self.assertEqual(libfuzzer.final_stat("stat::average_exec_per_sec:     11516\n",
                                           "average_exec_per_sec"), 11516)

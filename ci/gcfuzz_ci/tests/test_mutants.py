@@ -76,6 +76,15 @@ class ArgumentsTest(ZooDir):
     with self.assertRaisesRegex(Exception, "unknown step kind 'fuz'"):
       cmd_mutants.parse_args(["--only", "2"])
 
+  def test_a_fuzz_step_names_a_known_target(self):
+    self.write("02-bad.patch", "# run: fuzz:schedule_tsan\n")
+    with self.assertRaisesRegex(Exception, "unknown fuzz target 'schedule_tsan'"):
+      cmd_mutants.parse_args(["--only", "2"])
+    self.write("03-race.patch", "# run: fuzz:schedule-tsan test-tsan:fuzz/driver/stress_test\n")
+    self.assertEqual(cmd_mutants.parse_args(["--only", "3"]).selected[0].steps,
+                     ["fuzz:schedule-tsan", "test-tsan:fuzz/driver/stress_test"])
+    self.assertIsNone(zoo.check_step("fuzz:schedule-tsan"))
+
   def test_selection(self):
     self.assertEqual([m.base for m in cmd_mutants.parse_args(["--quick"]).selected],
                      ["01-workbuf-putempty-lost"])
@@ -111,6 +120,21 @@ class HeaderTest(ZooDir):
                      ["//fuzz/targets:graph_fuzzer", "//invariants:threads_test"])
     self.assertEqual(z.labels(steps, "tsan"), ["//fuzz/driver:stress_test", "//gc:domain_test"])
     self.assertEqual(zoo.target_of("repeat-tsan:gc/domain_test"), "tsan:gc/domain_test")
+
+  def test_the_tsan_fuzz_step_builds_in_its_own_config(self):
+    z = cmd_mutants.Zoo(cmd_mutants.parse_args(["--no-baseline"]), layout.Layout("split"))
+    steps = ["fuzz:schedule-tsan", "fuzz:schedule", "test-tsan:fuzz/driver/stress_test"]
+    self.assertEqual(z.labels(steps, "tsan-fuzz"), ["//fuzz/targets:schedule_tsan_fuzzer"])
+    self.assertEqual(z.labels(steps, "fuzz"), ["//fuzz/targets:schedule_fuzzer"])
+    self.assertEqual(z.labels(steps, "tsan"), ["//fuzz/driver:stress_test"])
+    self.assertIn("--config=tsan-fuzz", z.tsan_fuzz_flags)
+    self.assertEqual(zoo.target_of("fuzz:schedule-tsan"), "schedule-tsan")
+
+  def test_the_corpus_test_runs_the_program_targets(self):
+    z = cmd_mutants.Zoo(cmd_mutants.parse_args(["--no-baseline"]), layout.Layout("split"))
+    cmd = z.test_cmd("/ws", "/bin", z.lay.corpus_test)
+    self.assertEqual([cmd[i + 1] for i, a in enumerate(cmd) if a == "--target"],
+                     ["graph", "roots", "schedule"])
 
 
 class WatchTest(unittest.TestCase):

@@ -1,6 +1,7 @@
 import unittest
 
 from gcfuzz_ci import verdict
+from gcfuzz_ci.tests import fakes
 from gcfuzz_ci.tests.fakes import verdict_line
 
 
@@ -95,6 +96,30 @@ class CrashKeyTest(unittest.TestCase):
     v = verdict.classify(SANITIZER_OUTPUT, failed=True)
     self.assertEqual(verdict.crash_key(v, SANITIZER_OUTPUT),
                      "asan.heap-use-after-free@asan@gc_pool_sweep (gc/pool.c)")
+
+  def test_a_tsan_race_is_keyed_by_its_first_own_frame(self):
+    # What the schedule-tsan target prints: TSan's report (its stacks name the two accesses),
+    # then the verdict line of the driver's TSan report hook.
+    frame0 = "gc_heap_account_bytes /proc/self/cwd/./gc/heap.h:307:3 (schedule_tsan_fuzzer+0x1)"
+    text = ("WARNING: ThreadSanitizer: data race (pid=21816)\n"
+            "  Write of size 8 at 0x7b8400000f28 by thread T2:\n"
+            "    #0 " + frame0 + "\n"
+            "    #1 gc_pool_sweep /proc/self/cwd/gc/pool.c:159:5 (schedule_tsan_fuzzer+0x2)\n"
+            "  Previous write of size 8 at 0x7b8400000f28 by thread T5:\n"
+            "    #0 " + frame0 + "\n"
+            "SUMMARY: ThreadSanitizer: data race /proc/self/cwd/./gc/heap.h:307:3 in "
+            "gc_heap_account_bytes\n"
+            + fakes.verdict_line("tsan.data-race", "tsan", point="op", op=12, cycle=3) + "\n")
+    v = verdict.classify(text, failed=True)
+    self.assertEqual((v.kind, v.pass_, v.point, v.op), ("tsan.data-race", "tsan", "op", 12))
+    self.assertEqual(verdict.crash_key(v, text),
+                     "tsan.data-race@tsan@gc_heap_account_bytes (gc/heap.h)")
+    self.assertEqual(verdict.slug(verdict.crash_key(v, text)),
+                     "tsan.data-race-tsan-gc_heap_account_bytes-gc-heap.h")
+    # The same race without the verdict line (a binary without the hook): TSan's header.
+    bare = text.split("GCFUZZ-VERDICT")[0]
+    self.assertEqual(verdict.crash_key(verdict.classify(bare, failed=True), bare),
+                     "tsan.data-race@tsan@gc_heap_account_bytes (gc/heap.h)")
 
   def test_frames_in_subfolders(self):
     text = "    #0 0x1 in drv_op /src/fuzz/driver/ops.c:9\n"

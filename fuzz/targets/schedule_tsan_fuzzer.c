@@ -1,0 +1,50 @@
+/* Fuzz target `schedule-tsan`: the schedule target's programs (the same op set, seeds and
+ * dictionary) with each domain's part on its own thread in real parallel, the controlled
+ * scheduler off (FUZZ_FREE_THREADS, as the driver's TSan stress runs them), built with
+ * ThreadSanitizer (--config=tsan-fuzz). libFuzzer steers the programs by the collector's coverage
+ * and TSan watches the collector's threads: a data race ends the run with the race report and a
+ * verdict line of pass `tsan` (kind `tsan.data-race`), and libFuzzer saves the input. Every pass
+ * runs after every cycle, and a violation aborts as in the schedule target.
+ *
+ * Which threads race is up to the OS, not the input: a saved input may need several runs to
+ * race again (`-runs=N` runs it N times in one process; ci/campaign's triage does). The ops of
+ * the domains take turns through a lock (the model is one thread's at a time), so the races TSan
+ * can see are those of the collector's own concurrency: parallel sweeping and marking of a
+ * stopped world, stopping and enlisting domains, safepoints, adoption, the shared lists and
+ * counters every domain touches. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz/driver/driver.h"
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+/* The TSan settings of this target, whoever runs it (ci/campaign, the zoo, by hand); TSAN_OPTIONS
+ * still overrides them:
+ *   halt_on_error=1          the first report ends the process, so libFuzzer saves the input;
+ *   report_signal_unsafe=0   libFuzzer's own signal handlers (-timeout's alarm, SIGTERM, SIGINT)
+ *                            allocate: not the collector's doing, and with the report libFuzzer
+ *                            would never print its timeout.
+ * The runtime calls these before it has a thread state, so they carry no instrumentation at all
+ * (an instrumented entry crashes there). */
+const char *__tsan_default_options(void);
+__attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_options(void) {
+  return "halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0";
+}
+
+/* The races of libFuzzer's own coverage counters are suppressed by the driver
+ * (fuzz/driver/sanitizer.c), for the replay tool of this build too. */
+#endif
+#endif
+
+/* Sanitizer findings also print their verdict line, with the op that ran into them. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_sanitizer_verdicts_install();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  return fuzz_target_run_free_threads(data, size);
+}
