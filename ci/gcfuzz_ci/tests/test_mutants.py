@@ -1,11 +1,13 @@
 import contextlib
 import io
 import os
+import shutil
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
 
-from gcfuzz_ci import cmd_mutants, layout, zoo
+from gcfuzz_ci import cmd_mutants, layout, paths, zoo
 from gcfuzz_ci.tests import fakes
 
 PATCH = """\
@@ -205,3 +207,20 @@ class ResultsTest(unittest.TestCase):
 
 if __name__ == "__main__":
   unittest.main()
+
+
+class TreeTest(unittest.TestCase):
+  """The zoo's patches against the tree as it is: a collector change that moves the lines a
+  mutant patches must rebase it in the same change, or the zoo loses that mutant."""
+
+  def test_every_patch_applies_as_the_zoo_applies_it(self):
+    if shutil.which("patch") is None:
+      self.skipTest("patch is not installed")
+    failed = []
+    for m in zoo.all_mutants(os.path.join(paths.ROOT, "ci", "mutants")):
+      cmd = ["patch", "--dry-run", "-p1", "-F0", "--batch", "--forward", "-s", "-d", paths.ROOT,
+             "-i", m.path]
+      r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+      if r.returncode != 0:
+        failed.append("%s: %s" % (m.base, r.stdout.strip()))
+    self.assertEqual(failed, [], "patches that no longer apply without fuzz:\n" + "\n".join(failed))

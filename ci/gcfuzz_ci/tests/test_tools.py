@@ -27,7 +27,7 @@ class MissingTest(unittest.TestCase):
   def test_fresh_machine(self):
     self.assertEqual(tools.missing("test", nothing_installed, lambda p: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "zip",
-                      "clang-format", "git"])
+                      "clang-format", "git", "patch"])
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14"])
     self.assertIn("patch", tools.missing("mutants", nothing_installed, lambda p: False))
