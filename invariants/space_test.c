@@ -94,6 +94,14 @@ static void pool_restore(const pool_saved *s) {
     *hp = s->headers[i++];
 }
 
+/* The broken pool reported as exactly `kind`; then, put back as `saved` had it, reported by
+ * nothing: the breaking and nothing else made the report. */
+static void expect_then_repair(fixture *f, const pool_saved *saved, gc_verify_kind kind) {
+  space_expect(f, kind);
+  pool_restore(saved);
+  space_clean(f);
+}
+
 /* Every block of p freed (headers zeroed) and kept on its list. */
 static void pool_empty(gc_pool *p) {
   size_t slot = gc_wsize_of_class[p->size_class];
@@ -148,9 +156,7 @@ static void emptied_pool_kept(void) {
   pool_saved saved;
   pool_save(&saved, p);
   pool_empty(p);
-  space_expect(&f, GC_VK_SPACE_EMPTY_POOL);
-  pool_restore(&saved);
-  space_clean(&f);
+  expect_then_repair(&f, &saved, GC_VK_SPACE_EMPTY_POOL);
   fixture_free(&f);
 }
 
@@ -168,9 +174,7 @@ static void reset_pool_kept(void) {
   pool_empty(p);
   p->frontier = gc_pool_first_slot(p);
   p->free_list = NULL;
-  space_expect(&f, GC_VK_SPACE_EMPTY_POOL);
-  pool_restore(&saved);
-  space_clean(&f);
+  expect_then_repair(&f, &saved, GC_VK_SPACE_EMPTY_POOL);
   fixture_free(&f);
 }
 
@@ -192,9 +196,7 @@ static void empty_orphan_pool(void) {
   pool_saved saved;
   pool_save(&saved, p);
   pool_empty(p);
-  space_expect(&f, GC_VK_SPACE_EMPTY_POOL);
-  pool_restore(&saved);
-  space_clean(&f);
+  expect_then_repair(&f, &saved, GC_VK_SPACE_EMPTY_POOL);
   fixture_free(&f);
 }
 
@@ -213,9 +215,7 @@ static void free_slot_below_frontier(void) {
   size_t slot = gc_wsize_of_class[p->size_class];
   gc_header *top = p->frontier - slot;
   *top = 0; /* on no list: the pass looks at the frontier only */
-  space_expect(&f, GC_VK_SPACE_FRONTIER_SLACK);
-  pool_restore(&saved);
-  space_clean(&f);
+  expect_then_repair(&f, &saved, GC_VK_SPACE_FRONTIER_SLACK);
   fixture_free(&f);
 }
 
@@ -233,9 +233,7 @@ static void frontier_above_free_tail(void) {
   pool_save(&saved, p);
   p->frontier[0] = 0; /* an unused slot, as a swept free slot would be */
   p->frontier += slot;
-  space_expect(&f, GC_VK_SPACE_FRONTIER_SLACK);
-  pool_restore(&saved);
-  space_clean(&f);
+  expect_then_repair(&f, &saved, GC_VK_SPACE_FRONTIER_SLACK);
   fixture_free(&f);
 }
 
