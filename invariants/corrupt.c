@@ -915,7 +915,23 @@ int gc_corruption_prepare(gc_corruption *c) {
 
 /* ---- Plant, check, undo -------------------------------------------------------------------- */
 
-int gc_corruption_plant(gc_corruption *c) { return rows[c->which].plant(c); }
+int gc_corruption_plant(gc_corruption *c) {
+  c->written.addr = NULL;
+  if (!rows[c->which].plant(c)) return 0;
+  const gc_corrupt_undo *u = &c->undo;
+  for (size_t i = 0; i < u->count; i++) {
+    uintptr_t before, now;
+    if (u->entries[i].bsize != sizeof before) continue;
+    memcpy(&before, u->saved + u->entries[i].at, sizeof before);
+    memcpy(&now, u->entries[i].addr, sizeof now);
+    if (before == now) continue; /* kept, not written (yet) */
+    c->written.addr = u->entries[i].addr;
+    c->written.before = before;
+    c->written.now = now;
+    break;
+  }
+  return 1;
+}
 
 /* The pass in the verifier's memory: a corruption allocates nothing for its checks. */
 size_t gc_corruption_check(gc_corruption *c, gc_verify_reports *out) {
@@ -928,17 +944,7 @@ size_t gc_corruption_check(gc_corruption *c, gc_verify_reports *out) {
 
 void gc_corruption_describe(const gc_corruption *c, char *buf, size_t bsize) {
   int used = snprintf(buf, bsize, "on block %#llx", (unsigned long long)c->victim);
-  const gc_corrupt_undo *u = &c->undo;
-  for (size_t i = 0; i < u->count && used > 0 && (size_t)used < bsize; i++) {
-    if (u->entries[i].bsize != sizeof(uintptr_t) ||
-        memcmp(u->entries[i].addr, u->saved + u->entries[i].at, sizeof(uintptr_t)) == 0) {
-      continue; /* kept, not written (yet) */
-    }
-    uintptr_t before, now;
-    memcpy(&before, u->saved + u->entries[i].at, sizeof before);
-    memcpy(&now, u->entries[i].addr, sizeof now);
-    snprintf(buf + used, bsize - (size_t)used, " (word at %p: %#llx -> %#llx)", u->entries[i].addr,
-             (unsigned long long)before, (unsigned long long)now);
-    return;
-  }
+  if (c->written.addr == NULL || used <= 0 || (size_t)used >= bsize) return;
+  snprintf(buf + used, bsize - (size_t)used, " (word at %p: %#llx -> %#llx)", c->written.addr,
+           (unsigned long long)c->written.before, (unsigned long long)c->written.now);
 }

@@ -71,6 +71,13 @@ typedef struct gc_corruption {
   gc_mobj *o;          /* that object's record, when the corruption needs one */
   gc_corrupt_place at; /* where the victim lives, when it is a block */
   gc_corrupt_undo undo;
+  /* Set by gc_corruption_plant: the first word it wrote, as it was and as planted (addr NULL if
+   * no word-sized write changed anything), so that a description made after the undo, or only
+   * when something failed, still says what was planted. */
+  struct {
+    const void *addr;
+    uintptr_t before, now;
+  } written;
 } gc_corruption;
 
 /* The catalogue: its rows, each one's name ("kind" or "kind/variant", into buf; returns buf), the
@@ -101,8 +108,8 @@ size_t gc_corruption_check(gc_corruption *c, gc_verify_reports *out);
 /* Write back every logged byte, newest first: the heap and the model are exactly as before
  * (the pass's own notes in the model included). */
 void gc_corruption_undo(gc_corruption *c);
-/* "on block 0x... (word at 0x...: 0x900 -> 0x0)": the victim and the first word written, read
- * right after planting. */
+/* "on block 0x... (word at 0x...: 0x900 -> 0x0)": the victim and the first word written, as
+ * gc_corruption_plant left it (valid after the undo too). */
 void gc_corruption_describe(const gc_corruption *c, char *buf, size_t bsize);
 
 #endif /* INVARIANTS_CORRUPT_H */

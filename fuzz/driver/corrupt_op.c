@@ -2,6 +2,7 @@
  * reports it, repair it exactly, check that the pass is quiet again. */
 #include "fuzz/driver/corrupt_op.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ static void summarize(const gc_verify_reports *r, char *buf, size_t bsize) {
 }
 
 /* "`corrupt reach.zero-header s3 2` on block 0x... (word at 0x...: 0x900 -> 0x0)": the op and
- * its first write, read right after planting. */
+ * its first write (as planted: valid after the undo too). Made only for a trace line or a
+ * violation: formatting it for every op cost more than a tenth of the op. */
 static void describe(const corrupt_op *op, char *buf, size_t bsize) {
   char planted[160];
   gc_corruption_describe(&op->c, planted, sizeof planted);
@@ -94,17 +96,19 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
     return;
   }
   char planted[256];
-  describe(op, planted, sizeof planted);
   fuzz_corrupt_sabotage sabotage = d->opt->corrupt_sabotage;
   if (sabotage == FUZZ_CORRUPT_UNDO_BEFORE_CHECK) gc_corruption_undo(c);
 
   gc_corruption_check(c, &found);
   drv_check_made(d);
-  summarize(&found, summary, sizeof summary);
   if (d->opt->trace != NULL) {
+    describe(op, planted, sizeof planted);
+    summarize(&found, summary, sizeof summary);
     fprintf(d->opt->trace, "        [planted %s; %s found %s]\n", planted, pass, summary);
   }
   if (gc_verify_reports_count_kind(&found, kind) == 0) {
+    describe(op, planted, sizeof planted);
+    summarize(&found, summary, sizeof summary);
     drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_MISSED,
                   "planted %s; the %s pass, run directly, reported no %s but %s", planted, pass,
                   gc_verify_kind_name(kind), summary);
@@ -121,6 +125,7 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
   if (sabotage == FUZZ_CORRUPT_CHECK_BEFORE_REPAIR) gc_corruption_undo(c);
   drv_check_made(d);
   if (found.count + found.dropped > 0) {
+    describe(op, planted, sizeof planted);
     summarize(&found, summary, sizeof summary);
     drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_UNREPAIRED,
                   "planted %s and repaired it; the %s pass, run again, still reported %s", planted,
@@ -130,15 +135,27 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
   gc_verify_reports_free(&found);
 }
 
-void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int n) {
-  const char *name = fuzz_corruption_names[which];
-  long row = gc_corruption_find(name, strlen(name));
-  if (row < 0) {
-    /* The op language names a corruption the catalogue does not have: a bug in gcfuzz, whatever
-     * the input (corrupt_test checks that every name has its row). */
-    fprintf(stderr, "fuzz driver: the corruption catalogue has no %s\n", name);
-    abort();
+/* The catalogue's row of each corruption the op language names, looked up once per process (by
+ * name: the two lists are kept apart, fuzz/lang has no collector dependency). */
+static long corruption_rows[FUZZ_CORRUPTION_COUNT];
+static pthread_once_t corruption_rows_once = PTHREAD_ONCE_INIT;
+
+static void find_corruption_rows(void) {
+  for (size_t w = 0; w < FUZZ_CORRUPTION_COUNT; w++) {
+    const char *name = fuzz_corruption_names[w];
+    corruption_rows[w] = gc_corruption_find(name, strlen(name));
+    if (corruption_rows[w] < 0) {
+      /* The op language names a corruption the catalogue does not have: a bug in gcfuzz,
+       * whatever the input (corrupt_test checks that every name has its row). */
+      fprintf(stderr, "fuzz driver: the corruption catalogue has no %s\n", name);
+      abort();
+    }
   }
+}
+
+void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int n) {
+  pthread_once(&corruption_rows_once, find_corruption_rows);
+  long row = corruption_rows[which];
   corrupt_op op;
   memset(&op, 0, sizeof op);
   op.which = which;
@@ -169,7 +186,7 @@ void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int 
   if (!op.fired) {
     drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_MISSED,
                   "`corrupt %s s%d %d`: its major collection never reached the mark-done point",
-                  name, slot, n);
+                  fuzz_corruption_names[which], slot, n);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "fuzz/replay/replay.h"
 #include "gc/check.h"
 #include "gc/header.h"
+#include "gc/passes.h"
 #include "invariants/report.h"
 
 static char dir[] = "/tmp/replay_test.XXXXXX";
@@ -302,6 +303,19 @@ static void bad_usage_exits_2(void) {
   snprintf(limits[0], sizeof limits[0], "Default %d:", FUZZ_REPLAY_DEFAULT_MAX_BYTES);
   snprintf(limits[1], sizeof limits[1], "Past %d bytes", FUZZ_REPLAY_TARGET_MAX_LEN);
   CHECK(strstr(out, limits[0]) != NULL && strstr(out, limits[1]) != NULL);
+  /* --verify names every pass of the table (it once listed five of seven). */
+  const char *verify = strstr(out, "--verify PASSES"), *verify_end = strstr(out, "--params");
+  CHECK(verify != NULL && verify_end != NULL && verify < verify_end);
+#define NAMED_IN_HELP(id, name, points, run, needs, what)                           \
+  {                                                                                 \
+    const char *at = strstr(verify, name);                                          \
+    if (at == NULL || at > verify_end) {                                            \
+      fprintf(stderr, "replay --help: --verify does not name the pass %s\n", name); \
+      exit(1);                                                                      \
+    }                                                                               \
+  }
+  GC_VERIFY_PASS_TABLE(NAMED_IN_HELP)
+#undef NAMED_IN_HELP
   const char *text = write_file("to-nowhere.txt", program, strlen(program));
   const char *nowhere[] = {"replay", "--assemble", "/nonexistent/out.bin", text};
   expect(run_replay(4, nowhere, NULL, out, sizeof out), 2,
