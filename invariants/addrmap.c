@@ -38,9 +38,18 @@ void gc_addrmap_free(gc_addrmap *m) {
   m->epoch = EPOCH_ONE;
 }
 
+/* How much larger than the use just ended (or the one announced) a map may stay across a reset:
+ * the bound on the cost of keeping its buckets. */
+enum { SHRINK_FACTOR = 8 };
+
 int gc_addrmap_reset(gc_addrmap *m, size_t expected) {
   size_t n = buckets_for(expected);
-  if (m->buckets != NULL && m->mask + 1 >= n) {
+  /* Keep the buckets, unless they are many times what the last use needed: a map reused for
+   * every program of a fuzzing process would otherwise stay as large as the largest heap it ever
+   * saw, and every walk of its buckets (the over-retention count, the large blocks' index) and
+   * every probe's cache footprint would pay for that heap ever after. */
+  size_t needed = buckets_for(m->count > expected ? m->count : expected);
+  if (m->buckets != NULL && m->mask + 1 >= n && m->mask + 1 <= SHRINK_FACTOR * needed) {
     m->count = 0;
     m->epoch += EPOCH_ONE;
     if (m->epoch == 0) { /* wrapped: entries of epoch 1 would come back to life */
@@ -52,7 +61,7 @@ int gc_addrmap_reset(gc_addrmap *m, size_t expected) {
   size_t max_buckets = m->max_buckets;
   gc_addrmap_free(m);
   m->max_buckets = max_buckets;
-  return alloc_buckets(m, n);
+  return alloc_buckets(m, needed > n ? needed : n);
 }
 
 /* Double the buckets, keeping the keys of the current epoch. */

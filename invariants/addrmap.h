@@ -48,8 +48,10 @@ typedef struct gc_addrmap {
  * (the map is then empty and still valid: inserts will try to allocate). */
 int gc_addrmap_init(gc_addrmap *m, size_t expected);
 void gc_addrmap_free(gc_addrmap *m);
-/* Forget every key; keep the buckets if they are enough for `expected` keys. O(1) but once per
- * 65535 calls. Returns 0 when a needed reallocation failed. */
+/* Forget every key; keep the buckets if they are enough for `expected` keys and not many times
+ * more than the keys it held (or `expected`): then O(1) but once per 65535 calls. Otherwise the
+ * buckets are allocated afresh, sized for the larger of the two. Returns 0 when a needed
+ * reallocation failed. */
 int gc_addrmap_reset(gc_addrmap *m, size_t expected);
 
 /* Insert key -> value (value <= GC_ADDRMAP_VALUE_MAX) if key is absent. Returns 1 if inserted, 0

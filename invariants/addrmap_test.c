@@ -175,8 +175,31 @@ static void bucket_limit_fails_like_out_of_memory(void) {
   gc_addrmap_free(&m);
 }
 
+/* A map reused after a large use keeps its buckets while they are within a factor of what the use
+ * just ended needed, and shrinks back once a small use follows: it does not stay as large as the
+ * largest use it ever saw. */
+static void shrinks_after_a_large_use(void) {
+  gc_addrmap m;
+  CHECK(gc_addrmap_init(&m, 0));
+  for (uintptr_t i = 1; i <= 10000; i++) CHECK_EQ_U(gc_addrmap_add(&m, 0x100000 + 8 * i, i), 1);
+  size_t large = m.mask + 1;
+  CHECK(large >= 2 * 10000);
+  CHECK(gc_addrmap_reset(&m, 0)); /* the use just ended held 10,000 keys: kept */
+  CHECK_EQ_U(m.mask + 1, large);
+  for (uintptr_t i = 1; i <= 3; i++) CHECK_EQ_U(gc_addrmap_add(&m, 0x100000 + 8 * i, i), 1);
+  CHECK(gc_addrmap_reset(&m, 0)); /* three keys: far below, so the buckets shrink */
+  CHECK(m.mask + 1 <= 16);
+  CHECK_EQ_U(m.count, 0);
+  for (uintptr_t i = 1; i <= 3; i++) CHECK(!gc_addrmap_has(&m, 0x100000 + 8 * i));
+  CHECK_EQ_U(gc_addrmap_add(&m, 0x200000, 7), 1);
+  uint64_t v;
+  CHECK(gc_addrmap_get(&m, 0x200000, &v) && v == 7);
+  gc_addrmap_free(&m);
+}
+
 int main(void) {
   RUN(basic);
+  RUN(shrinks_after_a_large_use);
   RUN(one_pool_run);
   RUN(epochs_wrap);
   RUN(random_keys);
