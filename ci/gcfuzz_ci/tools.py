@@ -23,8 +23,12 @@ NEEDS = {
     "test": BASE + (("command", "zip", "zip"), ("command", "clang-format", "clang-format"),
                     ("command", "git", "git"), ("command", "patch", "patch")),
     # llvm-profdata-14 and llvm-cov-14: --coverage.
+    # graphviz: the report page draws each violation's neighbourhood with dot -Tsvg.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
-                        ("command", "llvm-cov-14", "llvm-14")),
+                        ("command", "llvm-cov-14", "llvm-14"), ("command", "dot", "graphviz")),
+    "report": (("command", "dot", "graphviz"),),
+    # ci/test's browser configuration: the report pages opened in headless Chromium.
+    "browser": (("command", "chromium", "chromium"), ("command", "dot", "graphviz")),
     "mutants": BASE + (("command", "patch", "patch"),),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),
               ("package", "libgc-dev", "libgc-dev")),

@@ -29,7 +29,11 @@ class MissingTest(unittest.TestCase):
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "zip",
                       "clang-format", "git", "patch"])
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
-                     ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14"])
+                     ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14",
+                      "graphviz"])
+    self.assertEqual(tools.missing("report", nothing_installed, lambda p: False), ["graphviz"])
+    self.assertEqual(tools.missing("browser", nothing_installed, lambda p: False),
+                     ["chromium", "graphviz"])
     self.assertIn("patch", tools.missing("mutants", nothing_installed, lambda p: False))
     self.assertIn("libgc-dev", tools.missing("bench", nothing_installed, lambda p: False))
 
