@@ -45,7 +45,8 @@ mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2).
                 zoo. The ROW programs run for this tree only.
   --report [DIR]
                 no benchmark: (re)write DIR/report.html (DIR: bench/out) from DIR/results.json
-                and DIR/pauses.json, what a run left there (a run writes it at its end)
+                and DIR/pauses.json, what a run left there (a run writes it at its end); a
+                relative DIR is from the tree's root
   --help        this text
 
 Sizes by default: binary-trees 20, GCBench 18 (the published size).
