@@ -268,7 +268,7 @@ table { border-collapse: collapse; background: #fff; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
 th { background: #e9e9e6; } td.l, th.l { text-align: left; }
 .bad { color: #b00020; font-weight: bold; } .ok { color: #1b7a2e; font-weight: bold; }
-.charts { display: flex; flex-wrap: wrap; gap: 10px; }
+.charts { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-start; }
 svg.chart, svg.bars { border: 1px solid #ccc; background: #fff; }
 svg text { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; }
 svg .t { font-size: 13px; font-weight: bold; fill: #222; }
