@@ -562,20 +562,20 @@ def mode_campaign(c):
   return 0
 
 
-def write_report(w):
+def write_report(w, what="warning: "):
   """The page; a campaign's figures stand without it, so a page that cannot be written is a
   warning there (ci/campaign --report says why and fails)."""
   try:
     print("report.html: %s" % report_html.write_campaign(w, shutil.which("dot")), flush=True)
   except (OSError, ValueError) as e:
-    print("%s: warning: report.html not written: %s" % (PROG, e), file=sys.stderr)
+    print("%s: %sreport.html not written: %s" % (PROG, what, e), file=sys.stderr)
     return False
   return True
 
 
 def mode_report(c):
   """The page alone, from what a campaign left in the work directory."""
-  return 0 if write_report(c.w) else 2
+  return 0 if write_report(c.w, what="") else 2
 
 
 def mode_export(c):
