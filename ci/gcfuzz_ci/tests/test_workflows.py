@@ -6,12 +6,14 @@ workflow: so a `run:` step is one command, a path under ci/ or .ci/ that is an e
 of the tree, with arguments and no shell operators. A ClusterFuzzLite workflow builds with the
 build integration in .clusterfuzzlite/, so a change to it must start the workflow: one of its
 push or pull_request triggers lists `.clusterfuzzlite/**` in its paths, and the `language` it
-passes is project.yaml's. The fixtures in workflows/ are broken on purpose, each line
+passes is project.yaml's. An upload of a file under a dot-directory (.gcfuzz-work/) says
+include-hidden-files: true, which actions/upload-artifact needs from v4.4. The fixtures in workflows/ are broken on purpose, each line
 `# expect: TEXT` a problem the check must report.
 """
 import glob
 import os
 import shlex
+import subprocess
 import tempfile
 import unittest
 
@@ -21,6 +23,7 @@ except ImportError:  # ci/test installs Debian's python3-yaml (tools.NEEDS).
   yaml = None
 
 from gcfuzz_ci import cmd_test, paths
+from gcfuzz_ci.tests import fakes
 
 WORKFLOWS = os.path.join(paths.ROOT, ".github", "workflows")
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workflows")
@@ -93,6 +96,18 @@ def uses_problems(where, action):
   return [] if ref else ["%s: `uses: %s` names no ref" % (where, action)]
 
 
+def upload_problems(where, step):
+  """actions/upload-artifact from v4.4 leaves out every file under a directory whose name starts
+  with a dot unless include-hidden-files is true, without an error: .gcfuzz-work/ is one."""
+  given = step.get("with") or {}
+  hidden = [p for p in str(given.get("path", "")).split()
+            if any(part.startswith(".") and part not in (".", "..") for part in p.split("/"))]
+  if hidden and given.get("include-hidden-files") is not True:
+    return ["%s: uploads %s without include-hidden-files: true (upload-artifact would leave "
+            "it out)" % (where, hidden[0])]
+  return []
+
+
 def integration_language(root):
   """project.yaml's `language`, or None while there is no .clusterfuzzlite/project.yaml."""
   p = os.path.join(root, INTEGRATION, "project.yaml")
@@ -159,6 +174,8 @@ def problems(path, root=paths.ROOT):
         out += run_problems(at, step["run"], root)
       else:
         out += uses_problems(at, step["uses"])
+        if str(step["uses"]).startswith("actions/upload-artifact@"):
+          out += upload_problems(at, step)
         if str(step["uses"]).startswith(CFLITE):
           cflite.append((at, step))
   if cflite:
@@ -254,6 +271,56 @@ class WorkflowTest(unittest.TestCase):
       got = problems(os.path.join(FIXTURES, "good.yml"), root=d)
     self.assertIn("good.yml: job pr step 1: language c, but .clusterfuzzlite/project.yaml "
                   "says c++", got)
+
+
+class DebianTest(unittest.TestCase):
+  """.ci/debian, the jobs' one way into the Debian 12 container, against a fake docker that
+  writes its arguments one a line."""
+
+  def setUp(self):
+    self.tmp = tempfile.TemporaryDirectory()
+    self.addCleanup(self.tmp.cleanup)
+    self.args = os.path.join(self.tmp.name, "args")
+    fakes.script(os.path.join(self.tmp.name, "bin", "docker"),
+                 'for a in "$@"; do echo "$a"; done >%s\n' % self.args)
+
+  def run_it(self, *argv, **env):
+    e = dict(os.environ, PATH=os.path.join(self.tmp.name, "bin") + ":" + os.environ["PATH"])
+    e.pop("GCFUZZ_DISK_CACHE", None)
+    e.update(env)
+    p = subprocess.run([os.path.join(paths.ROOT, ".ci", "debian")] + list(argv), env=e,
+                       capture_output=True, text=True)
+    docker = None
+    if os.path.exists(self.args):
+      with open(self.args) as f:
+        docker = f.read().splitlines()
+    return p.returncode, p.stderr, docker
+
+  def test_runs_the_command_in_debian_12_with_the_tree_and_the_disk_cache(self):
+    cache = os.path.join(self.tmp.name, "cache")
+    rc, err, docker = self.run_it("--disk-cache", cache, "ci/test", "--config", "asan")
+    self.assertEqual((rc, err), (0, ""))
+    self.assertTrue(os.path.isdir(cache))
+    self.assertEqual(docker, ["run", "--rm", "-v", paths.ROOT + ":/src", "-w", "/src", "-e",
+                              "CI", "-e", "GITHUB_ACTIONS", "-v", cache + ":" + cache, "-e",
+                              "GCFUZZ_DISK_CACHE=" + cache, "debian:12", "bash", "ci/test",
+                              "--config", "asan"])
+
+  def test_the_cache_defaults_to_gcfuzz_disk_cache(self):
+    cache = os.path.join(self.tmp.name, "env-cache")
+    rc, _, docker = self.run_it(".ci/run", GCFUZZ_DISK_CACHE=cache)
+    self.assertEqual(rc, 0)
+    self.assertIn("GCFUZZ_DISK_CACHE=" + cache, docker)
+    rc, _, docker = self.run_it("ci/campaign")
+    self.assertFalse(any(a.startswith("GCFUZZ_DISK_CACHE=") for a in docker))
+
+  def test_only_the_trees_commands(self):
+    for argv in (["ci/no-such-command"], ["ci/README.md"], ["/bin/sh"], ["--bogus", "ci/test"],
+                 []):
+      with self.subTest(argv=argv):
+        rc, err, docker = self.run_it(*argv)
+        self.assertEqual((rc, docker), (2, None))
+        self.assertTrue(err.startswith(".ci/debian: "), err)
 
 
 if __name__ == "__main__":
