@@ -7,8 +7,8 @@ of the tree, with arguments and no shell operators. A ClusterFuzzLite workflow b
 build integration in .clusterfuzzlite/, so a change to it must start the workflow: one of its
 push or pull_request triggers lists `.clusterfuzzlite/**` in its paths, and the `language` it
 passes is project.yaml's. An upload of a file under a dot-directory (.gcfuzz-work/) says
-include-hidden-files: true, which actions/upload-artifact needs from v4.4. The fixtures in workflows/ are broken on purpose, each line
-`# expect: TEXT` a problem the check must report.
+include-hidden-files: true, which actions/upload-artifact needs from v4.4. The fixtures in
+workflows/ are broken on purpose, each line `# expect: TEXT` a problem the check must report.
 """
 import glob
 import os
