@@ -29,7 +29,8 @@ NEEDS = {
     # llvm-profdata-14 and llvm-cov-14: --coverage.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
                         ("command", "llvm-cov-14", "llvm-14")),
-    "mutants": BASE + (("command", "patch", "patch"),),
+    # git: which files of the working tree are the tree under test (tracked and untracked).
+    "mutants": BASE + (("command", "patch", "patch"), ("command", "git", "git")),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),
               ("package", "libgc-dev", "libgc-dev")),
 }

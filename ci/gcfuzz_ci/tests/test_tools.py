@@ -45,7 +45,10 @@ class MissingTest(unittest.TestCase):
                       "clang-format", "git", "patch", "python3-yaml"])
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14"])
-    self.assertIn("patch", tools.missing("mutants", nothing_installed, lambda p: False))
+    # The zoo copies the working tree by asking git which files it has (a fresh Debian 12
+    # container has no git).
+    self.assertEqual(tools.missing("mutants", nothing_installed, lambda p: False)[-2:],
+                     ["patch", "git"])
     self.assertIn("libgc-dev", tools.missing("bench", nothing_installed, lambda p: False))
 
   def test_nothing_missing_installs_nothing(self):

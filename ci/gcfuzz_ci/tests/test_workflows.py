@@ -301,10 +301,12 @@ class DebianTest(unittest.TestCase):
     rc, err, docker = self.run_it("--disk-cache", cache, "ci/test", "--config", "asan")
     self.assertEqual((rc, err), (0, ""))
     self.assertTrue(os.path.isdir(cache))
-    self.assertEqual(docker, ["run", "--rm", "-v", paths.ROOT + ":/src", "-w", "/src", "-e",
-                              "CI", "-e", "GITHUB_ACTIONS", "-v", cache + ":" + cache, "-e",
-                              "GCFUZZ_DISK_CACHE=" + cache, "debian:12", "bash", "ci/test",
-                              "--config", "asan"])
+    self.assertEqual(docker, ["run", "--rm", "-v", paths.ROOT + ":/src", "-w", "/src",
+                              "-e", "CI", "-e", "GITHUB_ACTIONS",
+                              "-e", "GIT_CONFIG_COUNT=1", "-e", "GIT_CONFIG_KEY_0=safe.directory",
+                              "-e", "GIT_CONFIG_VALUE_0=/src",
+                              "-v", cache + ":" + cache, "-e", "GCFUZZ_DISK_CACHE=" + cache,
+                              "debian:12", "bash", "ci/test", "--config", "asan"])
 
   def test_the_cache_defaults_to_gcfuzz_disk_cache(self):
     cache = os.path.join(self.tmp.name, "env-cache")
