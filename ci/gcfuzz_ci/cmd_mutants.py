@@ -74,8 +74,8 @@ Options:
   --no-install     do not try to install missing tools
   -h, --help       this text
 
-First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch) with
-apt-get, as root or through sudo.
+First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch, git)
+with apt-get, as root or through sudo.
 
 Every argument is checked before anything is touched: a bad one leaves the previous run's
 ci/mutants/out/ as it was. GCFUZZ_DISK_CACHE=DIR replaces the scratch disk cache.

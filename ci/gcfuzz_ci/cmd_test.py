@@ -33,7 +33,7 @@ Options:
   -h, --help      show this text.
 
 First installs what is missing with apt-get (clang, libclang-rt-14-dev, llvm,
-bazel-bootstrap, zip, clang-format, git), as root or through sudo.
+bazel-bootstrap, zip, clang-format, git, patch, python3-yaml), as root or through sudo.
 GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
 
 Output: one line per configuration, then a last line `N passed, M failed`
