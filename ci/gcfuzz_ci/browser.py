@@ -1,5 +1,5 @@
-"""The report pages opened in a real browser (headless Chromium, Debian's chromium): ci/test's
-`browser` configuration.
+"""The report pages opened in a real browser (headless Chromium, Debian's chromium): the check
+tests/test_browser.py makes (ci/test's ci configuration installs Chromium for it).
 
 A page passes when it is self-contained (no address outside the page: no src, no href but
 #anchors, no stylesheet link), Chromium loads it without a console message (the pages log
@@ -15,7 +15,7 @@ import struct
 import subprocess
 import zlib
 
-from . import cmd_bench, procs, report_html
+from . import procs
 
 CHROMIUM_TIMEOUT_S = 90
 # A page that draws its charts fills far more than this share of a 1280 x 2400 screenshot; a
@@ -163,52 +163,3 @@ def check(page, workdir, min_svgs, chromium="chromium", screenshot_copy=None):
     if screenshot_copy:
       shutil.copyfile(os.path.join(workdir, "shot.png"), screenshot_copy)
   return problems
-
-
-# ------------------------------------------------------------------ ci/test's configuration
-
-# A page whose script throws, and one that draws nothing: the check must fail both, or it could
-# not fail at all.
-BROKEN_PAGES = {
-    "a page whose script throws": (
-        '<!DOCTYPE html><html><body><svg xmlns="http://www.w3.org/2000/svg" width="400" '
-        'height="300"><rect width="400" height="300" fill="#1f6fb2"/></svg><script>'
-        'document.body.setAttribute("data-js", "ok"); no_such_function();</script></body>'
-        '</html>\n', 1),
-    "a blank page": ('<!DOCTYPE html><html><body><svg xmlns="http://www.w3.org/2000/svg" '
-                     'width="1" height="1"></svg><script>document.body.setAttribute("data-js",'
-                     ' "ok");</script></body></html>\n', 1),
-}
-
-
-def run_checks(root, workdir, chromium="chromium", dot_tool="dot"):
-  """[(name, problems)]: the campaign page and the benchmarks' page written from the fixtures
-  under root (a copy of each, in workdir), then the broken pages, which must be found broken.
-  Each page's screenshot is kept as workdir/<name>.png."""
-  results = []
-  camp = os.path.join(workdir, "campaign")
-  shutil.rmtree(camp, ignore_errors=True)
-  shutil.copytree(os.path.join(root, "campaign"), camp)
-  page = report_html.write_campaign(camp, dot_tool)
-  # Three curves per target, and each crash's neighbourhood drawn by Graphviz.
-  summary = report_html.load_json(os.path.join(camp, "summary.json"))
-  svgs = 3 * len(summary["targets"]) + sum(len(t["keys"]) for t in summary["targets"])
-  results.append(("the campaign page (%s)" % os.path.relpath(page, workdir),
-                  check(page, os.path.join(workdir, "chromium-campaign"), svgs, chromium,
-                        os.path.join(workdir, "campaign.png"))))
-  bench = os.path.join(workdir, "bench")
-  shutil.rmtree(bench, ignore_errors=True)
-  shutil.copytree(os.path.join(root, "bench"), bench)
-  rows = report_html.load_json(os.path.join(bench, "results.json"))
-  page = report_html.write_bench(bench, cmd_bench.report_ratios(rows))
-  results.append(("the benchmarks' page (%s)" % os.path.relpath(page, workdir),
-                  check(page, os.path.join(workdir, "chromium-bench"), 2, chromium,
-                        os.path.join(workdir, "bench.png"))))
-  for n, (name, (text, svgs)) in enumerate(sorted(BROKEN_PAGES.items())):
-    path = os.path.join(workdir, "broken-%d.html" % n)
-    with open(path, "w") as f:
-      f.write(text)
-    found = check(path, os.path.join(workdir, "chromium-broken-%d" % n), svgs, chromium)
-    results.append(("%s is found broken" % name,
-                    [] if found else ["the check found nothing wrong with it"]))
-  return results

@@ -33,7 +33,8 @@ ci/mutants/NN-name.patch:
        test-tsan:P/N   the same under ThreadSanitizer
        repeat:P/N      //P:N again and again until it fails or the budget is spent (thread
        repeat-tsan:P/N   schedules differ from run to run)
-     One test run longer than 20 s is a hang (a finding, by "timeout").
+     One test run longer than 20 s is a hang (a finding, by "timeout"); on a loaded machine
+     the limit grows with the load average per core when the run starts (at most 8x).
   4. record killed or survived; what caught it, read from the first GCFUZZ-VERDICT line of
      the step's output (its pass: reach, swept, checkmark, model, driver, or a sanitizer; for
      a test that breaks heaps on purpose only sanitizer verdicts count), else from the tools'
@@ -73,8 +74,8 @@ Options:
   --no-install     do not try to install missing tools
   -h, --help       this text
 
-First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch) with
-apt-get, as root or through sudo.
+First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch, git)
+with apt-get, as root or through sudo.
 
 Every argument is checked before anything is touched: a bad one leaves the previous run's
 ci/mutants/out/ as it was. GCFUZZ_DISK_CACHE=DIR replaces the scratch disk cache.
@@ -89,6 +90,20 @@ or interrupted.
 # alone and 10 s beside another job; a deadlocked collector spins forever, so this is also how
 # long a deadlock takes to be detected.
 HANG_S = 20
+# ... on a quiet machine. A loaded one stretches every run alike (a zoo beside a campaign, or
+# several at once: threads_test under TSan took 11-59 s at a load of 16 on 2 cores, no hang in
+# any), so the limit grows with the load per core when the run starts, up to this factor.
+HANG_SCALE_MAX = 8
+
+
+def hang_limit_s(load1=None, cores=None):
+  """HANG_S scaled by the 1-minute load average per core (never below 1x, at most
+  HANG_SCALE_MAX x)."""
+  if load1 is None:
+    load1 = os.getloadavg()[0]
+  if cores is None:
+    cores = os.cpu_count() or 1
+  return HANG_S * min(float(HANG_SCALE_MAX), max(1.0, load1 / cores))
 # After a finding, the process gets this long to finish its report.
 GRACE_S = 3
 POLL_S = 0.1
@@ -297,13 +312,13 @@ class Zoo:
     breaking = what in zoo.BREAKING_TESTS
     cmd = self.test_cmd(ws, bindir, what)
     if kind in ("test", "test-tsan"):
-      return self.watched(HANG_S, log, cmd, ws, env, breaking)
+      return self.watched(hang_limit_s(), log, cmd, ws, env, breaking)
     runs, total = 0, 0.0
     while not self.stop.is_set():
       runs += 1
       run_log = log + ".run"
       open(run_log, "w").close()
-      v, secs = self.watched(HANG_S, run_log, cmd, ws, env, breaking)
+      v, secs = self.watched(hang_limit_s(), run_log, cmd, ws, env, breaking)
       total += secs
       with open(run_log, errors="replace") as f, open(log, "a") as out:
         if v is not None:
@@ -387,7 +402,7 @@ class Zoo:
       if self.a.matrix and m:
         for step in matrix_tests(self.lay):
           append(log, "== matrix %s\n" % step)
-          v, _ = self.run_step(ws, bins, step, HANG_S, step_log)
+          v, _ = self.run_step(ws, bins, step, hang_limit_s(), step_log)
           append_file(log, step_log)
           if v is not None:
             row["also"].append("%s:%s:%s" % (zoo.target_of(step), v.pass_, v.kind))

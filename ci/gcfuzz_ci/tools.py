@@ -1,8 +1,10 @@
 """Installing what a command needs from Debian 12's archive (apt-get, as root or through sudo).
 
-Each need is (how to tell it is there, the package that brings it). A second run finds
-everything and installs nothing.
+Each need is (how to tell it is there: a command on PATH, an installed package or a module the
+running python3 imports; what; the package that brings it). A second run finds everything and
+installs nothing.
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -19,17 +21,20 @@ BASE = (
 NEEDS = {
     # zip: ci/oss-fuzz/build.sh packs each target's seed corpus (//ci/oss-fuzz:build_test);
     # clang-format and git (which files are tracked): the format check; patch: the ci
-    # program's test that every mutant of the zoo still applies to the tree.
+    # program's test that every mutant of the zoo still applies to the tree; PyYAML (Debian's
+    # python3-yaml): its test that the GitHub workflows parse and run only the tree's commands.
     "test": BASE + (("command", "zip", "zip"), ("command", "clang-format", "clang-format"),
-                    ("command", "git", "git"), ("command", "patch", "patch")),
+                    ("command", "git", "git"), ("command", "patch", "patch"),
+                    ("module", "yaml", "python3-yaml")),
     # llvm-profdata-14 and llvm-cov-14: --coverage.
     # graphviz: the report page draws each violation's neighbourhood with dot -Tsvg.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
                         ("command", "llvm-cov-14", "llvm-14"), ("command", "dot", "graphviz")),
     "report": (("command", "dot", "graphviz"),),
-    # ci/test's browser configuration: the report pages opened in headless Chromium.
+    # ci/test's ci configuration: the report pages opened in headless Chromium (test_browser).
     "browser": (("command", "chromium", "chromium"), ("command", "dot", "graphviz")),
-    "mutants": BASE + (("command", "patch", "patch"),),
+    # git: which files of the working tree are the tree under test (tracked and untracked).
+    "mutants": BASE + (("command", "patch", "patch"), ("command", "git", "git")),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),
               ("package", "libgc-dev", "libgc-dev")),
 }
@@ -48,20 +53,29 @@ def package_installed(name):
   return out.returncode == 0 and "install ok installed" in out.stdout
 
 
-def missing(command, which=shutil.which, installed=package_installed):
+def importable(name):
+  return importlib.util.find_spec(name) is not None
+
+
+def missing(command, which=shutil.which, installed=package_installed, imports=importable):
   """The packages to install for `command`, in order, each once."""
   packages = []
   for how, thing, package in NEEDS[command]:
-    present = which(thing) is not None if how == "command" else installed(thing)
+    if how == "command":
+      present = which(thing) is not None
+    elif how == "module":
+      present = imports(thing)
+    else:
+      present = installed(thing)
     if not present and package not in packages:
       packages.append(package)
   return packages
 
 
 def ensure(command, prog, log_path, allowed=True, which=shutil.which,
-           installed=package_installed):
+           installed=package_installed, imports=importable):
   """Installs what is missing; raises ToolError if it cannot."""
-  packages = missing(command, which, installed)
+  packages = missing(command, which, installed, imports)
   if not packages:
     return []
   if not allowed:

@@ -179,6 +179,22 @@ class WatchTest(unittest.TestCase):
     self.assertLess(secs, 3)
 
 
+class HangLimitTest(unittest.TestCase):
+  """The hang limit is HANG_S on a quiet machine and grows with the load per core."""
+
+  def test_quiet_and_loaded(self):
+    self.assertEqual(cmd_mutants.hang_limit_s(load1=0.3, cores=2), cmd_mutants.HANG_S)
+    self.assertEqual(cmd_mutants.hang_limit_s(load1=2.0, cores=2), cmd_mutants.HANG_S)
+    self.assertEqual(cmd_mutants.hang_limit_s(load1=8.0, cores=2), 4 * cmd_mutants.HANG_S)
+    self.assertEqual(cmd_mutants.hang_limit_s(load1=100.0, cores=2),
+                     cmd_mutants.HANG_SCALE_MAX * cmd_mutants.HANG_S)
+
+  def test_reads_the_machine(self):
+    with mock.patch.object(cmd_mutants.os, "getloadavg", return_value=(6.0, 0.0, 0.0)), \
+        mock.patch.object(cmd_mutants.os, "cpu_count", return_value=2):
+      self.assertEqual(cmd_mutants.hang_limit_s(), 3 * cmd_mutants.HANG_S)
+
+
 class ResultsTest(unittest.TestCase):
 
   def test_results_json(self):
