@@ -24,9 +24,11 @@ MIN_INK = 0.02
 
 
 def chromium_cmd(chromium, profile, extra, url, width, height):
-  return [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-          "--no-first-run", "--disable-extensions", "--user-data-dir=" + profile,
-          "--window-size=%d,%d" % (width, height)] + extra + [url]
+  # --no-sandbox: as root (ci/test in a container); --disable-dev-shm-usage: a container's
+  # /dev/shm (64 MiB under docker) is too small for it.
+  return [chromium, "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+          "--hide-scrollbars", "--no-first-run", "--disable-extensions",
+          "--user-data-dir=" + profile, "--window-size=%d,%d" % (width, height)] + extra + [url]
 
 
 def load(page, workdir, width=1280, height=2400, chromium="chromium"):
