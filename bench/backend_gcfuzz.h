@@ -14,7 +14,10 @@
  * is born in a blocking section) and starts a thread that leaves the blocking section, runs the
  * function on that domain, then terminates it (its pools become orphans the main domain adopts).
  * bk_thread_join waits in a blocking section, so a collection started by the other thread does
- * not wait for the main one. The protocol is gc/domain_test.c's. */
+ * not wait for the main one. The protocol is gc/domain_test.c's.
+ *
+ * BENCH_PAUSES=1 in the environment (ci/bench sets it) makes bk_fini print the heap's pause
+ * history on stderr, one `PAUSES cycles=N ns=P1,P2,...` line. */
 #ifndef BENCH_BACKEND_GCFUZZ_H
 #define BENCH_BACKEND_GCFUZZ_H
 
@@ -60,6 +63,18 @@ static inline void bk_fini(void) {
             (double)s.pool_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.large_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.max_pause_ns * 1e-6);
+  }
+  if (getenv("BENCH_PAUSES") != NULL) {
+    /* The pause history (the last GC_PAUSE_HISTORY stop-the-world pauses), for ci/bench's
+     * pause-time distribution: `PAUSES cycles=N ns=P1,P2,...`, oldest first. */
+    static uint64_t pauses[GC_PAUSE_HISTORY];
+    size_t n = gc_pause_history(bk_heap, pauses, GC_PAUSE_HISTORY);
+    gc_stats s;
+    gc_get_stats(bk_heap, &s);
+    fprintf(stderr, "PAUSES cycles=%llu ns=", (unsigned long long)s.cycles);
+    for (size_t i = 0; i < n; i++)
+      fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)pauses[i]);
+    fputc('\n', stderr);
   }
   gc_heap_destroy(bk_heap);
   bk_heap = NULL;

@@ -16,12 +16,13 @@ import sys
 import tempfile
 import time
 
-from . import bazel, cli, jsonout, paths, procs, tools
+from . import bazel, cli, jsonout, paths, procs, report_html, tools
 
 PROG = "ci/bench"
 
 USAGE = """\
 usage: ci/bench [--quick] [--rounds N] [--only BENCH] [--against REV] [--help]
+       ci/bench --report [DIR]
 
 Runs the benchmarks on gcfuzz, bdwgc (Debian's libgc, default settings) and glibc malloc/free,
 each on one thread and on two (gcfuzz-2: two domains; bdwgc-2: two registered threads;
@@ -42,12 +43,21 @@ mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2).
                 gcfuzz/gcfuzz@REV and gcfuzz-2/gcfuzz-2@REV (below 1: this tree is faster or
                 smaller). Judges a collector change on speed as ci/mutants judges it on the
                 zoo. The ROW programs run for this tree only.
+  --report [DIR]
+                no benchmark: (re)write DIR/report.html (DIR: bench/out) from DIR/results.json
+                and DIR/pauses.json, what a run left there (a run writes it at its end); a
+                relative DIR is from the tree's root
   --help        this text
 
 Sizes by default: binary-trees 20, GCBench 18 (the published size).
 GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200) and
 mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify ignores it.
-Output: bench/out/results.json (medians), bench/out/runs.tsv (every run), bench/out/logs/.
+Output: bench/out/results.json (medians), bench/out/runs.tsv (every run), bench/out/logs/,
+bench/out/pauses.json (the pause history of every gcfuzz run: its last 256 stop-the-world pauses,
+which the programs print when BENCH_PAUSES is set, as ci/bench does) and bench/out/report.html:
+one self-contained page (inline SVG, open it offline) with per benchmark the medians, the ratios
+as bars (wall time and peak RSS, a dashed line at 1) and the pause-time distribution of each
+gcfuzz backend (a histogram, p50/p90/p99/max).
 Exit status: 0 when every build and run succeeded and every benchmark's checks passed.
 """
 
@@ -82,6 +92,7 @@ def parse_args(argv):
   p.add_argument("--rounds", default="3")
   p.add_argument("--only")
   p.add_argument("--against")
+  p.add_argument("--report", nargs="?", const=OUT, metavar="DIR")
   a = p.parse(argv)
   a.rounds = cli.decimal(a.rounds, "--rounds", minimum=1)
   a.benches, a.rows = list(BENCHES), list(ROW_PROGRAMS)
@@ -130,6 +141,38 @@ def row_of(line):
           "wall_s": r["wall_s"], "peak_mib": r.get("peak_mib")}
 
 
+def pauses_of(text):
+  """(cycles, [pause ns]) of the last `PAUSES cycles=N ns=P1,P2,...` line a gcfuzz benchmark
+  prints on stderr with BENCH_PAUSES set (bench/backend_gcfuzz.h), or None."""
+  found = None
+  for line in text.splitlines():
+    if line.startswith("PAUSES "):
+      fields = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+      try:
+        found = (int(fields.get("cycles", "0")),
+                 [int(p) for p in fields.get("ns", "").split(",") if p])
+      except ValueError:
+        found = None
+  return found
+
+
+def report_ratios(rows):
+  """The ratios the page draws: RATIOS, and gcfuzz/gcfuzz@REV for each --against backend."""
+  against = sorted({r["backend"] for r in rows if "@" in r["backend"]})
+  return list(RATIOS) + ["%s/%s" % (b.split("@")[0], b) for b in against]
+
+
+def write_report(outdir):
+  try:
+    rows = report_html.load_json(os.path.join(outdir, "results.json"), [])
+    path = report_html.write_bench(outdir, report_ratios(rows if isinstance(rows, list) else []))
+  except (OSError, ValueError) as e:
+    print("%s: warning: report.html not written: %s" % (PROG, e), file=sys.stderr)
+    return False
+  print("report: %s" % path)
+  return True
+
+
 def ratio(a, b):
   return None if a is None or b is None or b == 0 else a / b
 
@@ -176,6 +219,7 @@ class Bench:
     self.rows = []
     self.ratios = list(RATIOS)
     self.programs = {}  # backend: {bench: program path}
+    self.pauses = []    # pauses.json's runs
 
   def size(self, bench):
     return BENCHES[bench][2] if self.a.quick else BENCHES[bench][1]
@@ -264,10 +308,15 @@ class Bench:
           n += 1
           log = os.path.join(self.logs, "%s-%s-%s-r%d" % (bench, be, sz, rnd))
           with open(log + ".out", "w") as out, open(log + ".err", "w") as err:
-            rc, _ = procs.run([self.programs[be][bench], str(sz)], stdout=out, stderr=err)
+            rc, _ = procs.run([self.programs[be][bench], str(sz)], stdout=out, stderr=err,
+                              env=dict(os.environ, BENCH_PAUSES="1"))
           with open(log + ".err", errors="replace") as f:
             err_text = f.read()
           wall, peak = bench_line(err_text)
+          pauses = pauses_of(err_text)
+          if pauses is not None:
+            self.pauses.append({"bench": bench, "size": str(sz), "backend": be, "round": rnd,
+                                "cycles": pauses[0], "pauses_ns": pauses[1]})
           runs_tsv.write("%s\t%s\t%s\t%d\t%s\t%s\t%d\n" % (bench, sz, be, rnd, wall or "",
                                                            peak or "", rc))
           head = "[%*d/%d] %-13s %-3s %-8s round %d/%d" % (width, n, total, bench, sz, be, rnd,
@@ -353,8 +402,10 @@ class Bench:
           print("\n".join("  " + l for l in f.read().splitlines()))
     jsonout.write(os.path.join(OUT, "results.json"),
                   [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows])
+    jsonout.write(os.path.join(OUT, "pauses.json"), {"runs": self.pauses})
     print()
     print("results: %s/results.json  runs: %s/runs.tsv  logs: %s/logs/" % (OUT, OUT, OUT))
+    write_report(OUT)
     if self.failures:
       print("%s: %d failure(s) (builds or runs), see above" % (PROG, self.failures),
             file=sys.stderr)
@@ -366,6 +417,8 @@ def main(argv):
   a = parse_args(argv)
   procs.install_signal_handlers()
   os.chdir(paths.ROOT)
+  if a.report is not None:
+    return 0 if write_report(a.report) else 2
 
   def body():
     tools.ensure("bench", PROG, os.path.join(OUT, "logs", "apt.log"))

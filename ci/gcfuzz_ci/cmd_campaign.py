@@ -11,7 +11,8 @@ import sys
 import tempfile
 import time
 
-from . import bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, tools, verdict
+from . import (bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, report_html, tools,
+               verdict)
 
 PROG = "ci/campaign"
 
@@ -29,6 +30,7 @@ ThreadSanitizer, which finds data races.
   ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
   ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
+  ci/campaign --report [DIR]   (re)write DIR/report.html from DIR's files, no fuzzing
 
 What a campaign does, per target:
   1. builds the target's fuzzer (//fuzz/targets:<target>_fuzzer) with --config=fuzz (libFuzzer
@@ -58,7 +60,8 @@ What a campaign does, per target:
      in crashes/ as unreproduced (not moved to fixed/; tried again whenever a campaign saves it
      again), listed with the command to retry it, and fails the campaign all the same: TSan
      saw the race once.
-Then a summary table, also written as <workdir>/summary.json:
+Then a summary table, also written as <workdir>/summary.json, and the page
+<workdir>/report.html (below, --report):
   {"interrupted": false, "targets": [{"name": "graph", "seconds": 60, "execs": N,
    "exec_per_s": N, "coverage": N, "corpus": N, "crashes": N, "keys": ["..."]}]}
 ("crashes" counts the distinct crashes this campaign found, by key; a schedule-tsan row also
@@ -94,13 +97,22 @@ Options:
                        <workdir>/throughput.json. The measure behind the throughput figures of
                        bench/MEASUREMENTS.md; run it on an otherwise idle machine
   --core N             with --throughput: the core to pin to (default: the last one)
+  --report [DIR]       no fuzzing: (re)write DIR/report.html (DIR: --workdir's) from what a
+                       campaign left there: one self-contained page (inline SVG and CSS; open it
+                       in any browser, offline) with the summary table, per target the curves
+                       of coverage, exec/s and corpus size over time (the samples of
+                       <target>/progress.json, recorded as the campaign runs), and each crash's
+                       key, verdict, report, minimized program and the neighbourhood of the
+                       violation drawn by Graphviz (crashes/min-<key>.out, .txt, .dot). A
+                       campaign writes it at its end, an interrupted one too
   --no-install         do not try to install missing tools
   -h, --help           this text
 
 The targets are names: graph roots schedule schedule-tsan (each at most once).
 
-First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap)
-with apt-get, as root or through sudo; a second run finds them and installs nothing.
+First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap,
+graphviz; --report: graphviz only) with apt-get, as root or through sudo; a second run finds
+them and installs nothing.
 
 GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
 
@@ -141,12 +153,15 @@ def parse_args(argv):
   mode = p.add_mutually_exclusive_group()
   for m in ("export", "coverage", "tsan", "throughput"):
     mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
+  mode.add_argument("--report", nargs="?", const="", metavar="DIR")
   p.add_argument("--core")
   p.add_argument("--with-tests", action="store_true")
   p.add_argument("--no-install", action="store_true")
   p.add_argument("targets", nargs="*")
   a = p.parse(argv)
   a.mode = a.mode or "campaign"
+  if a.report is not None:
+    a.mode, a.workdir = "report", a.report or a.workdir
   a.time = cli.decimal(a.time, "--time", minimum=1)
   a.minimize_time = cli.decimal(a.minimize_time, "--minimize-time")
   cores = nproc()
@@ -250,22 +265,27 @@ class Campaign:
       p = procs.spawn(cmd, stdout=lf, stderr=subprocess.STDOUT)
     last_print = start
     fuzzers = procs.children(p)
+    progress = report_html.Progress(os.path.join(d, "progress.json"), t, secs)
     try:
       while p.poll() is None:
         time.sleep(1)
         self.update_row(row, log, corpus, start, before, crashes)
+        progress.add(row)
         if time.monotonic() - last_print >= PROGRESS_EVERY_S:
           last_print = time.monotonic()
           print(progress_line(t, row), flush=True)
     finally:
       procs.kill(p)
+      # The last figures, in the row and as the last sample (an interrupt's too).
+      self.update_row(row, log, corpus, start, before, crashes)
+      progress.add(row)
+      progress.flush()
       # Fork mode keeps its jobs' corpora in a temporary directory named by its pid, which it
       # removes only when it ends by itself.
       for pid in fuzzers:
         shutil.rmtree(os.path.join(tempfile.gettempdir(), "libFuzzerTemp.FuzzWithFork%d.dir"
                                    % pid), ignore_errors=True)
     rc = p.returncode
-    self.update_row(row, log, corpus, start, before, crashes)
     with open(log, errors="replace") as f:
       text = f.read()
     if libfuzzer.last_stats(text) is None:
@@ -478,9 +498,14 @@ class Triage:
     print("==== crash %d/%d [%s] %s" % (n, total, self.t, key))
     if note:
       print("(%s)" % note)
-    with tempfile.TemporaryFile("w+") as f:
+    # The replay's report and the first violation's neighbourhood stay beside the input, for
+    # the page (report_html).
+    if os.path.exists(minimized + ".dot"):
+      os.unlink(minimized + ".dot")
+    with open(minimized + ".out", "w+") as f:
       procs.run([replay, "--target", self.programs, "--quiet"] + free + ["--bytes", minimized],
-                timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT)
+                timeout_s=REPRODUCE_TIMEOUT_S, stdout=f, stderr=subprocess.STDOUT,
+                env=dict(os.environ, GCFUZZ_VERIFY_DOT=minimized + ".dot"))
       f.seek(0)
       lines = f.read().splitlines()
     print("\n".join(lines[:40]))
@@ -522,10 +547,12 @@ def mode_campaign(c):
   except procs.Interrupted as e:
     procs.kill_all()
     write_summary(c.w, rows, interrupted=True)
+    write_report(c.w)
     print("%s: interrupted (%s); the summary holds the figures so far" % (PROG, e),
           file=sys.stderr)
     return 2
   write_summary(c.w, rows, interrupted=False)
+  write_report(c.w)
   if any_crash:
     print("%s: CRASHES found (saved under %s/<target>/crashes/); to keep one as a regression, "
           "copy its min-*.txt to corpus/regressions/ (see corpus/README.md)"
@@ -533,6 +560,22 @@ def mode_campaign(c):
     return 1
   print("%s: no crash" % PROG)
   return 0
+
+
+def write_report(w, what="warning: "):
+  """The page; a campaign's figures stand without it, so a page that cannot be written is a
+  warning there (ci/campaign --report says why and fails)."""
+  try:
+    print("report.html: %s" % report_html.write_campaign(w, shutil.which("dot")), flush=True)
+  except (OSError, ValueError) as e:
+    print("%s: %sreport.html not written: %s" % (PROG, what, e), file=sys.stderr)
+    return False
+  return True
+
+
+def mode_report(c):
+  """The page alone, from what a campaign left in the work directory."""
+  return 0 if write_report(c.w, what="") else 2
 
 
 def mode_export(c):
@@ -792,7 +835,7 @@ def mode_throughput(c):
 
 
 MODES = {"campaign": mode_campaign, "export": mode_export, "coverage": mode_coverage,
-         "tsan": mode_tsan, "throughput": mode_throughput}
+         "tsan": mode_tsan, "throughput": mode_throughput, "report": mode_report}
 
 
 def main(argv):
@@ -813,8 +856,10 @@ def main(argv):
   os.makedirs(c.logdir, exist_ok=True)
 
   def body():
-    tools.ensure("campaign", PROG, os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
-    tools.mmap_warning(PROG)
+    tools.ensure("report" if a.mode == "report" else "campaign", PROG,
+                 os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
+    if a.mode != "report":
+      tools.mmap_warning(PROG)
     return MODES[a.mode](c)
 
   return cli.guarded(PROG, body)

@@ -16,7 +16,13 @@ Usage: ci/test [--config NAME]... [--help]
 Runs gcfuzz's tests, once per configuration:
 
   ci        the ci program's own tests (python3 -m unittest, ci/gcfuzz_ci/tests); each
-            test case counts
+            test case counts. Among them, test_browser: the report pages (ci/campaign's
+            report.html, ci/bench's) written from the fixed work directories in
+            ci/testdata/report/ and opened in headless Chromium (no console error, the
+            script ran, the SVG charts in the DOM, a screenshot that is not blank, kept
+            in .gcfuzz-work/logs/browser/), and a broken page and a blank one, which
+            must fail the same check; this configuration installs chromium and graphviz
+            for it first
   format    clang-format --dry-run --Werror over every tracked *.c and *.h outside
             third_party/ (.clang-format at the root); counts as one test
   default   bazel test //...                      (builds every target)
@@ -33,7 +39,8 @@ Options:
   -h, --help      show this text.
 
 First installs what is missing with apt-get (clang, libclang-rt-14-dev, llvm,
-bazel-bootstrap, zip, clang-format, git, patch, python3-yaml), as root or through sudo.
+bazel-bootstrap, zip, clang-format, git, patch, python3-yaml; chromium and graphviz when
+the ci configuration runs), as root or through sudo.
 GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
 
 Output: one line per configuration, then a last line `N passed, M failed`
@@ -80,9 +87,16 @@ def run_selftest(res, logdir):
   log = os.path.join(logdir, "test-ci.log")
   if os.path.exists(out):
     os.unlink(out)
+  # The browser tests need Chromium and Graphviz; here they must run (elsewhere, without
+  # Chromium, they are skipped).
+  try:
+    tools.ensure("browser", PROG, os.path.join(logdir, "apt-browser.log"))
+  except tools.ToolError as e:
+    print("%s: %s (the browser tests will fail)" % (PROG, e), file=sys.stderr)
+  env = dict(os.environ, GCFUZZ_BROWSER_TESTS="required")
   with open(log, "w") as f:
     rc = subprocess.run([sys.executable, "-m", "gcfuzz_ci.selftest", out], cwd=paths.CI,
-                        stdout=f, stderr=subprocess.STDOUT).returncode
+                        stdout=f, stderr=subprocess.STDOUT, env=env).returncode
   try:
     with open(out) as f:
       counts = json.load(f)

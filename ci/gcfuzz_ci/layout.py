@@ -94,3 +94,8 @@ def label(path):
 
 def current():
   return Layout("split")
+
+
+# The fixed work directories ci/test's browser configuration draws its pages from (browser.py):
+# a campaign's (campaign/) and ci/bench's output directory (bench/).
+REPORT_FIXTURES = "ci/testdata/report"

@@ -27,8 +27,12 @@ NEEDS = {
                     ("command", "git", "git"), ("command", "patch", "patch"),
                     ("module", "yaml", "python3-yaml")),
     # llvm-profdata-14 and llvm-cov-14: --coverage.
+    # graphviz: the report page draws each violation's neighbourhood with dot -Tsvg.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
-                        ("command", "llvm-cov-14", "llvm-14")),
+                        ("command", "llvm-cov-14", "llvm-14"), ("command", "dot", "graphviz")),
+    "report": (("command", "dot", "graphviz"),),
+    # ci/test's ci configuration: the report pages opened in headless Chromium (test_browser).
+    "browser": (("command", "chromium", "chromium"), ("command", "dot", "graphviz")),
     # git: which files of the working tree are the tree under test (tracked and untracked).
     "mutants": BASE + (("command", "patch", "patch"), ("command", "git", "git")),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),

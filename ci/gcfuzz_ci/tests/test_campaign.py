@@ -131,6 +131,16 @@ class TriageTest(FakeCampaign):
     with open(os.path.join(self.crashes, "min-bugaa.x-reach.txt")) as f:
       self.assertIn("# graph: bugaa.x@reach", f.read())
 
+  def test_the_replay_of_a_minimized_input_is_kept_for_the_page(self):
+    # The replay tool writes the neighbourhood where GCFUZZ_VERIFY_DOT says.
+    fakes.script(self.c.replay, fakes.REPLAY + 'echo "digraph g {}" >"$GCFUZZ_VERIFY_DOT"\n')
+    self.crash_file("crash-1", "bugaa")
+    self.triage(["crash-1"])
+    with open(os.path.join(self.crashes, "min-bugaa.x-reach.out")) as f:
+      self.assertIn("op 2 collect full", f.read())
+    with open(os.path.join(self.crashes, "min-bugaa.x-reach.dot")) as f:
+      self.assertEqual(f.read(), "digraph g {}\n")
+
 
 class TsanTriageTest(FakeCampaign):
   """schedule-tsan's crashes are races: reproducing one may take several runs."""
@@ -283,6 +293,10 @@ class InterruptTest(FakeCampaign):
     self.assertTrue(s["interrupted"])
     self.assertEqual([t["name"] for t in s["targets"]], ["graph"])
     self.assertIn("INTERRUPTED", out.getvalue())
+    # The page too, with the samples recorded so far.
+    self.assertTrue(os.path.isfile(os.path.join(self.w, "report.html")))
+    with open(os.path.join(self.w, "graph", "progress.json")) as f:
+      self.assertTrue(json.load(f)["samples"])
     self.assertTrue(wait_dead(int(read(pid_file))))
 
 

@@ -44,7 +44,11 @@ class MissingTest(unittest.TestCase):
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "zip",
                       "clang-format", "git", "patch", "python3-yaml"])
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
-                     ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14"])
+                     ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14",
+                      "graphviz"])
+    self.assertEqual(tools.missing("report", nothing_installed, lambda p: False), ["graphviz"])
+    self.assertEqual(tools.missing("browser", nothing_installed, lambda p: False),
+                     ["chromium", "graphviz"])
     # The zoo copies the working tree by asking git which files it has (a fresh Debian 12
     # container has no git).
     self.assertEqual(tools.missing("mutants", nothing_installed, lambda p: False)[-2:],
