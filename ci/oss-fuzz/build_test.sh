@@ -17,8 +17,9 @@
 # a libFuzzingEngine.a). Then each target, its seed corpus zip, dictionary and options are in
 # $OUT, and each target runs 1,000 inputs from its seeds clean with halt_on_error=1 for every
 # sanitizer: libFuzzer `-runs=1000 -seed=1` over the unzipped seeds with the target's options;
-# afl: the driver binary over every seed file, then afl-fuzz for 1,000 executions (-E 1000,
-# -s 1) from the seeds with the dictionary, no crash and no hang allowed.
+# afl: the driver binary on every seed (stdin; file arguments too, but under MSan: see run_afl),
+# then afl-fuzz for 1,000 executions (-E 1000, -s 1) from the seeds with the dictionary, no
+# crash and no hang allowed.
 #
 # UBSAN_OPTIONS is halt_on_error=1 and NOT the image's silence_unsigned_overflow=1: OSS-Fuzz's
 # UBSan set includes unsigned-integer-overflow, and a target must not report one at all.
@@ -205,9 +206,20 @@ run_libfuzzer() { # CELL OUT NAME SEEDS N
 }
 
 run_afl() { # CELL OUT NAME SEEDS CELLDIR
-  local cell="$1" OUT="$2" name="$3" seeds="$4" log="$2/run-$3.log" out="$5/afl-$3"
-  # The driver binary alone over every seed file, as a reproducer runs a test case.
-  if ! (cd "$OUT" && "./$name" "$seeds"/*) >"$log" 2>&1; then
+  local cell="$1" OUT="$2" name="$3" seeds="$4" log="$2/run-$3.log" out="$5/afl-$3" s
+  # The driver binary alone on every seed: on its stdin (as afl-fuzz feeds it without shared
+  # memory), and, but under MSan, as file arguments (as a reproducer runs a test case). AFL++'s
+  # driver reads file arguments with a raw read syscall, which MSan does not see: every byte
+  # would look uninitialized, a report of the driver's, not of gcfuzz's.
+  : >"$log"
+  for s in "$seeds"/*; do
+    if ! (cd "$OUT" && "./$name" <"$s") >>"$log" 2>&1; then
+      tail -n 30 "$log"
+      fail "$cell: $name did not run seed $(basename "$s") from stdin cleanly"
+      return 1
+    fi
+  done
+  if [ "${cell#*:}" != memory ] && ! (cd "$OUT" && "./$name" "$seeds"/*) >>"$log" 2>&1; then
     tail -n 30 "$log"
     fail "$cell: $name did not run its seed files cleanly"
     return 1
