@@ -179,7 +179,7 @@ static gc_value alloc_misuse(gc_domain *d, size_t wsize, unsigned tag) {
 }
 
 gc_value gc_alloc(gc_domain *d, size_t wsize, unsigned tag) {
-  if (__builtin_expect(wsize - 1 >= GC_MAX_WSIZE, 0)) return alloc_misuse(d, wsize, tag);
+  if (__builtin_expect(wsize == 0 || wsize > GC_MAX_WSIZE, 0)) return alloc_misuse(d, wsize, tag);
   if (__builtin_expect(tag > GC_TAG_SCAN_MAX && tag != GC_TAG_RAW, 0)) {
     return alloc_misuse(d, wsize, tag);
   }

@@ -8,7 +8,7 @@
 
 enum { KEY_EMPTY = 0, KEY_DELETED = 1 };
 
-static size_t hash_pool(uintptr_t key, size_t capacity) {
+static GC_WRAPS size_t hash_pool(uintptr_t key, size_t capacity) {
   /* Pools are GC_POOL_BSIZE-aligned: drop the zero bits, then spread with a Fibonacci multiply. */
   uint64_t h = (uint64_t)(key / GC_POOL_BSIZE) * 0x9E3779B97F4A7C15ull;
   return (size_t)(h >> 32) & (capacity - 1);

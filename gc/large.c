@@ -46,7 +46,7 @@ size_t gc_large_sweep_one(gc_domain *d) {
     d->freed_words += whsize;
     gc_large_index_invalidate(d->heap);
     gc_heap_account_bytes(d->heap, -(intptr_t)gc_bsize_wsize(whsize + GC_LARGE_HEADER_WSIZE));
-    gc_atomic_fetch_add(&d->heap->large_words, -(uintptr_t)(whsize + GC_LARGE_HEADER_WSIZE));
+    gc_atomic_fetch_sub(&d->heap->large_words, whsize + GC_LARGE_HEADER_WSIZE);
     /* This heap may still hold a stale pointer to it: ASan reports such a use with the stack
      * that freed it. */
     free(a);

@@ -44,6 +44,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Arithmetic meant to wrap. Unsigned arithmetic in gc/, invariants/ and fuzz/ is meant never to
+ * wrap, except in hashing and pseudo-random mixing (FNV-1a, Fibonacci hashing, splitmix64),
+ * which is arithmetic modulo 2^64 on purpose: such code sits in a small function marked
+ * GC_WRAPS, and nowhere else. UBSan's unsigned-integer-overflow check (in OSS-Fuzz's UBSan set,
+ * where one report stops the run) then skips exactly those functions and still sees every
+ * other unsigned wrap, which is a bug (a count gone below zero, a size overflowing). */
+#define GC_WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+
+/* One FNV-1a step: the hash of `hash`'s input followed by `value`. The offset basis: */
+#define GC_FNV1A_BASIS 0xcbf29ce484222325ull
+static inline GC_WRAPS uint64_t gc_fnv1a(uint64_t hash, uint64_t value) {
+  return (hash ^ value) * 0x100000001b3ull;
+}
+
 typedef enum gc_plat_point {
   GC_PLAT_LOCK,      /* about to take a mutex (object: the mutex) */
   GC_PLAT_UNLOCK,    /* just released a mutex (object: the mutex) */
@@ -155,6 +169,11 @@ static inline uintptr_t gc_safepoint_load(const uintptr_t *flag, const void *dom
 static inline uintptr_t gc_atomic_fetch_add(uintptr_t *p, uintptr_t v) {
   gc_plat_point_reached(GC_PLAT_ATOMIC, p);
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+/* The same, subtracting `v`: a counter going down, without negating `v` (which wraps). */
+static inline uintptr_t gc_atomic_fetch_sub(uintptr_t *p, uintptr_t v) {
+  gc_plat_point_reached(GC_PLAT_ATOMIC, p);
+  return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);
 }
 /* Returns 1 and stores `desired` if *p == expected; 0 otherwise. Sequentially consistent whether
  * it succeeds or not (a failed one is a seq_cst load): the winner of a race for a transition

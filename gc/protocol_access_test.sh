@@ -56,7 +56,7 @@ stw.c:gc_stw_begin:domain_count               stw_lock held
 stw.c:gc_stw_end:domain_count                 stw_lock held
 '
 
-POINT_FORMS='(gc_atomic_(load|store|cas|fetch_add)|gc_safepoint_load)[(]&'
+POINT_FORMS='(gc_atomic_(load|store|cas|fetch_add|fetch_sub)|gc_safepoint_load)[(]&'
 GUARDED_FORMS='GC_GUARDED_(LOAD|STORE)[(]'
 
 # check FILE...: prints each bypass as file:line: function: word: text; exit 1 if any.

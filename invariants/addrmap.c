@@ -51,10 +51,12 @@ int gc_addrmap_reset(gc_addrmap *m, size_t expected) {
   size_t needed = buckets_for(m->count > expected ? m->count : expected);
   if (m->buckets != NULL && m->mask + 1 >= n && m->mask + 1 <= SHRINK_FACTOR * needed) {
     m->count = 0;
-    m->epoch += EPOCH_ONE;
-    if (m->epoch == 0) { /* wrapped: entries of epoch 1 would come back to life */
+    if (m->epoch > UINT64_MAX - EPOCH_ONE) { /* the last epoch: the next would be 0, and
+                                               * after it entries of epoch 1 would come back */
       memset(m->buckets, 0, (m->mask + 1) * sizeof *m->buckets);
       m->epoch = EPOCH_ONE;
+    } else {
+      m->epoch += EPOCH_ONE;
     }
     return 1;
   }
@@ -113,6 +115,12 @@ int gc_addrmap_put(gc_addrmap *m, uintptr_t key, uint64_t value) {
   return gc_addrmap_add(m, key, value) >= 0;
 }
 
+/* How far bucket `to` is past bucket `from` around the ring of mask + 1 buckets (modulo 2^64,
+ * then masked: `to` may be below `from`). */
+static inline GC_WRAPS size_t ring_distance(size_t from, size_t to, size_t mask) {
+  return (to - from) & mask;
+}
+
 int gc_addrmap_remove(gc_addrmap *m, uintptr_t key) {
   if (m->buckets == NULL || key == 0) return 0;
   gc_addrmap_entry *hole = gc_addrmap_probe(m, key);
@@ -126,7 +134,7 @@ int gc_addrmap_remove(gc_addrmap *m, uintptr_t key) {
     gc_addrmap_entry *e = &m->buckets[j];
     if (!gc_addrmap_live(m, e)) break;
     size_t home = gc_addrmap_home(m, e->key);
-    if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+    if (ring_distance(home, j, m->mask) >= ring_distance(i, j, m->mask)) {
       m->buckets[i] = *e;
       i = j;
     }

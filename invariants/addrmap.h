@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gc/platform.h" /* GC_WRAPS */
 #include "gc/pool_layout.h"
 
 #define GC_ADDRMAP_VALUE_BITS 48
@@ -78,7 +79,7 @@ _Static_assert(((size_t)1 << GC_ADDRMAP_POOL_SHIFT) == GC_POOL_BSIZE, "pool shif
 
 /* Home bucket: a scrambled pool number (Fibonacci hashing, top bits) plus the word offset inside
  * the pool, so one pool's blocks occupy consecutive buckets. */
-static inline size_t gc_addrmap_home(const gc_addrmap *m, uintptr_t key) {
+static inline GC_WRAPS size_t gc_addrmap_home(const gc_addrmap *m, uintptr_t key) {
   uint64_t pool_hash =
       ((uint64_t)(key >> GC_ADDRMAP_POOL_SHIFT) * 0x9e3779b97f4a7c15ull) >> m->shift;
   size_t word_in_pool = (key & (GC_POOL_BSIZE - 1)) >> 3;

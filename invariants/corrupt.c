@@ -572,7 +572,9 @@ static gc_header *unmarked_block(gc_corruption *c) {
   if (n == 0) return NULL;
   size_t k = (size_t)c->n % n;
   for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
-    if (*hp != 0 && gc_hd_colour(*hp) == unmarked && k-- == 0) return hp;
+    if (*hp == 0 || gc_hd_colour(*hp) != unmarked) continue;
+    if (k == 0) return hp;
+    k--;
   }
   return NULL;
 }

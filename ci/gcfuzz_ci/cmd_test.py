@@ -5,10 +5,10 @@ import subprocess
 import sys
 import time
 
-from . import bazel, cli, fmt, paths, procs, tools
+from . import bazel, cli, fmt, layout, paths, procs, tools
 
 PROG = "ci/test"
-ALL_CONFIGS = ("ci", "format", "default", "asan", "msan", "tsan")
+ALL_CONFIGS = ("ci", "format", "default", "asan", "msan", "tsan", "oss-fuzz")
 
 USAGE = """\
 Usage: ci/test [--config NAME]... [--help]
@@ -30,17 +30,20 @@ Runs gcfuzz's tests, once per configuration:
   msan      bazel test --config=msan //...        MemorySanitizer
   tsan      bazel test --config=tsan //...        ThreadSanitizer, only tests
                                                   tagged "tsan"
+  oss-fuzz  bazel test //ci/oss-fuzz:contract_test
+                                                  ci/oss-fuzz/build.sh built and run as
+                                                  OSS-Fuzz does, every engine x sanitizer
 
 Sanitizer configurations build only test targets and their dependencies.
 
 Options:
-  --config NAME   run only this configuration (ci, format, default, asan, msan, tsan);
-                  repeatable. Without it, all six run.
+  --config NAME   run only this configuration (ci, format, default, asan, msan, tsan,
+                  oss-fuzz); repeatable. Without it, all seven run.
   -h, --help      show this text.
 
 First installs what is missing with apt-get (clang, libclang-rt-14-dev, llvm,
-bazel-bootstrap, zip, clang-format, git, patch, python3-yaml; chromium and graphviz when
-the ci configuration runs), as root or through sudo.
+bazel-bootstrap, zip, afl++, clang-format, git, patch, python3-yaml; chromium and graphviz
+when the ci configuration runs), as root or through sudo.
 GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
 
 Output: one line per configuration, then a last line `N passed, M failed`
@@ -169,8 +172,10 @@ def run_bazel_config(res, logdir):
       res.skipped, res.note = True, 'no test target is tagged "tsan" yet'
       return
     args += ["--config=tsan", "--test_tag_filters=tsan", "--build_tests_only"]
-  print("ci/test: %s: bazel %s //..." % (name, " ".join(args)), flush=True)
-  rc = bazel.run(args + ["//..."], log, cwd=paths.ROOT)
+  # oss-fuzz: the full contract matrix, a manual target (the fast part of it is in //...).
+  targets = [layout.label(layout.OSS_FUZZ_CONTRACT_TEST)] if name == "oss-fuzz" else ["//..."]
+  print("ci/test: %s: bazel %s %s" % (name, " ".join(args), " ".join(targets)), flush=True)
+  rc = bazel.run(args + targets, log, cwd=paths.ROOT)
   with open(log, errors="replace") as f:
     text = f.read()
   summary = bazel.test_summary(text)

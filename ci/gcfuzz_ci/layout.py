@@ -26,6 +26,10 @@ DEFAULT_TARGETS = PROGRAM_TARGETS
 # The build of every program target (.bazelrc): libFuzzer + ASan/UBSan.
 FUZZ_CONFIG = "fuzz"
 
+# ci/oss-fuzz/build.sh's whole contract matrix (every engine x sanitizer; a manual target, run
+# by ci/test --config oss-fuzz; its fast part is //ci/oss-fuzz:build_test, in //...).
+OSS_FUZZ_CONTRACT_TEST = "ci/oss-fuzz/contract_test"
+
 
 def programs_of(target):
   """The target whose programs `target` runs: its corpus/, options, dictionary, and the replay

@@ -20,12 +20,13 @@ BASE = (
 
 NEEDS = {
     # zip: ci/oss-fuzz/build.sh packs each target's seed corpus (//ci/oss-fuzz:build_test);
-    # clang-format and git (which files are tracked): the format check; patch: the ci
-    # program's test that every mutant of the zoo still applies to the tree; PyYAML (Debian's
+    # afl-clang-fast (afl++: it and the AFL++ driver libAFLDriver.a): the OSS-Fuzz contract's
+    # afl builds; clang-format and git (which files are tracked): the format check; patch: the
+    # ci program's test that every mutant of the zoo still applies to the tree; PyYAML (Debian's
     # python3-yaml): its test that the GitHub workflows parse and run only the tree's commands.
-    "test": BASE + (("command", "zip", "zip"), ("command", "clang-format", "clang-format"),
-                    ("command", "git", "git"), ("command", "patch", "patch"),
-                    ("module", "yaml", "python3-yaml")),
+    "test": BASE + (("command", "zip", "zip"), ("command", "afl-clang-fast", "afl++"),
+                    ("command", "clang-format", "clang-format"), ("command", "git", "git"),
+                    ("command", "patch", "patch"), ("module", "yaml", "python3-yaml")),
     # llvm-profdata-14 and llvm-cov-14: --coverage.
     # graphviz: the report page draws each violation's neighbourhood with dot -Tsvg.
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),

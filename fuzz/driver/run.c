@@ -300,7 +300,7 @@ static void final_checks(driver *d) {
                             stats.mark_overflows, stats.domains};
   res->stats_hash = 1469598103934665603ull;
   for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
-    res->stats_hash = (res->stats_hash ^ shape[i]) * 1099511628211ull;
+    res->stats_hash = gc_fnv1a(res->stats_hash, shape[i]);
   }
   drv_count_pass_runs(d);
 }

@@ -260,13 +260,18 @@ static void op_unfin(driver *d, mutator *m, int s) {
                    GC_ERR_NO_FINALIZER, "gc_finalizer_clear(a block without a finalizer set)");
 }
 
+/* `base` moved by a signed byte offset, modulo 2^64: the word may point anywhere, or nowhere. */
+static GC_WRAPS uintptr_t word_at(uintptr_t base, intptr_t offset) {
+  return base + (uintptr_t)offset;
+}
+
 static void op_range(driver *d, mutator *m, fuzz_arg word, int s, fuzz_arg offset) {
   gc_model_id obj = slot_obj(d, m, s);
   uintptr_t w = 0;
   if (obj != GC_MODEL_NONE) {
     uintptr_t base = gc_model_value(d->model, obj);
     if (offset.a == FUZZ_FROM_END) base += gc_model_wsize(d->model, obj) * sizeof(gc_value);
-    w = base + (uintptr_t)(intptr_t)offset.b;
+    w = word_at(base, (intptr_t)offset.b);
   }
   gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
 }

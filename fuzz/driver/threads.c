@@ -152,7 +152,7 @@ static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_
   }
   /* Default: PCT seeded by the program itself, so every mutation of it is a new schedule. */
   uint64_t hash = 1469598103934665603ull;
-  for (size_t i = 0; i < size; i++) hash = (hash ^ data[i]) * 1099511628211ull;
+  for (size_t i = 0; i < size; i++) hash = gc_fnv1a(hash, data[i]);
   *cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_PCT, .seed = hash, .depth = 3};
   int pct_seen = 0;
   size_t choice_bytes = 0;

@@ -106,7 +106,7 @@ static int run_active;
 
 /* ---- Small helpers ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
+static GC_WRAPS uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -325,7 +325,7 @@ fuzz_sched *fuzz_sched_create(const fuzz_sched_config *cfg) {
     return NULL;
   }
   sem_init(&s->done, 0, 0);
-  s->hash = 0xcbf29ce484222325ull; /* FNV-1a offset basis */
+  s->hash = GC_FNV1A_BASIS;
 
   /* PCT: initial priorities are a random permutation of depth .. depth+MAX-1, all above every
    * change-point label 1 .. depth-1; thread i gets entry i whenever it is spawned. */
@@ -392,9 +392,7 @@ static void record(fuzz_sched *s, int thread, int kind, const void *object) {
   e->object = object;
   e->thread = (uint8_t)thread;
   e->kind = (uint8_t)kind;
-  const uint64_t prime = 0x100000001b3ull;
-  s->hash = (s->hash ^ (uint64_t)thread) * prime;
-  s->hash = (s->hash ^ (uint64_t)kind) * prime;
+  s->hash = gc_fnv1a(gc_fnv1a(s->hash, (uint64_t)thread), (uint64_t)kind);
 }
 
 static int preemptions_allowed(const fuzz_sched *s) {

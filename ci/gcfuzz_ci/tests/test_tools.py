@@ -25,6 +25,11 @@ class MissingTest(unittest.TestCase):
     self.assertEqual(tools.missing("test", everything_but_zip, lambda p: True, imports_all),
                      ["zip"])
 
+  def test_ci_test_installs_afl(self):
+    # The OSS-Fuzz contract's afl builds need afl-clang-fast and the AFL++ driver (afl++).
+    only_afl = lambda t: None if t == "afl-clang-fast" else "/usr/bin/" + t
+    self.assertEqual(tools.missing("test", only_afl, lambda p: True), ["afl++"])
+
   def test_ci_test_installs_clang_format(self):
     only_clang_format = lambda t: None if t == "clang-format" else "/usr/bin/" + t
     self.assertEqual(tools.missing("test", only_clang_format, lambda p: True, imports_all),
@@ -42,7 +47,7 @@ class MissingTest(unittest.TestCase):
   def test_fresh_machine(self):
     self.assertEqual(tools.missing("test", nothing_installed, lambda p: False, lambda m: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "zip",
-                      "clang-format", "git", "patch", "python3-yaml"])
+                      "afl++", "clang-format", "git", "patch", "python3-yaml"])
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14",
                       "graphviz"])
