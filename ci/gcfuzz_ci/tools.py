@@ -26,6 +26,10 @@ NEEDS = {
     "campaign": BASE + (("command", "llvm-profdata-14", "llvm-14"),
                         ("command", "llvm-cov-14", "llvm-14")),
     "mutants": BASE + (("command", "patch", "patch"),),
+    # ci/campaign --engine afl: afl-fuzz, and the runtime and driver --config=afl links.
+    "campaign-afl": BASE + (("command", "llvm-profdata-14", "llvm-14"),
+                            ("command", "llvm-cov-14", "llvm-14"), ("command", "afl-fuzz", "afl++"),
+                            ("package", "afl++", "afl++")),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),
               ("package", "libgc-dev", "libgc-dev")),
 }

@@ -31,6 +31,9 @@ class MissingTest(unittest.TestCase):
     self.assertEqual(tools.missing("campaign", nothing_installed, lambda p: False),
                      ["clang", "libclang-rt-14-dev", "llvm", "bazel-bootstrap", "llvm-14"])
     self.assertIn("patch", tools.missing("mutants", nothing_installed, lambda p: False))
+    # ci/campaign --engine afl: afl-fuzz and the runtime --config=afl links, one package.
+    self.assertEqual(tools.missing("campaign-afl", nothing_installed, lambda p: False)[-1:],
+                     ["afl++"])
     self.assertIn("libgc-dev", tools.missing("bench", nothing_installed, lambda p: False))
 
   def test_nothing_missing_installs_nothing(self):
