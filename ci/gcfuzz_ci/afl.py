@@ -15,6 +15,7 @@ by the campaign's own Triage with the libFuzzer build of the same target, which 
 bytes: the keys, the minimized inputs and summary.json are those of a libFuzzer campaign.
 """
 import hashlib
+import math
 import os
 import shutil
 import socket
@@ -127,7 +128,8 @@ def combine(stats):
 
   def num(s, k):
     v = s.get(k, 0)
-    return v if isinstance(v, (int, float)) else 0
+    # afl-fuzz writes execs_per_sec `inf` before its clock has moved.
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else 0
   return {
       "execs": sum(int(num(s, "execs_done")) for s in stats),
       "exec_per_s": int(round(sum(num(s, "execs_per_sec") for s in stats))),

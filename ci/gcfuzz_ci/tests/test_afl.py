@@ -48,6 +48,8 @@ class StatsTest(unittest.TestCase):
     self.assertEqual(f["stability"], 97.0)
     self.assertEqual(f["saved_crashes"], 3)
     self.assertIsNone(afl.combine([None, None]))
+    # Before its clock moves, afl-fuzz writes `execs_per_sec : inf`.
+    self.assertEqual(afl.combine([afl.parse_stats("execs_per_sec : inf\n")])["exec_per_s"], 0)
 
   def test_statsd_gauges(self):
     d = (b"fuzzing.execs_done:29093|g|#banner:main,afl_version:++4.04c\n"
