@@ -29,6 +29,9 @@
 #include "fuzz/lang/ops.h"
 #include "fuzz/lang/text.h"
 
+/* The sanitizer runtimes have it; a build without one (the default) links without it. */
+#pragma weak __sanitizer_symbolize_pc
+
 /* ---- The counters ------------------------------------------------------------------------ */
 
 /* One array of counters for the whole binary: the sanitizer calls the init hooks once per module
@@ -99,7 +102,9 @@ static void run_once(const fuzz_opset *set, const fuzz_buf *in, uint8_t *out) {
 static void print_edge(size_t i) {
   uintptr_t pc = pcs != NULL ? pcs[2 * i] : guard_pcs != NULL ? guard_pcs[i] : 0;
   char where[512] = "?";
-  if (pc != 0) __sanitizer_symbolize_pc((void *)pc, "%F %L", where, sizeof where);
+  if (pc != 0 && __sanitizer_symbolize_pc != NULL) {
+    __sanitizer_symbolize_pc((void *)pc, "%F %L", where, sizeof where);
+  }
   fprintf(stderr, "      edge %zu %s\n", i, where);
 }
 
