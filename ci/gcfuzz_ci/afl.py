@@ -226,6 +226,13 @@ def collect(out, corpus, crashes):
   return added, written
 
 
+def seed_check_cmd(fuzzer, corpus, crashes):
+  """The libFuzzer build running the work corpus once (-runs=0: no fuzzing), saving the first
+  input that crashes as crashes/crash-<sha1>."""
+  return [fuzzer, "-runs=0", "-timeout=25", "-rss_limit_mb=2048",
+          "-artifact_prefix=" + crashes + "/", corpus]
+
+
 def run_target(c, t, secs, row, prog, progress_line, triage_cls):
   """Fuzzes t with AFL++ for secs; fills row like the libFuzzer campaign's run_target. Returns
   whether a crash was found."""
@@ -240,6 +247,13 @@ def run_target(c, t, secs, row, prog, progress_line, triage_cls):
   dictionary = dict_path(options, os.path.join(paths.ROOT, c.lay.options_dir()))
   fuzzer = os.path.join(c.bindirs[CONFIG], c.lay.fuzzer(t))
   names = instance_names(c.a.jobs)
+  # afl-fuzz runs its inputs first and can only skip one that crashes (AFL_SKIP_CRASHES; 4.04c
+  # saves none of them): a seed that crashes (a bug the seeds reach, e.g. a zoo mutant) would
+  # be no crash of the campaign. The libFuzzer build runs them first and saves the first such
+  # input where the triage finds it.
+  with open(os.path.join(c.logdir, "afl-%s-seeds.log" % t), "w") as lf:
+    procs.run(seed_check_cmd(c.fuzzer(t), corpus, crashes), timeout_s=600, stdout=lf,
+              stderr=subprocess.STDOUT)
   print("%s: %s: AFL++, %ds on %d instance(s), corpus %s (%d inputs, %d seeds), output %s"
         % (prog, t, secs, len(names), corpus, libfuzzer.count_files(corpus), seeds, out),
         flush=True)

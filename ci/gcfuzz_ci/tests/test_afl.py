@@ -90,6 +90,11 @@ class CommandTest(unittest.TestCase):
     self.assertNotIn("-x", cmd)
     self.assertNotIn("-G", cmd)
 
+  def test_seed_check(self):
+    self.assertEqual(afl.seed_check_cmd("/b/graph_fuzzer", "/w/corpus", "/w/crashes"),
+                     ["/b/graph_fuzzer", "-runs=0", "-timeout=25", "-rss_limit_mb=2048",
+                      "-artifact_prefix=/w/crashes/", "/w/corpus"])
+
   def test_options_file(self):
     with tempfile.TemporaryDirectory() as d:
       p = os.path.join(d, "graph.options")
