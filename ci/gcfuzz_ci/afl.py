@@ -8,8 +8,9 @@ target's share of --time (-V). Progress is read from what AFL++ writes for machi
 instance's fuzzer_stats file, which afl-fuzz 4.04c rewrites only once a minute without its screen
 (and when it ends), and, for the progress lines every 10 s, the same figures each instance sends
 every second as StatsD gauges (AFL_STATSD) to a UDP socket of the campaign's on 127.0.0.1; the
-figures of fuzzer_stats are kept for what StatsD does not send (stability, bitmap coverage). Afterwards the corpus AFL++ found joins the work corpus (shared with
-libFuzzer campaigns: the bytes are the same programs), and each crash is copied into the
+figures of fuzzer_stats are kept for what StatsD does not send (stability, bitmap coverage).
+Afterwards the corpus AFL++ found joins the work corpus (shared with libFuzzer campaigns: the
+bytes are the same programs), and each crash is copied into the
 target's crashes/ as crash-<sha1>, the name libFuzzer gives it, then triaged, keyed and minimized
 by the campaign's own Triage with the libFuzzer build of the same target, which reads the same
 bytes: the keys, the minimized inputs and summary.json are those of a libFuzzer campaign.

@@ -836,7 +836,8 @@ def main(argv):
   os.makedirs(c.logdir, exist_ok=True)
 
   def body():
-    tools.ensure("campaign-afl" if a.engine == "afl" else "campaign", PROG, os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
+    tools.ensure("campaign-afl" if a.engine == "afl" else "campaign", PROG,
+                 os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
     tools.mmap_warning(PROG)
     return MODES[a.mode](c)
 
