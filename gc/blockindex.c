@@ -40,6 +40,8 @@ int gc_pool_set_insert(gc_heap *heap, const gc_pool *p) {
     if (!rehash(set, capacity)) return 0;
   }
   uintptr_t key = (uintptr_t)p;
+  if (set->hi == 0 || key < set->lo) set->lo = key; /* INV-POOLSET-1 */
+  if (key + GC_POOL_BSIZE > set->hi) set->hi = key + GC_POOL_BSIZE;
   size_t j = hash_pool(key, set->capacity);
   size_t reuse = (size_t)-1;
   while (set->keys[j] != KEY_EMPTY) {
@@ -58,7 +60,7 @@ int gc_pool_set_insert(gc_heap *heap, const gc_pool *p) {
 }
 
 static size_t find(const gc_pool_set *set, uintptr_t key) {
-  if (set->capacity == 0) return (size_t)-1;
+  if (set->capacity == 0 || key < set->lo || key >= set->hi) return (size_t)-1; /* INV-POOLSET-1 */
   size_t j = hash_pool(key, set->capacity);
   while (set->keys[j] != KEY_EMPTY) {
     if (set->keys[j] == key) return j;
@@ -87,7 +89,7 @@ void gc_pool_set_free(gc_heap *heap) {
 
 static int by_address(const void *a, const void *b) {
   uintptr_t x = (uintptr_t) * (gc_large *const *)a, y = (uintptr_t) * (gc_large *const *)b;
-  return x < y ? -1 : x > y;
+  return (x > y) - (x < y); /* no branch: the order of malloc's addresses decides no edge */
 }
 
 static int add_list(gc_large_index *ix, gc_large *list) {

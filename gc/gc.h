@@ -113,6 +113,11 @@ typedef struct gc_pool_cache gc_pool_cache;
 gc_pool_cache *gc_pool_cache_create(size_t max_pools);
 void gc_pool_cache_destroy(gc_pool_cache *cache);
 size_t gc_pool_cache_count(gc_pool_cache *cache); /* pools in it now */
+/* Map pools into the cache until it holds max_pools (fewer if the OS refuses); returns how many it
+ * holds. A cache filled before its first heap starts every heap full, whatever the heaps before
+ * took (each gives back what it took), so a heap's first pools come from the cache and never from
+ * the OS: a fuzz target's runs of one input then take the same path wherever they run. */
+size_t gc_pool_cache_fill(gc_pool_cache *cache);
 
 typedef struct gc_config {
   int gc_percent;           /* start a cycle when the heap grew by this % of live; GC_PERCENT_OFF */

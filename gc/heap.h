@@ -250,12 +250,17 @@ typedef struct gc_finalizer_vec {
   size_t count, capacity;
 } gc_finalizer_vec;
 
-/* Pools in use, an open-addressing hash set keyed by pool address (blockindex.c). */
+/* Pools in use, an open-addressing hash set keyed by pool address (blockindex.c).
+ * INV-POOLSET-1: every pool ever inserted lies in [lo, hi) (the bounds only widen), so a lookup
+ * of an address outside needs no probe. Conservative words into large blocks (malloc's memory,
+ * away from the mapped pools) then cost a comparison, and how long a probe runs never depends on
+ * where malloc put a large block. */
 typedef struct gc_pool_set {
-  uintptr_t *keys; /* 0: empty, 1: deleted, else a pool address */
-  size_t capacity; /* a power of two */
-  size_t used;     /* keys that are not empty (pools plus deleted marks) */
-  size_t count;    /* pools */
+  uintptr_t *keys;  /* 0: empty, 1: deleted, else a pool address */
+  size_t capacity;  /* a power of two */
+  size_t used;      /* keys that are not empty (pools plus deleted marks) */
+  size_t count;     /* pools */
+  uintptr_t lo, hi; /* INV-POOLSET-1; both 0 before the first insert */
 } gc_pool_set;
 
 /* Large blocks sorted by address, rebuilt when stale (blockindex.c). */

@@ -4,6 +4,7 @@
 #include "gc/poolcache.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,20 @@ size_t gc_pool_cache_count(gc_pool_cache *c) {
   return n;
 }
 
+size_t gc_pool_cache_fill(gc_pool_cache *c) {
+  gc_mutex_lock(&c->lock);
+  size_t n = c->count;
+  gc_mutex_unlock(&c->lock);
+  for (; n < c->max_pools; n++) {
+    void *p = gc_plat_map_aligned(GC_POOL_BSIZE, GC_POOL_BSIZE);
+    if (p == NULL || !gc_pool_cache_give(c, p)) {
+      if (p != NULL) gc_plat_unmap(p, GC_POOL_BSIZE);
+      break;
+    }
+  }
+  return gc_pool_cache_count(c);
+}
+
 void *gc_pool_cache_take(gc_pool_cache *c) {
   gc_mutex_lock(&c->lock);
   void *p = c->pools;
@@ -114,12 +129,20 @@ void *gc_pool_cache_take(gc_pool_cache *c) {
   return p;
 }
 
+/* INV-POOLCACHE-1: the cache's pools are in address order, lowest first, and a heap takes the
+ * lowest. A heap's pools then do not depend on the order the heaps before it gave theirs back: a
+ * cache that holds the same pools (a filled one, gc_pool_cache_fill) gives every heap the same
+ * pools in the same order, and the pool set's probes (which hash addresses) repeat exactly. The
+ * insertion walks past the pools below this one: a heap takes the lowest, so what it gives back
+ * goes in near the front. */
 int gc_pool_cache_give(gc_pool_cache *c, void *p) {
   gc_mutex_lock(&c->lock);
   int kept = c->count < c->max_pools;
   if (kept) {
-    *(void **)p = c->pools;
-    c->pools = p;
+    void **at = &c->pools;
+    while (*at != NULL && (uintptr_t)*at < (uintptr_t)p) at = (void **)*at;
+    *(void **)p = *at;
+    *at = p;
     c->count++;
   }
   gc_mutex_unlock(&c->lock);

@@ -65,9 +65,15 @@ gc_model *gc_model_create(gc_heap *heap, size_t root_count) {
   m->root_runs = calloc(root_count + 1, sizeof *m->root_runs);
   pthread_mutex_init(&m->note_lock, NULL);
   if (m->roots == NULL || m->own_slots == NULL || m->root_want == NULL || m->root_runs == NULL ||
-      !gc_addrmap_init(&m->by_val, 256) || !gc_model_attach(m, heap)) {
+      !gc_addrmap_init(&m->by_val, 256) ||
+      /* The doomed list exists from the start, not from the first cycle that dooms something:
+       * whether it has room must not depend on the programs a kept model saw before (the
+       * corrupt op's model.not-freed plants into its first entry). */
+      !gc_model_grow_array((void **)&m->doomed, &m->doomed_capacity, 1, sizeof *m->doomed) ||
+      !gc_model_attach(m, heap)) {
     pthread_mutex_destroy(&m->note_lock);
     gc_addrmap_free(&m->by_val);
+    free(m->doomed);
     free(m->roots);
     free(m->own_slots);
     free(m->root_want);

@@ -11,8 +11,8 @@ import sys
 import tempfile
 import time
 
-from . import (bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, report_html, tools,
-               verdict)
+from . import (afl, bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, report_html,
+               tools, verdict)
 
 PROG = "ci/campaign"
 
@@ -31,6 +31,7 @@ ThreadSanitizer, which finds data races.
   ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
   ci/campaign --report [DIR]   (re)write DIR/report.html from DIR's files, no fuzzing
+  ci/campaign --engine afl     the same campaign with AFL++ as the fuzzing engine
 
 What a campaign does, per target:
   1. builds the target's fuzzer (//fuzz/targets:<target>_fuzzer) with --config=fuzz (libFuzzer
@@ -75,6 +76,14 @@ Options:
   --jobs N             parallel fuzzing processes per target (default: all cores, nproc)
   --workdir DIR        corpora, crashes, logs, reports (default .gcfuzz-work, git-ignored)
   --minimize-time S    time to minimize each distinct crash (default 10)
+  --engine E           libfuzzer (the default) or afl: AFL++ (Debian's afl++) fuzzes the
+                       targets built with --config=afl, one afl-fuzz per job (-M main, -S sN),
+                       with the same seeds, dictionary (-x) and max_len (-G), progress read from
+                       each instance's fuzzer_stats (with AFL++'s stability); its queue joins the
+                       work corpus and its crashes are triaged, keyed and minimized as above, with
+                       the libFuzzer build of the same target (it reads the same bytes).
+                       summary.json says which engine ran ("engine"); campaign mode only, program
+                       targets only (not schedule-tsan)
   --export             no fuzzing: merge <workdir>/<target>/corpus with corpus/<target>/
                        (libFuzzer -merge=1) and write each new input as
                        corpus/<target>/auto-<hash>.txt
@@ -111,8 +120,8 @@ Options:
 The targets are names: graph roots schedule schedule-tsan (each at most once).
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap,
-graphviz; --report: graphviz only) with apt-get, as root or through sudo; a second run finds
-them and installs nothing.
+graphviz; afl++ for --engine afl; --report: graphviz only) with apt-get, as root or through
+sudo; a second run finds them and installs nothing.
 
 GCFUZZ_DISK_CACHE=DIR in the environment gives Bazel a shared --disk_cache.
 
@@ -150,6 +159,7 @@ def parse_args(argv):
   p.add_argument("--jobs")
   p.add_argument("--workdir", default=".gcfuzz-work")
   p.add_argument("--minimize-time", default="10")
+  p.add_argument("--engine", default="libfuzzer")
   mode = p.add_mutually_exclusive_group()
   for m in ("export", "coverage", "tsan", "throughput"):
     mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
@@ -175,6 +185,11 @@ def parse_args(argv):
     if a.targets.count(t) > 1:
       raise cli.UsageError("target '%s' named twice" % t)
   a.targets = a.targets or list(layout.DEFAULT_TARGETS)
+  if a.engine not in afl.ENGINES:
+    raise cli.UsageError("unknown engine '%s' (engines: %s)" % (a.engine, " ".join(afl.ENGINES)))
+  if a.engine == "afl" and (a.mode != "campaign" or any(t in layout.VARIANTS for t in a.targets)):
+    raise cli.UsageError("--engine afl runs a campaign of the program targets (%s) only"
+                         % " ".join(layout.PROGRAM_TARGETS))
   return a
 
 
@@ -212,6 +227,10 @@ class Campaign:
       print("%s: building %s (--config=%s)" % (PROG, " ".join(labels[1:]), config), flush=True)
       self.bindirs[config] = self.build("build-" + config, config_flags(config), labels)
     self.replay = self.replay_of(self.a.targets[0])
+    if self.a.engine == "afl":
+      labels = [layout.label(self.lay.fuzzer(t)) for t in self.a.targets]
+      print("%s: building %s (--config=%s)" % (PROG, " ".join(labels), afl.CONFIG), flush=True)
+      self.bindirs[afl.CONFIG] = self.build("build-" + afl.CONFIG, config_flags(afl.CONFIG), labels)
 
   def fuzzer(self, t):
     return os.path.join(self.bindirs[layout.config_of(t)], self.lay.fuzzer(t))
@@ -334,16 +353,16 @@ def new_row(t):
 SUMMARY_FMT = "%-13s %7s %10s %8s %7s %7s %8s"
 
 
-def summary_json(rows, interrupted):
+def summary_json(rows, interrupted, engine="libfuzzer"):
   out = []
   for r in rows:
     r = dict(r)
     r.pop("crash_files", None)
     out.append(r)
-  return {"interrupted": interrupted, "targets": out}
+  return {"engine": engine, "interrupted": interrupted, "targets": out}
 
 
-def write_summary(w, rows, interrupted):
+def write_summary(w, rows, interrupted, engine="libfuzzer"):
   print()
   print("==== summary (work directory %s)%s" % (w, " INTERRUPTED" if interrupted else ""))
   print(SUMMARY_FMT % ("target", "seconds", "execs", "exec/s", "cov", "corpus", "crashes"))
@@ -354,7 +373,7 @@ def write_summary(w, rows, interrupted):
       print(SUMMARY_FMT % (r["name"], r["seconds"], r["execs"], r["exec_per_s"], r["coverage"],
                            r["corpus"], r["crashes"]))
   path = os.path.join(w, "summary.json")
-  jsonout.write(path, summary_json(rows, interrupted))
+  jsonout.write(path, summary_json(rows, interrupted, engine))
   print("summary.json: %s" % path, flush=True)
 
 
@@ -542,16 +561,19 @@ def mode_campaign(c):
       secs = max(left // (len(c.a.targets) - i), 1)
       row = new_row(t)
       rows.append(row)
-      any_crash |= c.run_target(t, secs, row)
+      if c.a.engine == "afl":
+        any_crash |= afl.run_target(c, t, secs, row, PROG, progress_line, Triage)
+      else:
+        any_crash |= c.run_target(t, secs, row)
       left -= secs
   except procs.Interrupted as e:
     procs.kill_all()
-    write_summary(c.w, rows, interrupted=True)
+    write_summary(c.w, rows, interrupted=True, engine=c.a.engine)
     write_report(c.w)
     print("%s: interrupted (%s); the summary holds the figures so far" % (PROG, e),
           file=sys.stderr)
     return 2
-  write_summary(c.w, rows, interrupted=False)
+  write_summary(c.w, rows, interrupted=False, engine=c.a.engine)
   write_report(c.w)
   if any_crash:
     print("%s: CRASHES found (saved under %s/<target>/crashes/); to keep one as a regression, "
@@ -856,8 +878,8 @@ def main(argv):
   os.makedirs(c.logdir, exist_ok=True)
 
   def body():
-    tools.ensure("report" if a.mode == "report" else "campaign", PROG,
-                 os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
+    need = "report" if a.mode == "report" else "campaign-afl" if a.engine == "afl" else "campaign"
+    tools.ensure(need, PROG, os.path.join(c.logdir, "apt.log"), allowed=not a.no_install)
     if a.mode != "report":
       tools.mmap_warning(PROG)
     return MODES[a.mode](c)

@@ -36,6 +36,11 @@ NEEDS = {
     "browser": (("command", "chromium", "chromium"), ("command", "dot", "graphviz")),
     # git: which files of the working tree are the tree under test (tracked and untracked).
     "mutants": BASE + (("command", "patch", "patch"), ("command", "git", "git")),
+    # ci/campaign --engine afl: what a campaign needs, and afl-fuzz with the runtime and driver
+    # --config=afl links.
+    "campaign-afl": BASE + (("command", "llvm-profdata-14", "llvm-14"),
+                            ("command", "llvm-cov-14", "llvm-14"), ("command", "dot", "graphviz"),
+                            ("command", "afl-fuzz", "afl++"), ("package", "afl++", "afl++")),
     "bench": (("command", "bazel", "bazel-bootstrap"), ("command", "clang", "clang"),
               ("package", "libgc-dev", "libgc-dev")),
 }

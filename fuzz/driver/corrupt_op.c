@@ -153,8 +153,10 @@ static void find_corruption_rows(void) {
   }
 }
 
+void drv_corrupt_init(void) { pthread_once(&corruption_rows_once, find_corruption_rows); }
+
 void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int n) {
-  pthread_once(&corruption_rows_once, find_corruption_rows);
+  drv_corrupt_init();
   long row = corruption_rows[which];
   corrupt_op op;
   memset(&op, 0, sizeof op);

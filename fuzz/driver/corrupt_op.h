@@ -39,6 +39,9 @@
 #include "fuzz/lang/ops.h"
 
 /* corrupt NAME sS N, on mutator m (the one-thread targets only). */
+/* Look up the catalogue's rows of the op language's corruptions, once per process; the first
+ * `corrupt` op does it, fuzz_target_init before any program (so no input's path includes it). */
+void drv_corrupt_init(void);
 void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int n);
 /* At GC_HOOK_MARK_DONE, before the driver's passes, when d->corrupt_armed is set: the armed
  * checkmark corruption is planted, checked and repaired, once. */

@@ -111,6 +111,16 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
  * live as long as the process. Always returns 0. */
 int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size);
 
+/* Make what fuzz_target_run_one keeps between programs before the first one runs (the targets'
+ * LLVMFuzzerInitialize): the pool cache, filled (gc_pool_cache_fill), the scratch, the model and
+ * the driver state, by running the empty program. Otherwise the first input of a process would
+ * take paths no later one takes (making them, mapping pools), and under AFL++, which runs inputs
+ * in persistent processes, its coverage would depend on its place in the process: unstable edges.
+ * The first run makes them itself when no target called this. */
+void fuzz_target_init(const fuzz_opset *set);
+/* The same for a given way of running the threads (schedule-tsan: FUZZ_FREE_THREADS). */
+void fuzz_target_init_threads(const fuzz_opset *set, fuzz_threads threads);
+
 /* The same for the schedule-tsan target: a schedule program with its domains' threads running
  * free (FUZZ_FREE_THREADS, the controlled scheduler off), as the TSan stress runs them, so that
  * ThreadSanitizer sees the collector's own threads race while libFuzzer steers the programs.

@@ -134,6 +134,23 @@ static void close_model(driver *d) {
   d->model = NULL;
 }
 
+/* The pools a target's cache holds: mapped up front (gc_pool_cache_fill) and given back by each
+ * heap, so every program starts with it full, however many pools the programs before it took. */
+enum { TARGET_CACHE_POOLS = 256 };
+
+/* Scheduled runs always go through a pool cache: taking and giving pools passes the cache's lock,
+ * two scheduling points, whether it holds pools or not. With the cache in some runs and not in
+ * others, an input would take one interleaving in the fuzzer and another in replay. It is full
+ * from the start, as the targets' is: a program's pools come from it whatever ran before. */
+static gc_pool_cache *scheduled_pool_cache(void) {
+  static gc_pool_cache *cache;
+  if (cache == NULL) {
+    cache = gc_pool_cache_create(TARGET_CACHE_POOLS);
+    if (cache != NULL) gc_pool_cache_fill(cache);
+  }
+  return cache;
+}
+
 /* The heap every program starts with: pacing that can trigger within a short program, pools
  * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
  * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4). */
@@ -146,12 +163,7 @@ static gc_heap *create_heap(const fuzz_options *opt) {
   cfg.free_pools_kept = 0;
   cfg.pool_cache = opt->pool_cache;
   if (opt->threads == FUZZ_SCHEDULED && cfg.pool_cache == NULL) {
-    /* Scheduled runs always go through a pool cache: taking and giving pools passes the cache's
-     * lock, two scheduling points, whether it holds pools or not. With the cache in some runs and
-     * not in others, an input would take one interleaving in the fuzzer and another in replay. */
-    static gc_pool_cache *scheduled_cache;
-    if (scheduled_cache == NULL) scheduled_cache = gc_pool_cache_create(256);
-    cfg.pool_cache = scheduled_cache;
+    cfg.pool_cache = scheduled_pool_cache();
   }
   cfg.verify = opt->verify_given ? opt->verify : GC_VERIFY_ALL;
   if (opt->params != NULL) {
@@ -332,25 +344,55 @@ int fuzz_run(const uint8_t *data, size_t size, const fuzz_options *opt, fuzz_res
 
 /* ---- Fuzz targets -------------------------------------------------------------------------- */
 
+/* The memory the targets keep between programs (fuzz_target_init). */
+static gc_pool_cache *target_pool_cache;
+static fuzz_scratch *target_scratch;
+
 static int run_target(const fuzz_opset *set, fuzz_threads threads, const uint8_t *data,
                       size_t size) {
-  static gc_pool_cache *pool_cache;
-  static fuzz_scratch *scratch;
-  if (pool_cache == NULL) pool_cache = gc_pool_cache_create(256);
-  if (scratch == NULL) scratch = fuzz_scratch_create();
+  if (target_pool_cache == NULL) fuzz_target_init_threads(set, threads);
   fuzz_options opt = {.ops = set,
                       .threads = threads,
                       .abort_on_violation = 1,
-                      .pool_cache = pool_cache,
-                      .scratch = scratch};
+                      .pool_cache = target_pool_cache,
+                      .scratch = target_scratch};
   fuzz_result res;
   fuzz_run(data, size, &opt, &res);
   return 0;
 }
 
+static fuzz_threads threads_of(const fuzz_opset *set) {
+  return set == &fuzz_opset_schedule ? FUZZ_SCHEDULED : FUZZ_ONE_THREAD;
+}
+
+void fuzz_target_init_threads(const fuzz_opset *set, fuzz_threads threads) {
+  if (target_pool_cache != NULL) return;
+  target_pool_cache = gc_pool_cache_create(TARGET_CACHE_POOLS);
+  target_scratch = fuzz_scratch_create();
+  if (target_pool_cache == NULL || target_scratch == NULL) return; /* run_target runs without */
+  gc_pool_cache_fill(target_pool_cache);
+  if (threads == FUZZ_SCHEDULED) scheduled_pool_cache();
+  drv_corrupt_init();
+  /* The empty program: the model, the driver state and the passes' scratch made as the first
+   * program of this kind makes them, and the spares the cache keeps for the next heap
+   * (gc/poolcache.h). Its mark stack is the largest `param markstack` sets: the mark arena it
+   * leaves is large enough for any program's, so every later heap takes that one spare and never
+   * mallocs another (a spare the size of some earlier program's would make a heap's path depend
+   * on which programs ran before it). */
+  fuzz_options opt = {.ops = set,
+                      .threads = threads,
+                      .abort_on_violation = 1,
+                      .params = "markstack=65536",
+                      .pool_cache = target_pool_cache,
+                      .scratch = target_scratch};
+  fuzz_result res;
+  fuzz_run(NULL, 0, &opt, &res);
+}
+
+void fuzz_target_init(const fuzz_opset *set) { fuzz_target_init_threads(set, threads_of(set)); }
+
 int fuzz_target_run_one(const fuzz_opset *set, const uint8_t *data, size_t size) {
-  return run_target(set, set == &fuzz_opset_schedule ? FUZZ_SCHEDULED : FUZZ_ONE_THREAD, data,
-                    size);
+  return run_target(set, threads_of(set), data, size);
 }
 
 int fuzz_target_run_free_threads(const uint8_t *data, size_t size) {

@@ -277,13 +277,22 @@ static void op_range(driver *d, mutator *m, fuzz_arg word, int s, fuzz_arg offse
 }
 
 /* A word into the pool-aligned unit holding the block: the pool's header, its first slots. The
- * driver knows the layout only to aim words; what they must keep alive the model decides. */
+ * driver knows the layout only to aim words; what they must keep alive the model decides. A large
+ * block has no pool: where its unit starts depends on where malloc put the block, which depends
+ * on the programs that ran before (ASan's quarantine), so a word there hit other blocks or none
+ * from one run of the program to the next. For a large block the word is inside it instead: its
+ * header plus K words, modulo its size (the same word, relative to the block, on every run). */
 static void op_range_pool(driver *d, mutator *m, fuzz_arg word, int s, int k) {
   gc_model_id obj = slot_obj(d, m, s);
   uintptr_t w = 0;
   if (obj != GC_MODEL_NONE) {
-    uintptr_t unit = gc_model_value(d->model, obj) & ~(uintptr_t)(GC_POOL_BSIZE - 1);
-    w = unit + (uintptr_t)k * sizeof(gc_value);
+    uintptr_t val = gc_model_value(d->model, obj);
+    size_t whsize = gc_model_wsize(d->model, obj) + 1;
+    if (whsize > GC_SIZECLASS_MAX_WHSIZE) {
+      w = val - sizeof(gc_value) + (uintptr_t)((size_t)k % whsize) * sizeof(gc_value);
+    } else {
+      w = (val & ~(uintptr_t)(GC_POOL_BSIZE - 1)) + (uintptr_t)k * sizeof(gc_value);
+    }
   }
   gc_model_range_store(d->model, (size_t)word.a, (size_t)word.b, w);
 }

@@ -290,8 +290,8 @@ typedef enum fuzz_corruption {
     "words)")                                                                                     \
   X(RANGE_POOL, "range_pool", RWORD, SLOT, INT,                                                   \
     "word I of range N = the start of the 32 KiB-aligned unit holding sS's block plus K words: "  \
-    "a pool's header (K < 6), its first slots, free or not; for a large block, wherever that "    \
-    "lands (empty sS: 0)")                                                                        \
+    "a pool's header (K < 6), its first slots, free or not; for a large block (no pool), its "    \
+    "header plus K words modulo its size, a word inside it (empty sS: 0)")                        \
   X(PCT, "pct", WORD, INT, NONE,                                                                  \
     "schedule target: choose the interleaving by PCT seeded with X, depth V (0: 3; at most 8); "  \
     "the first pct op counts, wherever it stands")                                                \

@@ -154,6 +154,27 @@ static worker *idle_workers;
 
 static void *trampoline(void *arg);
 
+/* A process forked from one with workers has none of their threads (fork copies only the thread
+ * that called it): the child's idle list is emptied, its records kept on a list of their own
+ * (memory only, never run again, still reachable for LeakSanitizer), so that the child starts new
+ * workers instead of waiting on threads that are not there. AFL++'s fork server forks each batch
+ * of runs from one process whose LLVMFuzzerInitialize already ran a scheduled program. Forks
+ * happen between programs, when every worker is idle. */
+static worker *forked_away;
+
+static void forget_workers_after_fork(void) {
+  while (idle_workers != NULL) {
+    worker *w = idle_workers;
+    idle_workers = w->next_idle;
+    w->next_idle = forked_away;
+    forked_away = w;
+  }
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_workers_after_fork); }
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   for (;;) {
@@ -171,6 +192,7 @@ static int worker_start(sched_thread *t) {
   if (w != NULL) idle_workers = w->next_idle;
   pthread_mutex_unlock(&idle_lock);
   if (w == NULL) {
+    pthread_once(&atfork_once, install_atfork);
     w = calloc(1, sizeof *w);
     if (w == NULL) return 0;
     sem_init(&w->go, 0, 0);

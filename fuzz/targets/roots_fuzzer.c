@@ -9,11 +9,13 @@
 
 #include "fuzz/driver/driver.h"
 
-/* Sanitizer findings also print their verdict line, with the op that ran into them. */
+/* Sanitizer findings also print their verdict line, with the op that ran into them; what the
+ * target keeps between inputs is made before the first (fuzz_target_init). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   fuzz_sanitizer_verdicts_install();
+  fuzz_target_init(&fuzz_opset_roots);
   return 0;
 }
 

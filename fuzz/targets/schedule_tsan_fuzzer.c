@@ -37,11 +37,13 @@ __attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_op
 #endif
 #endif
 
-/* Sanitizer findings also print their verdict line, with the op that ran into them. */
+/* Sanitizer findings also print their verdict line, with the op that ran into them; what the
+ * target keeps between inputs is made before the first (fuzz_target_init). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   fuzz_sanitizer_verdicts_install();
+  fuzz_target_init_threads(&fuzz_opset_schedule, FUZZ_FREE_THREADS);
   return 0;
 }
 

@@ -394,7 +394,7 @@ class SummaryTest(unittest.TestCase):
         cmd_campaign.write_summary(w, [row], interrupted=False)
       with open(os.path.join(w, "summary.json")) as f:
         s = json.load(f)
-    self.assertEqual(s, {"interrupted": False, "targets": [
+    self.assertEqual(s, {"engine": "libfuzzer", "interrupted": False, "targets": [
         {"name": "graph", "seconds": 60, "execs": 600, "exec_per_s": 10, "coverage": 5,
          "corpus": 7, "crashes": 1, "keys": ["model.dead@model"]}]})
 

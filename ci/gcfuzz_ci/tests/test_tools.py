@@ -58,6 +58,9 @@ class MissingTest(unittest.TestCase):
     # container has no git).
     self.assertEqual(tools.missing("mutants", nothing_installed, lambda p: False)[-2:],
                      ["patch", "git"])
+    # ci/campaign --engine afl: afl-fuzz and the runtime --config=afl links, one package.
+    self.assertEqual(tools.missing("campaign-afl", nothing_installed, lambda p: False)[-2:],
+                     ["graphviz", "afl++"])
     self.assertIn("libgc-dev", tools.missing("bench", nothing_installed, lambda p: False))
 
   def test_nothing_missing_installs_nothing(self):
