@@ -8,7 +8,7 @@ import time
 from . import bazel, cli, fmt, layout, paths, procs, tools
 
 PROG = "ci/test"
-ALL_CONFIGS = ("ci", "format", "default", "asan", "msan", "tsan", "oss-fuzz")
+ALL_CONFIGS = ("ci", "format", "default", "asan", "msan", "tsan", "fuzz", "oss-fuzz")
 
 USAGE = """\
 Usage: ci/test [--config NAME]... [--help]
@@ -30,6 +30,10 @@ Runs gcfuzz's tests, once per configuration:
   msan      bazel test --config=msan //...        MemorySanitizer
   tsan      bazel test --config=tsan //...        ThreadSanitizer, only tests
                                                   tagged "tsan"
+  fuzz      bazel test --config=fuzz //fuzz/targets:stability_test
+                                                  every seed of every target reaches the
+                                                  same coverage fresh, after the others
+                                                  and in reverse (libFuzzer's counters)
   oss-fuzz  bazel test //ci/oss-fuzz:contract_test
                                                   ci/oss-fuzz/build.sh built and run as
                                                   OSS-Fuzz does, every engine x sanitizer
@@ -38,7 +42,7 @@ Sanitizer configurations build only test targets and their dependencies.
 
 Options:
   --config NAME   run only this configuration (ci, format, default, asan, msan, tsan,
-                  oss-fuzz); repeatable. Without it, all seven run.
+                  fuzz, oss-fuzz); repeatable. Without it, all eight run.
   -h, --help      show this text.
 
 First installs what is missing with apt-get (clang, libclang-rt-14-dev, llvm,
@@ -172,8 +176,12 @@ def run_bazel_config(res, logdir):
       res.skipped, res.note = True, 'no test target is tagged "tsan" yet'
       return
     args += ["--config=tsan", "--test_tag_filters=tsan", "--build_tests_only"]
-  # oss-fuzz: the full contract matrix, a manual target (the fast part of it is in //...).
-  targets = [layout.label(layout.OSS_FUZZ_CONTRACT_TEST)] if name == "oss-fuzz" else ["//..."]
+  elif name == "fuzz":
+    args += ["--config=fuzz"]
+  # oss-fuzz: the full contract matrix, a manual target (the fast part of it is in //...);
+  # fuzz: the stability test, manual (it needs the coverage counters of a fuzz build).
+  targets = ([layout.label(layout.OSS_FUZZ_CONTRACT_TEST)] if name == "oss-fuzz" else
+             [layout.label(layout.STABILITY_TEST)] if name == "fuzz" else ["//..."])
   print("ci/test: %s: bazel %s %s" % (name, " ".join(args), " ".join(targets)), flush=True)
   rc = bazel.run(args + targets, log, cwd=paths.ROOT)
   with open(log, errors="replace") as f:

@@ -29,6 +29,9 @@ FUZZ_CONFIG = "fuzz"
 # ci/oss-fuzz/build.sh's whole contract matrix (every engine x sanitizer; a manual target, run
 # by ci/test --config oss-fuzz; its fast part is //ci/oss-fuzz:build_test, in //...).
 OSS_FUZZ_CONTRACT_TEST = "ci/oss-fuzz/contract_test"
+# The same input, the same coverage: manual, run under --config=fuzz by ci/test's fuzz
+# configuration.
+STABILITY_TEST = "fuzz/targets/stability_test"
 
 
 def programs_of(target):
