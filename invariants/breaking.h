@@ -1,12 +1,14 @@
 /* Helpers for the tests that break heaps on purpose: a heap from a parameter string, a chained
  * hook that runs a corruption at one point of the next cycle, the check that a pass reported
- * exactly one kind of violation and nothing else, and what a pass printed on stderr. Test-only
+ * exactly one kind of violation and nothing else, what a pass printed on stderr, and a heap whose
+ * blocks one holder keeps. Test-only
  * (header-only, static functions). */
 #ifndef INVARIANTS_BREAKING_H
 #define INVARIANTS_BREAKING_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "gc/check.h"
@@ -118,5 +120,58 @@ static inline void set_colour(gc_value v, gc_header colour) {
 }
 
 static inline gc_header colour_of(gc_value v) { return ((gc_header *)v)[-1] & GC_HD_COLOUR_MASK; }
+
+/* ---- A heap whose blocks one holder keeps ---------------------------------------------------- */
+
+/* A heap (breaking_heap(params)) with a verifier installed in collect mode, and BREAKING_HOLD
+ * blocks made by alloc(d, i) on its main domain, every third left garbage, the others in the
+ * fields of one rooted holder block: what the stats and space tests break. The caller collects. */
+enum { BREAKING_HOLD = 3000 };
+
+typedef struct breaking_holder {
+  gc_heap *h;
+  gc_domain *d;
+  gc_verifier *v;
+  gc_value holder;
+} breaking_holder;
+
+static inline void breaking_holder_build(breaking_holder *f, const char *params,
+                                         gc_value (*alloc)(gc_domain *d, size_t i)) {
+  memset(f, 0, sizeof *f);
+  f->h = breaking_heap(params);
+  f->d = gc_main_domain(f->h);
+  f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);
+  gc_root_register(f->h, &f->holder);
+  f->holder = gc_alloc(f->d, BREAKING_HOLD, GC_TAG_SCAN);
+  for (size_t i = 0; i < BREAKING_HOLD; i++) {
+    gc_value v = alloc(f->d, i);
+    if (i % 3 != 0) GC_FIELD(f->holder, i) = v;
+  }
+}
+
+static inline void breaking_holder_free(breaking_holder *f) {
+  gc_verify_uninstall(f->v);
+  gc_root_unregister(f->h, &f->holder);
+  gc_heap_destroy(f->h);
+}
+
+/* The pass `pass` (a GC_VERIFY_* bit) run now through the verifier, as the corrupt op runs it:
+ * only `kind` (and its count returned), or nothing at all. */
+static inline void breaking_expect_only(gc_verifier *v, unsigned pass, gc_verify_kind kind) {
+  gc_verify_reports out;
+  gc_verify_reports_init(&out);
+  size_t n = gc_verify_pass_now(v, pass, &out);
+  CHECK_ONLY_KIND(&out, kind);
+  CHECK_EQ_U(n, out.count);
+  gc_verify_reports_free(&out);
+}
+
+static inline void breaking_expect_clean(gc_verifier *v, unsigned pass) {
+  gc_verify_reports out;
+  gc_verify_reports_init(&out);
+  CHECK_EQ_U(gc_verify_pass_now(v, pass, &out), 0);
+  CHECK_NO_REPORT(&out);
+  gc_verify_reports_free(&out);
+}
 
 #endif /* INVARIANTS_BREAKING_H */

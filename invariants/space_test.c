@@ -7,54 +7,27 @@
 #include "invariants/breaking.h"
 #include "invariants/pass.h"
 
-/* Blocks of several classes kept by a holder, every third one garbage, swept by a full
- * collection, with the space pass only. */
-typedef struct fixture {
-  gc_heap *h;
-  gc_domain *d;
-  gc_verifier *v;
-  gc_value holder;
-} fixture;
+typedef breaking_holder fixture;
 
-enum { HOLD = 3000 };
+enum { HOLD = BREAKING_HOLD };
+
+/* Scanned blocks of six classes; the heap is swept by a full collection, the space pass only. */
+static gc_value holder_block(gc_domain *d, size_t i) { return gc_alloc(d, 1 + i % 6, GC_TAG_SCAN); }
 
 static void fixture_build(fixture *f, const char *params) {
-  memset(f, 0, sizeof *f);
-  f->h = breaking_heap(params != NULL ? params : "verify=space,mintrigger=8192,keep=8");
-  f->d = gc_main_domain(f->h);
-  f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);
-  gc_root_register(f->h, &f->holder);
-  f->holder = gc_alloc(f->d, HOLD, GC_TAG_SCAN);
-  for (size_t i = 0; i < HOLD; i++) {
-    gc_value v = gc_alloc(f->d, 1 + i % 6, GC_TAG_SCAN);
-    if (i % 3 != 0) GC_FIELD(f->holder, i) = v;
-  }
+  breaking_holder_build(f, params != NULL ? params : "verify=space,mintrigger=8192,keep=8",
+                        holder_block);
   gc_collect(f->d, GC_COLLECT_FULL);
   CHECK_NO_REPORT(gc_verify_reports_of(f->v));
 }
 
-static void fixture_free(fixture *f) {
-  gc_verify_uninstall(f->v);
-  gc_root_unregister(f->h, &f->holder);
-  gc_heap_destroy(f->h);
-}
+static void fixture_free(fixture *f) { breaking_holder_free(f); }
 
 static void space_expect(fixture *f, gc_verify_kind kind) {
-  gc_verify_reports out;
-  gc_verify_reports_init(&out);
-  size_t n = gc_verify_space(f->h, &out);
-  CHECK_ONLY_KIND(&out, kind);
-  CHECK_EQ_U(n, out.count);
-  gc_verify_reports_free(&out);
+  breaking_expect_only(f->v, GC_VERIFY_SPACE, kind);
 }
 
-static void space_clean(fixture *f) {
-  gc_verify_reports out;
-  gc_verify_reports_init(&out);
-  CHECK_EQ_U(gc_verify_space(f->h, &out), 0);
-  CHECK_NO_REPORT(&out);
-  gc_verify_reports_free(&out);
-}
+static void space_clean(fixture *f) { breaking_expect_clean(f->v, GC_VERIFY_SPACE); }
 
 /* A pool of d's avail or full list with at least `blocks` blocks. */
 static gc_pool *pool_with(gc_pool *const *lists, size_t blocks) {

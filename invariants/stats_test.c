@@ -8,54 +8,29 @@
 
 /* A heap with the stats pass only, small and large blocks kept by a holder, some garbage, and a
  * few cycles behind it, so the verifier has a sweep end recorded. */
-typedef struct fixture {
-  gc_heap *h;
-  gc_domain *d;
-  gc_verifier *v;
-  gc_value holder;
-} fixture;
+typedef breaking_holder fixture;
 
-enum { HOLD = 3000 };
+enum { HOLD = BREAKING_HOLD };
+
+/* Small blocks, and every 101st a large one. */
+static gc_value holder_block(gc_domain *d, size_t i) {
+  return i % 101 == 0 ? gc_alloc(d, 200, GC_TAG_RAW) : gc_alloc(d, 1 + i % 9, 0);
+}
 
 static void fixture_build(fixture *f, const char *params) {
-  memset(f, 0, sizeof *f);
-  f->h = breaking_heap(params != NULL ? params : "verify=stats,mintrigger=8192");
-  f->d = gc_main_domain(f->h);
-  f->v = gc_verify_install(f->h, GC_VERIFY_COLLECT);
-  gc_root_register(f->h, &f->holder);
-  f->holder = gc_alloc(f->d, HOLD, GC_TAG_SCAN);
-  for (size_t i = 0; i < HOLD; i++) {
-    gc_value v = i % 101 == 0 ? gc_alloc(f->d, 200, GC_TAG_RAW) : gc_alloc(f->d, 1 + i % 9, 0);
-    if (i % 3 != 0) GC_FIELD(f->holder, i) = v;
-  }
+  breaking_holder_build(f, params != NULL ? params : "verify=stats,mintrigger=8192", holder_block);
   gc_collect(f->d, GC_COLLECT_FULL);
   gc_collect(f->d, GC_COLLECT_FULL);
   CHECK_NO_REPORT(gc_verify_reports_of(f->v));
 }
 
-static void fixture_free(fixture *f) {
-  gc_verify_uninstall(f->v);
-  gc_root_unregister(f->h, &f->holder);
-  gc_heap_destroy(f->h);
-}
+static void fixture_free(fixture *f) { breaking_holder_free(f); }
 
-/* The pass now, as the corrupt op runs it (against the verifier's last sweep end): only `kind`. */
 static void stats_expect(fixture *f, gc_verify_kind kind) {
-  gc_verify_reports out;
-  gc_verify_reports_init(&out);
-  size_t n = gc_verify_pass_now(f->v, GC_VERIFY_STATS, &out);
-  CHECK_ONLY_KIND(&out, kind);
-  CHECK_EQ_U(n, out.count);
-  gc_verify_reports_free(&out);
+  breaking_expect_only(f->v, GC_VERIFY_STATS, kind);
 }
 
-static void stats_clean(fixture *f) {
-  gc_verify_reports out;
-  gc_verify_reports_init(&out);
-  CHECK_EQ_U(gc_verify_pass_now(f->v, GC_VERIFY_STATS, &out), 0);
-  CHECK_NO_REPORT(&out);
-  gc_verify_reports_free(&out);
-}
+static void stats_clean(fixture *f) { breaking_expect_clean(f->v, GC_VERIFY_STATS); }
 
 /* A second domain that allocates `n` blocks (kept by the holder from `at` on, every other one)
  * and terminates: its pools become orphans. */
