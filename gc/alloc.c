@@ -32,8 +32,10 @@ static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
  * block the mutator holds is in a root. */
 static void alloc_safepoint(gc_domain *d) {
   gc_poll(d);
-  if (gc_cycle_due(d) && !d->in_collection) {
-    gc_major_cycle(d, GC_CYCLE_PACED);
+  if (gc_atomic_load_relaxed(&d->head.marking)) {
+    if (!d->in_collection) gc_cycle_mark_step(d, 0);
+  } else if (gc_cycle_due(d) && !d->in_collection) {
+    gc_cycle_start(d, GC_CYCLE_PACED);
   } else if (d->sweeping) {
     gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
   }
@@ -107,8 +109,11 @@ static gc_value alloc_failed(gc_domain *d, size_t wsize, const char *why) {
 __attribute__((no_builtin("memset"))) static inline gc_value init_block(gc_domain *d, gc_header *hp,
                                                                         size_t wsize,
                                                                         unsigned tag) {
-  /* Allocated UNMARKED: marking is stop-the-world, so a new block is never seen mid-mark. */
-  *hp = gc_hd_make(wsize, d->heap->colours.unmarked, tag);
+  /* UNMARKED, or MARKED while a cycle marks beside the mutators (born MARKED: INV-BARRIER-1).
+   * The header is stored atomically: a marker may read it as soon as a gc_store publishes the
+   * block (relaxed: the marker needs the header's value only; it never scans a block born
+   * MARKED, so the zeroed fields below publish nothing to it). */
+  gc_atomic_store_relaxed(hp, gc_hd_make(wsize, d->heap->alloc_colour, tag));
   for (size_t i = 1; i <= wsize; i++) hp[i] = 0;
   size_t whsize = wsize + 1;
   d->alloc_blocks++;

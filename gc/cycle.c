@@ -1,8 +1,17 @@
-/* The major cycle and pacing.
+/* The major cycle and pacing. In both modes a cycle begins with one stop:
  *
  *   stop the world -> every domain finishes sweeping (INV-COL-1) -> [hook SWEPT if not yet] ->
- *   the leader adopts the orphans -> every stopped domain marks -> [hook MARK_DONE] ->
- *   rotate colours -> [hook CYCLED] -> the world runs; lazy sweeping resumes in each domain.
+ *   the leader adopts the orphans -> [hook MARK_START] -> ...
+ *
+ * marking=stw:  ... every stopped domain marks -> [hook MARK_DONE] -> rotate colours ->
+ *               [hook CYCLED] -> the world runs; lazy sweeping resumes in each domain.
+ * marking=incremental: ... the leader darkens every root, new blocks are born MARKED, the
+ *               barrier is on -> the world runs; every running domain marks in slices (its
+ *               allocation slow path, GC_COLLECT_SLICE) [hook MARK_SLICE after each] -> the
+ *               domain that finds no grey work left stops the world: every domain's work goes
+ *               to the shared lists; if any is found the world runs again (a recheck), else
+ *               overflow recovery, the conservative ranges again, finalizers -> [hook MARK_DONE]
+ *               -> rotate colours -> [hook CYCLED] -> the world runs; lazy sweeping.
  *
  * Pacing is GOGC-like: the next cycle starts once the domains have allocated gc_percent% of the
  * words marked live by this one (never fewer than min_trigger_words); GC_PERCENT_OFF disables it.
@@ -31,6 +40,7 @@ size_t gc_cycle_trigger_words(const gc_heap *heap) {
 }
 
 static void record_pause(gc_heap *heap, uint64_t ns) {
+  heap->pauses++;
   heap->pause_ns[heap->pause_next] = ns;
   heap->pause_next = (heap->pause_next + 1) % GC_PAUSE_RING;
   heap->last_pause_ns = ns;
@@ -49,31 +59,34 @@ static uint64_t freed_words_total(gc_heap *heap) {
   return total;
 }
 
-/* The times of one cycle, for the trace line. */
-typedef struct cycle_times {
-  uint64_t start_ns, marked_ns, end_ns; /* world stopped at start_ns, running again at end_ns */
-  uint64_t sweep_ns, mark_ns;           /* finishing the sweep; marking */
-  uint64_t handoffs_before;
-} cycle_times;
-
 /* The trace line; its fields are documented in the README ("The trace line"). */
-static void trace_cycle(gc_heap *heap, const cycle_times *t, const gc_heap_stats *before,
-                        uint64_t freed_words) {
+static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pause_ns) {
   gc_heap_stats s;
   gc_heap_sum_stats(heap, &s);
+  const gc_heap_stats *before = &t->before;
   FILE *out = heap->cfg.trace_file ? heap->cfg.trace_file : stderr;
   const size_t kib = 1024 / GC_WORD_BSIZE;
   size_t trigger_words = gc_param_load(&heap->trigger_words);
+  char mode[160];
+  if (t->incremental) {
+    snprintf(mode, sizeof mode,
+             "incremental, %llu slices, %zu rechecks, start %.3f ms, end %.3f ms; ",
+             (unsigned long long)heap->cycle_slices, heap->mark_rechecks,
+             (double)t->start_pause_ns / 1e6, (double)end_pause_ns / 1e6);
+  } else {
+    mode[0] = '\0';
+  }
   fprintf(out,
-          "gc %llu @%.3fs %zu markers: sweep %.3f ms, mark %.3f ms, pause %.3f ms; "
+          "gc %llu @%.3fs %zu markers: %ssweep %.3f ms, mark %.3f ms, pause %.3f ms; "
           "heap %zu->%zu KiB (pools %zu, large %zu), blocks %zu->%zu, live %zu KiB in %zu blocks, "
           "freed %llu KiB since last cycle; next after %zu KiB; %llu overflows, %llu handoffs\n",
           (unsigned long long)heap->cycles, (double)(t->end_ns - heap->created_ns) / 1e9,
-          heap->participants, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
-          (double)(t->end_ns - t->start_ns) / 1e6, (before->pool_words + before->large_words) / kib,
+          t->markers, mode, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
+          (double)end_pause_ns / 1e6, (before->pool_words + before->large_words) / kib,
           (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
           before->pool_live_blocks + before->large_blocks, s.pool_live_blocks + s.large_blocks,
-          heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(freed_words / kib),
+          heap->marked_words / kib, heap->marked_blocks,
+          (unsigned long long)(t->freed_words / kib),
           trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));
@@ -149,54 +162,210 @@ static void note_start(gc_heap *heap, enum gc_cycle_reason reason) {
   w->reported_at_start = reported_words(heap);
 }
 
-void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
-  gc_heap *heap = d->heap;
-  if (d->in_collection) return;
-  d->in_collection = 1;
-  cycle_times t = {0};
-  if (!gc_stw_begin(d, GC_STW_CYCLE, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) {
-    d->in_collection = 0;
-    return;
+/* Blocks and words allocated since the heap was created, every domain and the terminated ones.
+ * World stopped. */
+static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *words) {
+  *blocks = heap->retired.alloc_blocks;
+  *words = heap->retired.alloc_words;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    *blocks += heap->domains[i]->alloc_blocks;
+    *words += heap->domains[i]->alloc_words;
   }
-  t.start_ns = gc_plat_now_ns();
-  t.handoffs_before = heap->work.handoffs;
-  note_start(heap, reason);
+}
 
+/* The first stop of a cycle, in both modes: the world stops (the parked domains run `program`),
+ * every domain finishes sweeping (INV-COL-1), the leader adopts the orphans, and the heap is
+ * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted. */
+static int begin_cycle_stop(gc_domain *d, enum gc_cycle_reason reason, int program) {
+  gc_heap *heap = d->heap;
+  if (!gc_stw_begin(d, program, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) return 0;
+  gc_cycle_trace *t = &heap->trace;
+  *t = (gc_cycle_trace){0};
+  t->start_ns = gc_plat_now_ns();
+  t->handoffs_before = heap->work.handoffs;
+  note_start(heap, reason);
   sweep_everywhere(d, 0);
   gc_orphan_adopt_all(d);
-  gc_heap_stats before;
-  gc_heap_sum_stats(heap, &before);
-  uint64_t freed_total = freed_words_total(heap);
-  uint64_t freed_words = freed_total - heap->freed_words_at_last_cycle;
-  gc_mark_begin(heap, heap->participants);
-  uint64_t mark_start_ns = gc_plat_now_ns();
-  t.sweep_ns = mark_start_ns - t.start_ns;
-  gc_barrier_release(&heap->barrier);
+  gc_heap_sum_stats(heap, &t->before);
+  t->freed_total = freed_words_total(heap);
+  t->freed_words = t->freed_total - heap->freed_words_at_last_cycle;
+  t->markers = heap->participants;
+  gc_heap_call_hook(heap, GC_HOOK_MARK_START);
+  t->mark_start_ns = gc_plat_now_ns();
+  t->sweep_ns = t->mark_start_ns - t->start_ns;
+  return 1;
+}
 
-  gc_mark_domain(d, 1);
-  gc_barrier_lead(&heap->barrier, heap->participants - 1);
-  gc_mark_finish(heap, d);
-  t.mark_ns = gc_plat_now_ns() - mark_start_ns;
+/* Marking is over (world stopped, in both modes): rotate the colours, start sweeping, reset the
+ * pacer, with the hook points on either side of the rotation. */
+static void end_of_mark(gc_heap *heap) {
   gc_heap_call_hook(heap, GC_HOOK_MARK_DONE);
-
   rotate_colours(&heap->colours);
+  heap->alloc_colour = heap->colours.unmarked;
   for (size_t i = 0; i < heap->domain_count; i++) gc_sweep_begin(heap->domains[i]);
   heap->swept_reported = 0;
   heap->cycles++;
   heap->live_words_after_mark = heap->marked_words;
   gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
-  heap->freed_words_at_last_cycle = freed_total;
+  heap->freed_words_at_last_cycle = heap->trace.freed_total;
   gc_atomic_store(&heap->alloc_words_since_cycle, 0);
   heap->reported_words_at_reset = reported_words(heap);
   gc_heap_call_hook(heap, GC_HOOK_CYCLED);
-  gc_barrier_release(&heap->barrier);
+}
 
-  t.end_ns = gc_plat_now_ns();
-  record_pause(heap, t.end_ns - t.start_ns);
-  if (heap->cfg.trace) trace_cycle(heap, &t, &before, freed_words);
+/* The last stop of a cycle: the world runs again, the pause is recorded, the trace printed,
+ * and the queued finalizers run on the leader. */
+static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
+  gc_heap *heap = d->heap;
+  gc_cycle_trace *t = &heap->trace;
+  gc_barrier_release(&heap->barrier);
+  t->end_ns = gc_plat_now_ns();
+  record_pause(heap, t->end_ns - stop_start_ns);
+  if (heap->cfg.trace) trace_cycle(heap, t, t->end_ns - stop_start_ns);
   gc_stw_end(d);
   d->in_collection = 0;
   gc_run_finalizers(d);
+}
+
+/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. */
+static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+  gc_heap *heap = d->heap;
+  if (!begin_cycle_stop(d, reason, GC_STW_CYCLE)) {
+    d->in_collection = 0;
+    return;
+  }
+  gc_cycle_trace *t = &heap->trace;
+  gc_mark_begin(heap, heap->participants);
+  gc_barrier_release(&heap->barrier);
+  gc_mark_domain(d, 1);
+  gc_barrier_lead(&heap->barrier, heap->participants - 1);
+  gc_mark_finish(heap, d);
+  t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;
+  end_of_mark(heap);
+  end_cycle_stop(d, t->start_ns);
+}
+
+/* Every domain's copy of the marking phase, written while they are all stopped (INV-BARRIER-1). */
+static void set_marking(gc_heap *heap, uintptr_t marking) {
+  gc_atomic_store(&heap->marking, marking);
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_atomic_store_relaxed(&heap->domains[i]->head.marking, marking);
+  }
+}
+
+/* The stop that starts incremental marking: the roots are darkened, new blocks are born MARKED
+ * and stores darken what they overwrite from now on; the world then runs and marks in slices. */
+static void incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
+  gc_heap *heap = d->heap;
+  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return;
+  gc_cycle_trace *t = &heap->trace;
+  t->incremental = 1;
+  gc_mark_start_incremental(heap, d);
+  heap->alloc_colour = heap->colours.marked;
+  heap->mark_rechecks = 0;
+  heap->cycle_slices = 0;
+  allocated_total(heap, &heap->alloc_blocks_at_mark_start, &heap->alloc_words_at_mark_start);
+  set_marking(heap, 1);
+  gc_barrier_release(&heap->barrier);
+  t->start_pause_ns = gc_plat_now_ns() - t->start_ns;
+  record_pause(heap, t->start_pause_ns);
+  gc_stw_end(d);
+}
+
+/* The termination stop's condition: a domain that ran out of work may find, once it holds the
+ * collection lock, that another domain's stop already ended marking. */
+static int still_marking(gc_heap *heap) { return gc_atomic_load(&heap->marking) != 0; }
+
+/* Termination: with the world stopped, every domain's grey work goes to the shared lists; if
+ * they are empty, marking is over (overflow, conservative words and finalizers are finished in
+ * this stop); otherwise the world runs again and marking resumes, at most GC_MARK_RECHECKS
+ * times a cycle, after which this stop finishes the mark itself so that a mutator that keeps
+ * storing cannot keep marking from ending. */
+#define GC_MARK_RECHECKS 8
+static void incremental_terminate(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  d->in_collection = 1;
+  if (!gc_stw_begin(d, GC_STW_SWEEP, still_marking)) {
+    d->in_collection = 0;
+    return;
+  }
+  uint64_t stop_start_ns = gc_plat_now_ns();
+  sweep_everywhere(d, 0); /* nothing is left to sweep: only the participants' barrier */
+  gc_orphan_adopt_all(d); /* re-darkening walks the domains' pools (mark.c) */
+  if (!gc_mark_quiescent(heap) && heap->mark_rechecks < GC_MARK_RECHECKS) {
+    heap->mark_rechecks++;
+    gc_barrier_release(&heap->barrier);
+    record_pause(heap, gc_plat_now_ns() - stop_start_ns);
+    gc_stw_end(d);
+    d->in_collection = 0;
+    return;
+  }
+  gc_mark_finish_incremental(heap, d);
+  /* Born MARKED: every block allocated since marking began counts as live. */
+  uint64_t blocks, words;
+  allocated_total(heap, &blocks, &words);
+  heap->marked_blocks += blocks - heap->alloc_blocks_at_mark_start;
+  heap->marked_words += words - heap->alloc_words_at_mark_start;
+  heap->cycle_work.markers = heap->mark_markers;
+  set_marking(heap, 0);
+  gc_cycle_trace *t = &heap->trace;
+  t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;
+  t->markers = heap->mark_markers - 1;
+  end_of_mark(heap);
+  end_cycle_stop(d, stop_start_ns);
+}
+
+static int incremental_mode(gc_heap *heap) {
+  return gc_atomic_load_relaxed(&heap->marking_mode) == GC_MARKING_INCREMENTAL;
+}
+
+void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
+  gc_heap *heap = d->heap;
+  if (budget_words == 0) {
+    /* Paced by allocation, as OCaml's major slices: twice the words allocated since the last
+     * slice, so marking outruns the mutator, and never less than markslice. */
+    budget_words = gc_param_load(&heap->cfg.mark_slice_words);
+    uint64_t allocated = d->alloc_words - d->slice_alloc_words;
+    if (allocated <= SIZE_MAX / 2 && 2 * allocated > budget_words) budget_words = 2 * allocated;
+  }
+  d->slice_alloc_words = d->alloc_words;
+  d->in_collection = 1;
+  int more = gc_mark_slice(d, budget_words);
+  d->mark_slices++;
+  gc_atomic_add_relaxed(&heap->cycle_slices, 1);
+  gc_heap_call_hook(heap, GC_HOOK_MARK_SLICE);
+  d->in_collection = 0;
+  if (!more) incremental_terminate(d);
+}
+
+/* Mark on d until this cycle's marking is over (other domains may end it meanwhile). */
+static void finish_marking(gc_domain *d) {
+  while (gc_atomic_load_relaxed(&d->head.marking)) gc_cycle_mark_step(d, SIZE_MAX);
+}
+
+void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
+  if (d->in_collection || gc_atomic_load_relaxed(&d->head.marking)) return;
+  if (incremental_mode(d->heap)) {
+    d->in_collection = 1;
+    incremental_start(d, reason);
+    d->in_collection = 0;
+  } else {
+    gc_major_cycle(d, reason);
+  }
+}
+
+void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+  if (d->in_collection) return;
+  finish_marking(d); /* a cycle from now: the one under way first */
+  if (incremental_mode(d->heap)) {
+    d->in_collection = 1;
+    incremental_start(d, reason);
+    d->in_collection = 0;
+    finish_marking(d);
+  } else {
+    d->in_collection = 1;
+    stw_cycle(d, reason);
+  }
 }
 
 /* Stop the world only to finish every domain's sweeping and give the empty pools back (the end
@@ -206,8 +375,10 @@ static void sweep_cycle(gc_domain *d) {
   if (d->in_collection) return;
   d->in_collection = 1;
   gc_stw_begin(d, GC_STW_SWEEP, NULL);
+  uint64_t start_ns = gc_plat_now_ns();
   sweep_everywhere(d, 1);
   gc_barrier_release(&heap->barrier);
+  record_pause(heap, gc_plat_now_ns() - start_ns);
   gc_stw_end(d);
   d->in_collection = 0;
 }
@@ -231,12 +402,15 @@ void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason r
   switch (kind) {
     case GC_COLLECT_SLICE:
       gc_poll(d);
-      if (gc_cycle_due(d)) {
-        gc_major_cycle(d, GC_CYCLE_PACED);
+      if (gc_atomic_load_relaxed(&d->head.marking)) {
+        gc_cycle_mark_step(d, gc_param_load(&d->heap->cfg.mark_slice_words));
+      } else if (gc_cycle_due(d)) {
+        gc_cycle_start(d, GC_CYCLE_PACED);
       } else {
         gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
       }
       break;
+    case GC_COLLECT_START: gc_cycle_start(d, reason); break;
     case GC_COLLECT_MAJOR: gc_major_cycle(d, reason); break;
     case GC_COLLECT_FULL:
       gc_major_cycle(d, reason);

@@ -13,10 +13,20 @@ enum gc_cycle_reason {
   GC_CYCLE_HEAP_LIMIT,    /* an allocation did not fit under the heap limit */
 };
 
-/* Run one major cycle with d as the leader: stops the world, every stopped domain helps. A
- * paced cycle is run only if it is still due once d holds the collection lock: a cycle another
- * domain ran while d waited for it has reset the pacer. */
+/* Run one whole major cycle with d as the leader, from now: the cycle marking now (if any) is
+ * finished first. In the stw mode every stopped domain marks; with incremental marking d marks
+ * in slices until marking is over, beside the other domains' slices. A paced cycle is run only
+ * if it is still due once d holds the collection lock: a cycle another domain ran while d
+ * waited for it has reset the pacer. */
 void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason);
+/* Start a cycle with d as the leader: in the stw mode a whole cycle (gc_major_cycle); with
+ * incremental marking, the first stop only, returning with marking under way. Nothing if a
+ * cycle is marking already. */
+void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason);
+/* One mark slice on d (incremental marking under way): budget_words words of blocks scanned,
+ * or 0 for the allocation-paced budget; the domain that finds no grey work left tries to end
+ * marking (a stop of the world). */
+void gc_cycle_mark_step(gc_domain *d, size_t budget_words);
 /* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
 /* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "gc/large.h"
+#include "gc/mark.h"
 #include "gc/orphan.h"
 #include "gc/pool.h"
 #include "gc/poolcache.h"
@@ -31,6 +32,13 @@ int gc_domain_list_add(gc_heap *heap, gc_domain *d) {
     heap->domain_capacity = capacity;
   }
   d->id = heap->next_domain_id++;
+  /* Marking starts and ends only under stw_lock, which the caller holds: a domain made while a
+   * cycle marks joins it now, with the barrier on and a marker of this cycle's colours. */
+  if (gc_atomic_load(&heap->marking)) {
+    gc_mark_init_marker(heap, &d->marker, 1);
+    d->head.marking = 1;
+    heap->mark_markers++;
+  }
   heap->domains[heap->domain_count] = d;
   gc_atomic_store(&heap->domain_count, heap->domain_count + 1);
   return 1;
@@ -80,6 +88,8 @@ gc_error gc_domain_terminate(gc_domain *d) {
   }
   gc_enter_blocking(d);
   gc_mutex_lock(&heap->stw_lock);
+  /* Its grey work to the shared lists, its counts to the shade marker's (mark.c). */
+  if (gc_atomic_load(&heap->marking)) gc_mark_retire(d);
   /* With the lock held no cycle can start, so sweeping now leaves nothing for later: the
    * orphans are swept for the current cycle (INV-ORPHAN-1). */
   gc_sweep_finish(d);
@@ -88,6 +98,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
   heap->retired.alloc_words += d->alloc_words;
   heap->retired.freed_blocks += d->freed_blocks;
   heap->retired.freed_words += d->freed_words;
+  heap->retired.mark_slices += d->mark_slices;
   if (d->unpaced_words) gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words);
   list_remove(heap, d);
   gc_mutex_unlock(&heap->stw_lock);
@@ -97,6 +108,8 @@ gc_error gc_domain_terminate(gc_domain *d) {
 
 void gc_enter_blocking(gc_domain *d) {
   gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
+  /* Its grey work must not wait for it: other domains' slices take it from the shared list. */
+  if (gc_atomic_load_relaxed(&d->head.marking)) gc_mark_flush(d);
   gc_atomic_store(&d->state, GC_DOMAIN_BLOCKING);
 }
 

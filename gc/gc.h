@@ -83,6 +83,15 @@ const char *gc_error_name(gc_error err);
 #define GC_PERCENT_OFF (-1)
 #define GC_PARAMS_ENV  "GCFUZZ_PARAMS"
 
+/* How a cycle marks (the `marking` parameter). Both modes are complete collectors; the README's
+ * "Marking" section gives the phases of each and how the default was chosen. */
+typedef enum gc_marking_mode {
+  GC_MARKING_INCREMENTAL, /* a short stop darkens the roots, then every running domain marks in
+                           * slices beside its mutator (deletion barrier, blocks born MARKED);
+                           * a short stop confirms termination and rotates the colours */
+  GC_MARKING_STW,         /* the whole mark inside one stop of the world */
+} gc_marking_mode;
+
 /* Verification passes (bit mask), run by invariants/ through the hooks below: one bit per row of
  * GC_VERIFY_PASS_TABLE (gc/passes.h), in its order. */
 enum gc_verify_pass_bit {
@@ -131,6 +140,8 @@ typedef struct gc_config {
   int trace;                 /* 1: one line per cycle on trace_file */
   FILE *trace_file;          /* NULL: stderr */
   unsigned verify;           /* enum gc_verify_pass mask, read by invariants/ */
+  int marking;               /* enum gc_marking_mode */
+  size_t mark_slice_words;   /* incremental: mark work per slice, in words scanned (at least) */
   gc_pool_cache *pool_cache; /* NULL: pools come from and go back to the OS */
 } gc_config;
 
@@ -219,6 +230,11 @@ typedef struct gc_frame {
  * and popped on every call of a recursive mutator, so they must cost a few stores, not a call. */
 typedef struct gc_domain_head {
   gc_frame *frames; /* innermost local root frame, or NULL */
+  /* 1 while a cycle marks beside the mutators: gc_store's fast path reads it. The domain's own
+   * copy of the heap's marking phase, written only while this domain is stopped (by the leader
+   * of the stops that start and end marking, or when the domain is made), so it never changes
+   * under the domain's feet and its load needs no ordering (see INV-BARRIER-1 in gc/heap.h). */
+  uintptr_t marking;
 } gc_domain_head;
 
 static inline void gc_frame_push(gc_domain *d, gc_frame *frame, gc_value *slots, size_t count) {
@@ -290,12 +306,40 @@ gc_error gc_finalizer_clear(gc_heap *heap, gc_value block);
 /* Run the queued finalizers now; returns how many ran. Does nothing when called from one. */
 size_t gc_run_finalizers(gc_domain *d);
 
+/* ---- Stores -------------------------------------------------------------------------------- */
+
+/* Store `value` into field `i` of the scanned block `block`: every pointer store into a heap
+ * block goes through here (the write barrier). Outside marking it is a load, a branch and the
+ * store. While a cycle marks beside the mutators (incremental marking), the value overwritten is
+ * darkened first (a deletion barrier: snapshot at the beginning), so marking reaches everything
+ * that was reachable when it began, whatever the mutators unlink meanwhile.
+ *
+ * The one exception, initialising stores: GC_FIELD may write the fields of a block this domain
+ * allocated since its last safepoint (gc_alloc, gc_poll, gc_collect), before the block is stored
+ * anywhere another domain can read it. Its fields are all NULL or immediates then (nothing to
+ * darken), and either marking is off (no safepoint since the allocation, so none since it began)
+ * or the block was born MARKED and no marker will read its fields this cycle. */
+void gc_store_slow(gc_domain *d, gc_value block, size_t i, gc_value value);
+static inline void gc_store(gc_domain *d, gc_value block, size_t i, gc_value value) {
+  if (__builtin_expect(__atomic_load_n(&((gc_domain_head *)d)->marking, __ATOMIC_RELAXED), 0)) {
+    gc_store_slow(d, block, i, value);
+    return;
+  }
+  /* Relaxed: a marker may read the field at the same time (an incremental cycle that began
+   * after this store); on the platforms we build, the same instruction as a plain store. */
+  __atomic_store_n(&((gc_value *)block)[i], value, __ATOMIC_RELAXED);
+}
+
 /* ---- Collection ---------------------------------------------------------------------------- */
 
 typedef enum gc_collect_kind {
-  GC_COLLECT_SLICE, /* one budgeted sweep slice; starts a cycle if pacing says so */
-  GC_COLLECT_MAJOR, /* finish sweeping, mark, cycle colours; sweeping continues lazily */
+  GC_COLLECT_SLICE, /* a budgeted slice: mark work while a cycle marks (incremental), else a
+                     * sweep slice; starts a cycle if pacing says so */
+  GC_COLLECT_MAJOR, /* a whole cycle from now: finish the one marking (if any), then finish
+                     * sweeping, mark, cycle colours; sweeping continues lazily */
   GC_COLLECT_FULL,  /* MAJOR, then sweep everything and give surplus pools back to the OS */
+  GC_COLLECT_START, /* start a cycle and return with marking under way (incremental; in the
+                     * stop-the-world mode, a MAJOR); nothing if a cycle already marks */
 } gc_collect_kind;
 void gc_collect(gc_domain *d, gc_collect_kind kind);
 
@@ -328,22 +372,32 @@ typedef struct gc_stats {
   uint64_t orphan_pool_words; /* pool words waiting on the orphan lists (in pool_words too) */
   uint64_t free_pools;        /* empty pools mapped but unused */
   uint64_t os_pool_bytes;     /* bytes of pools currently mapped from the OS */
+  uint64_t mark_slices;       /* incremental mark slices run since the heap was created */
+  uint64_t pauses;            /* stops of the world recorded since the heap was created: every
+                               * stop of a cycle (one in the stw mode; the start, each recheck
+                               * and the end with incremental marking) and a full collection's
+                               * final sweep */
   uint64_t last_pause_ns;     /* the last stop-the-world pause */
   uint64_t max_pause_ns;      /* the longest pause */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
-/* The last pause times (stop-the-world, ns), oldest first, at most GC_PAUSE_HISTORY of them;
+/* The last pause times (every stop of the world, ns), oldest first, at most GC_PAUSE_HISTORY;
  * returns how many were written to out (up to `max`). */
 #define GC_PAUSE_HISTORY 256
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max);
 
 /* ---- Verification hooks -------------------------------------------------------------------- */
 
-/* The collector calls the hook at three points of every cycle; invariants/ installs it. */
+/* The collector calls the hook at these points of every cycle; invariants/ installs it. Every
+ * point but GC_HOOK_MARK_SLICE runs with the world stopped. */
 typedef enum gc_hook_point {
-  GC_HOOK_MARK_DONE, /* marking finished, colours not yet cycled */
-  GC_HOOK_CYCLED,    /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
-  GC_HOOK_SWEPT,     /* every domain finished sweeping this cycle */
+  GC_HOOK_MARK_DONE,  /* marking finished, colours not yet cycled */
+  GC_HOOK_CYCLED,     /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
+  GC_HOOK_SWEPT,      /* every domain finished sweeping this cycle */
+  GC_HOOK_MARK_START, /* world stopped, sweeping finished, orphans adopted, nothing marked yet:
+                       * the snapshot incremental marking will preserve (both modes) */
+  GC_HOOK_MARK_SLICE, /* incremental: a mark slice just ended, on the domain that ran it, with
+                       * the world RUNNING: only cheap checks of that domain's own state */
 } gc_hook_point;
 /* A set of hook points, as gc/passes.h gives each pass's. */
 #define GC_HOOK_BIT(point) (1u << (point))

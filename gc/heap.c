@@ -103,8 +103,10 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->alloc_words = heap->retired.alloc_words;
   out->freed_blocks = heap->retired.freed_blocks;
   out->freed_words = heap->retired.freed_words;
+  out->mark_slices = heap->retired.mark_slices;
   for (size_t i = 0; i < heap->domain_count; i++) {
     const gc_domain *d = heap->domains[i];
+    out->mark_slices += d->mark_slices;
     out->alloc_blocks += d->alloc_blocks;
     out->alloc_words += d->alloc_words;
     out->freed_blocks += d->freed_blocks;
@@ -120,12 +122,13 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->finalizers_run = heap->finalizers_run;
   out->free_pools = heap->free_pool_count;
   out->os_pool_bytes = (uint64_t)heap->mapped_pool_count * GC_POOL_BSIZE;
+  out->pauses = heap->pauses;
   out->last_pause_ns = heap->last_pause_ns;
   out->max_pause_ns = heap->max_pause_ns;
 }
 
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {
-  size_t have = heap->cycles < GC_PAUSE_RING ? (size_t)heap->cycles : GC_PAUSE_RING;
+  size_t have = heap->pauses < GC_PAUSE_RING ? (size_t)heap->pauses : GC_PAUSE_RING;
   size_t n = have < max ? have : max;
   /* The ring's oldest entry is at pause_next once it has wrapped, at 0 before. */
   size_t first = (heap->pause_next + GC_PAUSE_RING - have) % GC_PAUSE_RING;

@@ -122,6 +122,8 @@ struct gc_domain {
   size_t unpaced_words; /* allocated, not yet added to heap->alloc_words_since_cycle */
 
   gc_marker marker;
+  uint64_t slice_alloc_words; /* alloc_words at this domain's last mark slice (incremental) */
+  uint64_t mark_slices;       /* mark slices this domain ran (gc_stats.mark_slices) */
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
 
   /* This domain's sweep of the current cycle (sweep.c), for the perf pass. Set when the colours
@@ -225,6 +227,21 @@ typedef struct gc_cycle_work {
   uint64_t handoffs;   /* buffers split for idle markers in this mark */
   gc_mark_counts mark; /* the markers' counts, summed */
 } gc_cycle_work;
+
+/* The current cycle's times and figures, for the trace line (cycle.c), kept from its first stop
+ * to its last (with incremental marking, the world runs between them). */
+typedef struct gc_cycle_trace {
+  int incremental;
+  size_t markers;                   /* domains that marked */
+  uint64_t start_ns, mark_start_ns; /* the first stop began; marking began */
+  uint64_t end_ns;                  /* the world runs again after the last stop */
+  uint64_t sweep_ns, mark_ns;       /* finishing the sweep; marking (to its last stop's end) */
+  uint64_t start_pause_ns;          /* incremental: the first stop */
+  uint64_t handoffs_before;
+  gc_heap_stats before;  /* the statistics when marking began */
+  uint64_t freed_total;  /* words freed by every domain since the heap was created, then */
+  uint64_t freed_words;  /* ... and since the last cycle */
+} gc_cycle_trace;
 
 typedef struct gc_scanner {
   gc_scan_roots_fn fn;
@@ -368,9 +385,35 @@ struct gc_heap {
    * scanners) and the conservative words, each resolved by gc.h's rule (a word into a live
    * block's header or fields; never into a free slot, a pool header, wastage, the padding after
    * a block, an unused slot above a pool's frontier or outside the heap). A block is
-   * NOT_MARKABLE only while it is on `pinned`. (Concurrent marking will add one exception:
-   * blocks allocated since marking began are born MARKED.) */
+   * NOT_MARKABLE only while it is on `pinned`. Incremental marking adds the snapshot: a block
+   * reachable when marking began (GC_HOOK_MARK_START), or allocated since (born MARKED), may be
+   * MARKED at its end though the roots no longer reach it (floating garbage, freed next cycle).
+   *
+   * INV-BARRIER-1 (incremental marking, snapshot at the beginning): from the stop that starts
+   * marking to the stop that ends it, (a) every block allocated is born MARKED (alloc_colour),
+   * (b) every pointer overwritten in a heap block by gc_store was darkened first, (c) every
+   * block reachable at the start is MARKED by the end. (a) and (b) give (c): the roots were
+   * darkened in the first stop, and a path from them that a mutator cuts was cut at a darkened
+   * block. Root slots (frames, global roots, scanners, the model's), conservative range words,
+   * finalizer records and domains change without a barrier, each for its stated reason at the
+   * code that changes it: a root only ever receives a value that is reachable at the start or
+   * born MARKED, so cutting or adding a root edge loses nothing; pinning and unpinning repaint a
+   * header, so they shade (gc_mark_shade); ranges hold raw words that may point at any block,
+   * so the stop that ends marking scans them again. */
   gc_mark_work work;
+  uintptr_t marking;      /* atomic: 1 from the stop that starts incremental marking to the stop
+                           * that ends it; each domain keeps its copy in head.marking */
+  gc_header alloc_colour; /* the colour of a new block: colours.marked while marking (born
+                           * MARKED), colours.unmarked otherwise; changed only in a stop */
+  gc_mutex shade_lock;    /* guards `shade`: threads with no marker at hand (gc_pin) shade here */
+  gc_marker shade;        /* a marker without a domain: its full buffers go to work.full */
+  size_t mark_rechecks;   /* termination stops of this cycle that found work and resumed */
+  size_t mark_markers;    /* domains that marked this cycle (at the start, and spawned since) */
+  uintptr_t cycle_slices; /* atomic (relaxed, a statistic): slices of the current cycle */
+  uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
+  uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
+                           * (INV-PARAM-1), when they start a cycle */
+  gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */
   size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks;             /* blocks marked this cycle */
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
@@ -399,11 +442,12 @@ struct gc_heap {
    * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
    * `finalizers` and the queue's unrun ones. */
   struct {
-    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words;
+    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices;
   } retired; /* the activity counters of terminated domains */
   uint64_t cycles;
   uintptr_t alloc_failures; /* atomic */
   uint64_t mark_overflows;
+  uint64_t pauses; /* stops recorded (gc_stats.pauses) */
   uint64_t pause_ns[GC_PAUSE_RING];
   unsigned pause_next;
   uint64_t last_pause_ns, max_pause_ns;

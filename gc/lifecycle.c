@@ -32,8 +32,11 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
     }
   }
   if (config.mark_stack_entries < 4 || config.pools_per_batch < 1 ||
-      config.sweep_budget_words < 1) {
-    fprintf(stderr, "gcfuzz: gc_heap_create: markstack >= 4, batch >= 1 and sweep >= 1 needed\n");
+      config.sweep_budget_words < 1 || config.mark_slice_words < 1 ||
+      (config.marking != GC_MARKING_INCREMENTAL && config.marking != GC_MARKING_STW)) {
+    fprintf(stderr,
+            "gcfuzz: gc_heap_create: markstack >= 4, batch >= 1, sweep >= 1, markslice >= 1 "
+            "and marking incremental or stw needed\n");
     return NULL;
   }
 
@@ -50,6 +53,9 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   gc_mutex_init(&heap->roots_lock);
   gc_mutex_init(&heap->work.lock);
   gc_mutex_init(&heap->params_lock);
+  gc_mutex_init(&heap->shade_lock);
+  heap->alloc_colour = heap->colours.unmarked;
+  heap->marking_mode = (uintptr_t)config.marking;
   heap->created_ns = gc_plat_now_ns();
   gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
   heap->swept_reported = 1; /* nothing to sweep before the first cycle */
@@ -96,6 +102,7 @@ void gc_heap_destroy(gc_heap *heap) {
   free(heap->ranges);
   free(heap->scanners);
   gc_mutex_destroy(&heap->params_lock);
+  gc_mutex_destroy(&heap->shade_lock);
   gc_mutex_destroy(&heap->work.lock);
   gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
@@ -111,6 +118,10 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   gc_param_store(&heap->cfg.heap_limit_bytes, next->heap_limit_bytes);
   gc_param_store(&heap->cfg.pools_per_batch, next->pools_per_batch);
   gc_param_store(&heap->cfg.free_pools_kept, next->free_pools_kept);
+  gc_param_store(&heap->cfg.mark_slice_words, next->mark_slice_words);
+  /* The mode: read when a domain starts a cycle; a cycle under way ends in the mode it began. */
+  heap->cfg.marking = next->marking;
+  gc_atomic_store_relaxed(&heap->marking_mode, (uintptr_t)next->marking);
   /* Read only with the world stopped (marking, pacing, tracing, the hook points), or here. */
   heap->cfg.gc_percent = next->gc_percent;
   heap->cfg.min_trigger_words = next->min_trigger_words;

@@ -89,10 +89,12 @@ static inline __attribute__((always_inline)) void mark_value(gc_marker *m, gc_va
   }
 }
 
+/* Fields are read atomically (relaxed): with incremental marking a mutator may gc_store into the
+ * block while a marker scans it. Either value is fine: the barrier darkened the old one. */
 static void scan_fields(gc_marker *m, gc_value v) {
   size_t wsize = gc_hd_wsize(gc_atomic_load_word(gc_hp_val(v)));
   gc_value *fields = gc_fields(v);
-  for (size_t i = 0; i < wsize; i++) mark_value(m, fields[i]);
+  for (size_t i = 0; i < wsize; i++) mark_value(m, gc_atomic_load_word(&fields[i]));
 }
 
 /* scan_fields, counted (INV-MARKWORK-1): the header is read again, from the line scan_fields is
@@ -249,6 +251,15 @@ static void mark_queued(void *ctx, gc_value v) {
 
 /* ---- The phases ------------------------------------------------------------------------------ */
 
+void gc_mark_init_marker(gc_heap *heap, gc_marker *m, int parallel) {
+  memset(m, 0, sizeof *m);
+  m->heap = heap;
+  m->buf_entries = heap->work.buf_entries;
+  m->unmarked = heap->colours.unmarked;
+  m->marked = heap->colours.marked;
+  m->parallel = parallel;
+}
+
 void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_work_shape(heap, heap->cfg.mark_stack_entries, markers);
   gc_work_begin(heap, markers);
@@ -256,14 +267,9 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   heap->cycle_work.markers = markers;
   heap->handoffs_at_mark_begin = heap->work.handoffs;
   for (size_t i = 0; i < heap->domain_count; i++) {
-    gc_marker *m = &heap->domains[i]->marker;
-    memset(m, 0, sizeof *m);
-    m->heap = heap;
-    m->buf_entries = heap->work.buf_entries;
-    m->unmarked = heap->colours.unmarked;
-    m->marked = heap->colours.marked;
-    m->parallel = markers > 1;
+    gc_mark_init_marker(heap, &heap->domains[i]->marker, markers > 1);
   }
+  gc_mark_init_marker(heap, &heap->shade, markers > 1);
 }
 
 void gc_mark_domain(gc_domain *d, int with_global_roots) {
@@ -282,6 +288,22 @@ void gc_mark_domain(gc_domain *d, int with_global_roots) {
   mark_loop(m);
 }
 
+/* Add o's totals to acc (the leader's sum at the end of a mark, a terminating domain's counts
+ * kept by the shade marker). */
+static void add_counts(gc_marker *acc, const gc_marker *o) {
+  acc->marked_words += o->marked_words;
+  acc->marked_blocks += o->marked_blocks;
+  gc_mark_counts *sum = &acc->counts;
+  sum->scan_blocks_marked += o->counts.scan_blocks_marked;
+  sum->scan_fields_marked += o->counts.scan_fields_marked;
+  sum->blocks_scanned += o->counts.blocks_scanned;
+  sum->fields_scanned += o->counts.fields_scanned;
+  sum->overflows += o->counts.overflows;
+  sum->flagged += o->counts.flagged;
+  sum->redarken_passes += o->counts.redarken_passes;
+  sum->redarkened += o->counts.redarkened;
+}
+
 void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   /* The parallel part is over: the leader's marker finishes alone. */
   gc_marker *m = &leader->marker;
@@ -290,24 +312,135 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   redarken(m);
   gc_finalizer_queue_unreachable(heap, mark_queued, m);
   redarken(m);
-  heap->marked_words = 0;
-  heap->marked_blocks = 0;
-  gc_mark_counts *sum = &heap->cycle_work.mark;
-  *sum = (gc_mark_counts){0};
-  for (size_t i = 0; i < heap->domain_count; i++) {
-    const gc_marker *o = &heap->domains[i]->marker;
-    heap->marked_words += o->marked_words;
-    heap->marked_blocks += o->marked_blocks;
-    sum->scan_blocks_marked += o->counts.scan_blocks_marked;
-    sum->scan_fields_marked += o->counts.scan_fields_marked;
-    sum->blocks_scanned += o->counts.blocks_scanned;
-    sum->fields_scanned += o->counts.fields_scanned;
-    sum->overflows += o->counts.overflows;
-    sum->flagged += o->counts.flagged;
-    sum->redarken_passes += o->counts.redarken_passes;
-    sum->redarkened += o->counts.redarkened;
-  }
+  gc_marker total = {0};
+  for (size_t i = 0; i < heap->domain_count; i++) add_counts(&total, &heap->domains[i]->marker);
+  add_counts(&total, &heap->shade);
+  heap->marked_words = total.marked_words;
+  heap->marked_blocks = total.marked_blocks;
+  heap->cycle_work.mark = total.counts;
   heap->cycle_work.handoffs = heap->work.handoffs - heap->handoffs_at_mark_begin;
+}
+
+/* ---- Incremental marking ---------------------------------------------------------------------
+ *
+ * Between the two stops (INV-BARRIER-1 in heap.h) grey work lives in four places: each domain's
+ * marker buffer (its slices and its barrier push there), the shared full list, the shade
+ * marker's buffer, and the pools and large blocks flagged by an overflow. Outside a slice a
+ * marker's prefetch FIFO is empty: every slice ends by flushing it. */
+
+/* What the barrier and gc_mark_shade do to a value: mark it now if it is UNMARKED (no FIFO: the
+ * value may be gone from the heap by the time a FIFO would examine it). */
+static inline void darken(gc_marker *m, gc_value v) {
+  if (gc_is_block(v)) mark_block(m, v);
+}
+
+void gc_mark_darken(gc_domain *d, gc_value v) { darken(&d->marker, v); }
+
+void gc_mark_shade(gc_heap *heap, gc_value v) {
+  gc_mutex_lock(&heap->shade_lock);
+  darken(&heap->shade, v);
+  gc_mutex_unlock(&heap->shade_lock);
+}
+
+void gc_mark_count_unpinned(gc_heap *heap, gc_header hd) {
+  gc_mutex_lock(&heap->shade_lock);
+  gc_marker *m = &heap->shade;
+  m->marked_words += gc_hd_whsize(hd);
+  m->marked_blocks++;
+  if (gc_tag_is_scanned(gc_hd_tag(hd))) {
+    /* Counted as marked, never scanned: its fields were roots when marking began. */
+    m->counts.scan_blocks_marked++;
+    m->counts.scan_fields_marked += gc_hd_wsize(hd);
+  }
+  gc_mutex_unlock(&heap->shade_lock);
+}
+
+void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader) {
+  gc_mark_begin(heap, heap->domain_count + 1); /* every domain, and the shade marker */
+  heap->mark_markers = heap->domain_count + 1;
+  gc_marker *m = &leader->marker;
+  gc_roots_visit_global(heap, visit_root, m);
+  gc_conservative_visit(heap, visit_conservative, m);
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_roots_visit_domain(heap->domains[i], visit_root, m);
+  }
+  flush_prefetch(m);
+}
+
+/* Take a full buffer from the shared list, without waiting; NULL if there is none. The shade
+ * marker's buffer goes there first when it holds anything. */
+static gc_workbuf *take_full(gc_heap *heap) {
+  gc_mutex_lock(&heap->shade_lock);
+  gc_workbuf *b = heap->shade.buf;
+  if (b != NULL && b->count > 0) {
+    heap->shade.buf = NULL;
+    gc_work_put_full(&heap->work, b);
+  }
+  gc_mutex_unlock(&heap->shade_lock);
+  return gc_work_try_get_full(&heap->work);
+}
+
+int gc_mark_slice(gc_domain *d, size_t budget_words) {
+  gc_marker *m = &d->marker;
+  size_t done_words = 0;
+  for (;;) {
+    gc_workbuf *b;
+    while (done_words < budget_words && (b = m->buf) != NULL && b->count > 0) {
+      gc_value v = b->items[--b->count];
+      done_words += gc_hd_whsize(gc_atomic_load_word(gc_hp_val(v)));
+      scan_block(m, v);
+    }
+    int flushed = flush_prefetch(m);
+    if (done_words >= budget_words) return 1;
+    if (flushed) continue;
+    gc_workbuf *full = take_full(d->heap);
+    if (full == NULL) return 0;
+    if (m->buf != NULL) gc_work_put_empty(&d->heap->work, m->buf);
+    m->buf = full;
+  }
+}
+
+/* Give back m's buffer: to the full list if it holds work, else to the empty list. */
+static void flush_marker(gc_mark_work *w, gc_marker *m) {
+  gc_workbuf *b = m->buf;
+  if (b == NULL) return;
+  m->buf = NULL;
+  if (b->count > 0) {
+    gc_work_put_full(w, b);
+  } else {
+    gc_work_put_empty(w, b);
+  }
+}
+
+void gc_mark_flush(gc_domain *d) { flush_marker(&d->heap->work, &d->marker); }
+
+void gc_mark_retire(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  gc_mark_flush(d);
+  gc_mutex_lock(&heap->shade_lock);
+  add_counts(&heap->shade, &d->marker);
+  gc_mutex_unlock(&heap->shade_lock);
+  memset(&d->marker.counts, 0, sizeof d->marker.counts);
+  d->marker.marked_words = d->marker.marked_blocks = 0;
+}
+
+int gc_mark_quiescent(gc_heap *heap) {
+  gc_mark_work *w = &heap->work;
+  for (size_t i = 0; i < heap->domain_count; i++) flush_marker(w, &heap->domains[i]->marker);
+  flush_marker(w, &heap->shade);
+  return gc_atomic_load(&w->full_count) == 0;
+}
+
+void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader) {
+  gc_marker *m = &leader->marker;
+  m->parallel = 0;
+  gc_work_begin(heap, 1);
+  mark_loop(m); /* whatever a recheck found when no more rechecks were allowed */
+  /* Conservative words change without a barrier (INV-BARRIER-1): scan the ranges again. */
+  gc_conservative_visit(heap, visit_conservative, m);
+  flush_prefetch(m);
+  mark_loop(m);
+  gc_mark_finish(heap, leader);
 }
 
 size_t gc_mark_marked_blocks(const gc_heap *heap) { return heap->marked_blocks; }

@@ -17,6 +17,39 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader);
 /* All three, with the main domain as the only marker (tests, one-domain heaps). */
 void gc_mark_heap(gc_heap *heap);
 
+/* Initialise a marker for the current mark (colours, buffer size); `parallel`: other markers
+ * may run, so headers are marked by compare-and-swap. */
+void gc_mark_init_marker(gc_heap *heap, gc_marker *m, int parallel);
+
+/* ---- Incremental marking (INV-BARRIER-1 in heap.h) ----
+ *
+ *   gc_mark_start_incremental  world stopped: shape the buffers for every domain and the shade
+ *                              marker, darken every root (global roots, pinned blocks' fields,
+ *                              finalizer roots, scanners, conservative ranges, every domain's
+ *                              frames, blocked ones included) into the leader's marker;
+ *   gc_mark_slice              a running domain marks at least budget_words words of blocks
+ *                              (or until it finds no work); returns 0 when it found no grey
+ *                              work anywhere (its own, the shared list, the shade marker's):
+ *                              time to try termination; 1 otherwise;
+ *   gc_mark_quiescent          world stopped: every marker's buffer to the shared lists; 1 if
+ *                              no grey work is left in any (the overflow flags aside);
+ *   gc_mark_finish_incremental world stopped: drain what is left, scan the conservative ranges
+ *                              again, then gc_mark_finish (overflow, finalizers, totals). */
+void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader);
+int gc_mark_slice(gc_domain *d, size_t budget_words);
+int gc_mark_quiescent(gc_heap *heap);
+void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader);
+/* The write barrier's darkening on d's own marker. */
+void gc_mark_darken(gc_domain *d, gc_value v);
+/* Darken v from a thread with no marker at hand (pinning): on the heap's shade marker. */
+void gc_mark_shade(gc_heap *heap, gc_value v);
+/* Count an unpinned block (NOT_MARKABLE -> MARKED by its caller) as marked this cycle. */
+void gc_mark_count_unpinned(gc_heap *heap, gc_header hd);
+/* d's buffer to the shared lists (entering a blocking section while marking). */
+void gc_mark_flush(gc_domain *d);
+/* gc_mark_flush, and d's counts kept by the shade marker (d terminates while marking). */
+void gc_mark_retire(gc_domain *d);
+
 /* ---- For benchmarks that time a mark alone (bench/mark_parallel.c, bench/verify_cost.c) ---- */
 
 /* Blocks marked by the last mark: by all markers (set by gc_mark_finish), and by one domain's. */

@@ -23,6 +23,8 @@ void gc_config_default(gc_config *cfg) {
   cfg->trace = 0;
   cfg->trace_file = NULL;
   cfg->verify = 0;
+  cfg->marking = GC_MARKING_STW;
+  cfg->mark_slice_words = 4096;
 }
 
 static gc_error param_error(char *err, size_t err_len, const char *fmt, ...) {
@@ -97,6 +99,16 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     }
     return GC_OK;
   }
+  if (strcmp(key, "marking") == 0) {
+    if (strcmp(value, "incremental") == 0) {
+      cfg->marking = GC_MARKING_INCREMENTAL;
+    } else if (strcmp(value, "stw") == 0) {
+      cfg->marking = GC_MARKING_STW;
+    } else {
+      return param_error(err, err_len, "marking=%s: incremental or stw", value);
+    }
+    return GC_OK;
+  }
   if (strcmp(key, "percent") == 0 && strcmp(value, "off") == 0) {
     cfg->gc_percent = GC_PERCENT_OFF;
     return GC_OK;
@@ -118,6 +130,11 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
       return param_error(err, err_len, "markstack=%llu: between 4 and 2^28 entries", n);
     }
     cfg->mark_stack_entries = (size_t)n;
+  } else if (strcmp(key, "markslice") == 0) {
+    if (n < 1 || n > (1ull << 40)) {
+      return param_error(err, err_len, "markslice=%llu: between 1 and 2^40 words", n);
+    }
+    cfg->mark_slice_words = (size_t)n;
   } else if (strcmp(key, "limit") == 0) {
     cfg->heap_limit_bytes = (size_t)n;
   } else if (strcmp(key, "batch") == 0) {
@@ -133,7 +150,7 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   } else {
     return param_error(err, err_len,
                        "unknown parameter '%s' (known: percent, mintrigger, sweep, markstack, "
-                       "limit, batch, keep, failafter, trace, verify)",
+                       "marking, markslice, limit, batch, keep, failafter, trace, verify)",
                        key);
   }
   return GC_OK;

@@ -11,8 +11,8 @@
  *
  *   A protocol word is shared state through which threads coordinate: a domain's state, the
  *   stop-the-world request, heap->domain_count, the marking flags and counters (work.done,
- *   work.idle, work.full_count, work.overflowed), running_finalizers, the large index's stale
- *   flag; and the heads of the lists threads take from and push onto under a lock while others
+ *   work.idle, work.full_count, work.overflowed, heap->marking), running_finalizers, the large
+ *   index's stale flag; and the heads of the lists threads take from and push onto under a lock while others
  *   run (the orphan lists and the free pools, by running domains; the work lists, by markers). Every load and store of a protocol word is a scheduling point:
  *   gc_atomic_load / gc_atomic_store (acquire / release) for a word read without its lock,
  *   GC_GUARDED_LOAD / GC_GUARDED_STORE for a list head read and written under its lock, and the
@@ -28,6 +28,11 @@
  *   markers CAS them) use the cheap forms, gc_atomic_load_relaxed / gc_atomic_store_relaxed /
  *   gc_atomic_load_word, which are never points: interleaving there cannot change an outcome
  *   beyond what the next point already allows, and they sit on hot paths.
+ *
+ *   A domain's own copy of the marking phase (head.marking, gc_store's fast path) is not one:
+ *   it changes only while its domain is stopped, so no interleaving around its reads can see it
+ *   change. The incremental barrier's slow path makes the field it overwrites a point instead
+ *   (the load of the old value and the store), where a marker of another domain may scan it.
  *
  *   Exempt: initialisation before a word is published (a domain not yet on the list); code that
  *   runs only with the world stopped and no other marker running (adopting every orphan,
@@ -137,6 +142,10 @@ static inline uintptr_t gc_atomic_load_relaxed(const uintptr_t *p) {
 /* Relaxed store: atomic, no ordering with other memory, not a scheduling point. */
 static inline void gc_atomic_store_relaxed(uintptr_t *p, uintptr_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+/* Relaxed add, not a scheduling point: for statistics counted by several threads at once. */
+static inline void gc_atomic_add_relaxed(uintptr_t *p, uintptr_t v) {
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 /* An acquire load that is not a scheduling point, for a verifier reading protocol words with the
  * world stopped (invariants/): a harness must not add points of its own to the interleaving it

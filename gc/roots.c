@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "gc/heap.h"
+#include "gc/mark.h"
 
 int gc_ptr_vec_push(gc_ptr_vec *v, void *item) {
   if (v->count == v->capacity) {
@@ -93,15 +94,25 @@ static gc_error root_scanner_remove_with_lock(gc_heap *heap, gc_scan_roots_fn fn
 
 /* ---- Pinned blocks ---- */
 
+/* Give the header at hp `colour`, whatever markers do to it meanwhile. */
+static void repaint(gc_header *hp, gc_header colour) {
+  gc_header hd = gc_atomic_load_word(hp);
+  while (!gc_atomic_cas(hp, hd, gc_hd_with_colour(hd, colour))) hd = gc_atomic_load_word(hp);
+}
+
 static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
   if (!gc_is_block(v)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_pin: not a block");
   gc_header *hp = gc_hp_val(v);
-  if (gc_hd_colour(*hp) == GC_NOT_MARKABLE) return GC_OK;
+  if (gc_hd_colour(gc_atomic_load_word(hp)) == GC_NOT_MARKABLE) return GC_OK;
   if (!gc_ptr_vec_push(&heap->pinned, (void *)v)) {
     return gc_fail(heap, GC_ERR_NOMEM, "gc_pin: out of memory");
   }
-  /* Outside marking every live block is UNMARKED, so repainting loses nothing. */
-  *hp = gc_hd_with_colour(*hp, GC_NOT_MARKABLE);
+  /* Outside marking every live block is UNMARKED, so repainting loses nothing. While a cycle
+   * marks (INV-BARRIER-1), a NOT_MARKABLE block is never scanned by a marker that reaches it
+   * later: it is shaded first (MARKED and grey, its fields scanned this cycle), then repainted,
+   * by compare-and-swap since markers may colour the header meanwhile. */
+  if (gc_atomic_load(&heap->marking)) gc_mark_shade(heap, v);
+  repaint(hp, GC_NOT_MARKABLE);
   return GC_OK;
 }
 
@@ -111,7 +122,14 @@ static gc_error unpin_with_lock(gc_heap *heap, gc_value v) {
   if (i < 0) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_unpin: block %p is not pinned", (void *)v);
   ptr_vec_remove_at(&heap->pinned, (size_t)i);
   gc_header *hp = gc_hp_val(v);
-  *hp = gc_hd_with_colour(*hp, heap->colours.unmarked);
+  /* While a cycle marks, the block was a root when marking began and stays live: MARKED (its
+   * fields were darkened as roots then; INV-BARRIER-1). */
+  if (gc_atomic_load(&heap->marking)) {
+    gc_mark_count_unpinned(heap, gc_atomic_load_word(hp));
+    repaint(hp, heap->colours.marked);
+  } else {
+    repaint(hp, heap->colours.unmarked);
+  }
   return GC_OK;
 }
 

@@ -120,6 +120,18 @@ gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
   return NULL;
 }
 
+gc_workbuf *gc_work_try_get_full(gc_mark_work *w) {
+  if (gc_atomic_load(&w->full_count) == 0) return NULL; /* a hint, read again under the lock */
+  gc_mutex_lock(&w->lock);
+  gc_workbuf *b = GC_GUARDED_LOAD(w->full);
+  if (b != NULL) {
+    GC_GUARDED_STORE(w->full, b->next);
+    gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
+  }
+  gc_mutex_unlock(&w->lock);
+  return b;
+}
+
 void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
   /* Read before the lock, and read again under it: a hint that no one needs work. */
   if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;

@@ -29,6 +29,8 @@ void gc_work_put_empty(gc_mark_work *w, gc_workbuf *b);
 void gc_work_put_full(gc_mark_work *w, gc_workbuf *b);
 /* A full buffer, waiting while other markers still work; NULL when marking is over. */
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w);
+/* A full buffer if one waits, never waiting (incremental slices); NULL otherwise. */
+gc_workbuf *gc_work_try_get_full(gc_mark_work *w);
 /* If a marker is idle and no full buffer waits, move half of b into a new full buffer. */
 void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b);
 

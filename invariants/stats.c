@@ -16,7 +16,8 @@
  *     one at a sweep end (by at most one when called directly between two);
  *   - stats.maximum: pool_max_words and large_max_words not below their figures nor any domain's
  *     own maximum, max_pause_ns not below any pause, and none of them decreased;
- *   - stats.pauses: the history holds min(cycles, GC_PAUSE_HISTORY) pauses, its newest is
+ *   - stats.pauses: the history holds min(pauses, GC_PAUSE_HISTORY) pauses (one a stop of the
+ *     world, at least one a cycle), its newest is
  *     last_pause_ns, the newest of the last sweep end is now the one before it, and while the
  *     ring has not wrapped max_pause_ns is the largest.
  * The previous figures are the verifier's (gc_verify_history, one per heap), recorded at every
@@ -265,13 +266,19 @@ static void check_maxima(statscheck *sc, const gc_stats *s, const owners_sum *o,
 static void check_pauses(statscheck *sc, const gc_stats *s, const uint64_t *pauses, size_t n,
                          const gc_verify_history *h, int at_sweep_end) {
   const gc_verify_kind k = GC_VK_STATS_PAUSES;
-  size_t expected = s->cycles < GC_PAUSE_HISTORY ? (size_t)s->cycles : GC_PAUSE_HISTORY;
+  size_t expected = s->pauses < GC_PAUSE_HISTORY ? (size_t)s->pauses : GC_PAUSE_HISTORY;
   if (n != expected) {
     violation(sc, k, "gc_pause_history",
-              "the history holds %zu pauses after %llu cycles: one a cycle, at most %d, so %zu "
+              "the history holds %zu pauses after %llu stops: one a stop, at most %d, so %zu "
               "(INV-STATS-2)",
-              n, (unsigned long long)s->cycles, GC_PAUSE_HISTORY, expected);
+              n, (unsigned long long)s->pauses, GC_PAUSE_HISTORY, expected);
     return;
+  }
+  if (s->pauses < s->cycles) {
+    violation(sc, k, "gc_get_stats",
+              "%llu stops recorded for %llu cycles: every cycle stops the world at least once "
+              "(INV-STATS-2)",
+              (unsigned long long)s->pauses, (unsigned long long)s->cycles);
   }
   uint64_t newest = n > 0 ? pauses[n - 1] : 0;
   if (s->last_pause_ns != newest) {
@@ -279,7 +286,7 @@ static void check_pauses(statscheck *sc, const gc_stats *s, const uint64_t *paus
               "last_pause_ns is %llu, the history's newest pause %llu (INV-STATS-2)",
               (unsigned long long)s->last_pause_ns, (unsigned long long)newest);
   }
-  if (s->cycles <= GC_PAUSE_HISTORY) {
+  if (s->pauses <= GC_PAUSE_HISTORY) {
     uint64_t max = 0;
     for (size_t i = 0; i < n; i++) max = pauses[i] > max ? pauses[i] : max;
     if (s->max_pause_ns != max) {
@@ -290,9 +297,20 @@ static void check_pauses(statscheck *sc, const gc_stats *s, const uint64_t *paus
     }
   }
   if (h == NULL || !h->have || h->pauses == 0) return;
-  /* A pause more since the last sweep end (a new cycle), or none. */
-  size_t back = s->cycles == h->last.cycles + 1 ? 2 : s->cycles == h->last.cycles ? 1 : 0;
-  if (back == 0 || back > n || (at_sweep_end && back != 2)) return; /* stats.counter says why */
+  /* Cycles that did not grow by 0 or 1 are stats.counter's to report. */
+  uint64_t more_cycles = s->cycles == h->last.cycles + 1 ? 1 : 0;
+  if (s->pauses < h->last.pauses || s->pauses - h->last.pauses < more_cycles) {
+    violation(sc, k, "gc_get_stats, against the last sweep end",
+              "%llu stops recorded, %llu at the last sweep end, for %llu cycles more: stops only "
+              "grow, at least one a cycle (INV-STATS-2)",
+              (unsigned long long)s->pauses, (unsigned long long)h->last.pauses,
+              (unsigned long long)(s->cycles - h->last.cycles));
+    return;
+  }
+  /* The last sweep end's newest pause, as many places from the end as stops were made since. */
+  uint64_t since = s->pauses - h->last.pauses;
+  if (since + 1 > n || (at_sweep_end && s->cycles != h->last.cycles + 1)) return;
+  size_t back = (size_t)since + 1;
   if (pauses[n - back] != h->newest_pause) {
     violation(sc, k, "gc_pause_history, against the last sweep end",
               "the newest pause at the last sweep end, %llu, is not where the history has it now "

@@ -93,7 +93,7 @@ static void passes_run_where_the_table_says(void) {
 static char trail[64];
 static size_t trail_len;
 static void note(gc_heap *h, gc_hook_point point, void *user) {
-  if (trail_len + 1 < sizeof trail) trail[trail_len++] = "mcs"[point];
+  if (trail_len + 1 < sizeof trail) trail[trail_len++] = "mcsSl"[point];
 }
 
 static void existing_hook_runs_first_and_comes_back(void) {
@@ -104,7 +104,7 @@ static void existing_hook_runs_first_and_comes_back(void) {
   trail_len = 0;
   run_cycles(h, 1);
   trail[trail_len] = '\0';
-  CHECK(strcmp(trail, "mcs") == 0);
+  CHECK(strcmp(trail, "Smcs") == 0);
   CHECK_EQ_U(gc_verify_runs(v, GC_VERIFY_CHECKMARK), 1);
   gc_verify_uninstall(v);
   CHECK(h->hook == note && h->hook_user == &user);

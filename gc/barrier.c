@@ -1,0 +1,17 @@
+/* The write barrier's slow path (gc_store's fast path is inline in gc.h): a deletion barrier,
+ * snapshot at the beginning (INV-BARRIER-1 in heap.h). While a cycle marks beside the mutators,
+ * the value a store overwrites is darkened before the store: whatever path from the roots ran
+ * through that field when marking began, the marker still gets past this point. The new value
+ * needs nothing: it was reachable when marking began (the mutator got it from a root or a field)
+ * or it was born MARKED. */
+#include "gc/mark.h"
+
+void gc_store_slow(gc_domain *d, gc_value block, size_t i, gc_value value) {
+  gc_value *field = &gc_fields(block)[i];
+  /* The field is a protocol word here: a marker of another domain may scan it between this
+   * load and the store below, and the scheduler must be able to put it there. */
+  gc_plat_point_reached(GC_PLAT_LOAD, field);
+  gc_mark_darken(d, gc_atomic_load_word(field));
+  gc_plat_point_reached(GC_PLAT_STORE, field);
+  __atomic_store_n(field, value, __ATOMIC_RELAXED);
+}
