@@ -14,7 +14,12 @@
  *   bk_init(), bk_fini()    create and destroy the heap; one run of a benchmark sits between them.
  *   bk_alloc(nref, nint)    a block of `nref` reference fields (BK_NULL) followed by `nint` integer
  *                           fields (0). Never returns BK_NULL: out of memory exits with a message.
- *   bk_get(b, i), bk_set(b, i, v)        reference field i.
+ *   bk_get(b, i), bk_set(b, i, v)        reference field i. bk_set is a store into any block
+ *                           (gcfuzz: through the write barrier, gc_store).
+ *   bk_set_new(b, i, v)     an initialising store: into a block this thread allocated with no
+ *                           allocation (no safepoint) between that bk_alloc and this store. It
+ *                           may skip the write barrier (gcfuzz: GC_FIELD, gc.h's one exception);
+ *                           every other store is bk_set. The other backends: both a plain store.
  *   bk_get_int(b, i), bk_set_int(b, i, n) integer field i (counted from 0 like the references:
  *                           the first integer field of a bk_alloc(2, 2) block is field 2).
  *   bk_alloc_raw(nbytes), bk_raw(b)      a block of bytes the collector never scans, and its data.

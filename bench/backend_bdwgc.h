@@ -1,5 +1,6 @@
 /* The bdwgc backend: the Boehm-Demers-Weiser conservative collector (Debian's libgc), default
  * settings: GC_INIT, GC_MALLOC for blocks with references, GC_MALLOC_ATOMIC for raw data, no free.
+ * With BENCH_BDWGC_INCREMENTAL (the bdwgc-incr programs), GC_enable_incremental after GC_INIT.
  * Implements the interface described in bench/backend.h; include that header, not this one.
  *
  * Threads (BENCH_THREADS > 1): GC_THREADS before <gc.h> (Debian's libgc is built with thread
@@ -27,15 +28,27 @@ typedef union bk_word {
 typedef bk_word *bk_ref;
 
 #define BK_NULL          ((bk_ref)NULL)
-#define BK_NAME          "bdwgc"
 #define BK_EXPLICIT_FREE 0
 
+#if defined(BENCH_BDWGC_INCREMENTAL)
+/* bdwgc-incr: the same collector in its incremental mode (GC_enable_incremental: marking in small
+ * steps at allocations, dirty pages found by the virtual-memory write barrier, no change to the
+ * mutator's stores). */
+#define BK_NAME "bdwgc-incr"
+static inline void bk_init(void) {
+  GC_INIT();
+  GC_enable_incremental();
+}
+#else
+#define BK_NAME "bdwgc"
 static inline void bk_init(void) { GC_INIT(); }
+#endif
 
 static inline void bk_fini(void) {
   if (getenv("BENCH_VERBOSE") != NULL)
-    fprintf(stderr, "bdwgc: collections=%lu heap_mib=%.1f\n", (unsigned long)GC_get_gc_no(),
-            (double)GC_get_heap_size() / (1024.0 * 1024.0));
+    fprintf(stderr, "%s: collections=%lu heap_mib=%.1f incremental=%d\n", BK_NAME,
+            (unsigned long)GC_get_gc_no(), (double)GC_get_heap_size() / (1024.0 * 1024.0),
+            GC_is_incremental_mode());
 }
 
 /* GC_MALLOC returns cleared memory: every reference is already NULL and every integer 0. */
@@ -47,6 +60,7 @@ static inline bk_ref bk_alloc(size_t nref, size_t nint) {
 
 static inline bk_ref bk_get(bk_ref b, size_t i) { return b[i].ref; }
 static inline void bk_set(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
+static inline void bk_set_new(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
 static inline intptr_t bk_get_int(bk_ref b, size_t i) { return b[i].num; }
 static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { b[i].num = n; }
 

@@ -17,7 +17,9 @@
  * not wait for the main one. The protocol is gc/domain_test.c's.
  *
  * BENCH_PAUSES=1 in the environment (ci/bench sets it) makes bk_fini print the heap's pause
- * history on stderr, one `PAUSES cycles=N ns=P1,P2,...` line. */
+ * history on stderr, one `PAUSES cycles=N marking=M pauses=K max_ns=X ns=P1,P2,...` line.
+ * The marking mode is the heap's (GCFUZZ_PARAMS=marking=stw|incremental, else the default):
+ * ci/bench runs the same program in both modes. */
 #ifndef BENCH_BACKEND_GCFUZZ_H
 #define BENCH_BACKEND_GCFUZZ_H
 
@@ -56,22 +58,29 @@ static inline void bk_fini(void) {
     gc_stats s;
     gc_get_stats(bk_heap, &s);
     fprintf(stderr,
-            "gcfuzz: cycles=%llu alloc_blocks=%llu freed_blocks=%llu pool_max_mib=%.1f "
-            "large_max_mib=%.1f max_pause_ms=%.3f\n",
-            (unsigned long long)s.cycles, (unsigned long long)s.alloc_blocks,
+            "gcfuzz: marking=%s cycles=%llu pauses=%llu mark_slices=%llu alloc_blocks=%llu "
+            "freed_blocks=%llu pool_max_mib=%.1f large_max_mib=%.1f max_pause_ms=%.3f\n",
+            gc_heap_config(bk_heap)->marking == GC_MARKING_INCREMENTAL ? "incremental" : "stw",
+            (unsigned long long)s.cycles, (unsigned long long)s.pauses,
+            (unsigned long long)s.mark_slices, (unsigned long long)s.alloc_blocks,
             (unsigned long long)s.freed_blocks,
             (double)s.pool_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.large_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.max_pause_ns * 1e-6);
   }
   if (getenv("BENCH_PAUSES") != NULL) {
-    /* The pause history (the last GC_PAUSE_HISTORY stop-the-world pauses), for ci/bench's
-     * pause-time distribution: `PAUSES cycles=N ns=P1,P2,...`, oldest first. */
+    /* The pause history (the last GC_PAUSE_HISTORY stops of the world), for ci/bench's
+     * pause-time distribution: `PAUSES cycles=N marking=stw|incremental pauses=<stops in all>
+     * max_ns=<the longest stop of the run> ns=P1,P2,...`, oldest first. max_ns is
+     * gc_stats.max_pause_ns: the ring holds only the last stops, the longest may be older. */
     static uint64_t pauses[GC_PAUSE_HISTORY];
     size_t n = gc_pause_history(bk_heap, pauses, GC_PAUSE_HISTORY);
     gc_stats s;
     gc_get_stats(bk_heap, &s);
-    fprintf(stderr, "PAUSES cycles=%llu ns=", (unsigned long long)s.cycles);
+    fprintf(stderr, "PAUSES cycles=%llu marking=%s pauses=%llu max_ns=%llu ns=",
+            (unsigned long long)s.cycles,
+            gc_heap_config(bk_heap)->marking == GC_MARKING_INCREMENTAL ? "incremental" : "stw",
+            (unsigned long long)s.pauses, (unsigned long long)s.max_pause_ns);
     for (size_t i = 0; i < n; i++)
       fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)pauses[i]);
     fputc('\n', stderr);
@@ -81,7 +90,8 @@ static inline void bk_fini(void) {
   bk_dom = NULL;
 }
 
-/* Scanned blocks start with every field NULL; the integer fields become immediate zeros. */
+/* Scanned blocks start with every field NULL; the integer fields become immediate zeros
+ * (initialising stores: no barrier). */
 static inline bk_ref bk_alloc(size_t nref, size_t nint) {
   gc_value b = gc_alloc(bk_dom, nref + nint, GC_TAG_SCAN);
   if (b == 0)
@@ -92,9 +102,17 @@ static inline bk_ref bk_alloc(size_t nref, size_t nint) {
 }
 
 static inline bk_ref bk_get(bk_ref b, size_t i) { return GC_FIELD(b, i); }
-static inline void bk_set(bk_ref b, size_t i, bk_ref v) { GC_FIELD(b, i) = v; }
+/* Stores: every store into a block goes through the write barrier (gc_store: outside marking a
+ * load, a branch and the store; while an incremental cycle marks, the value overwritten is
+ * darkened first), except an initialising store into a block this domain allocated since its
+ * last safepoint (gc.h, gc_store): bk_set_new, a plain GC_FIELD. */
+static inline void bk_set(bk_ref b, size_t i, bk_ref v) { gc_store(bk_dom, b, i, v); }
+static inline void bk_set_new(bk_ref b, size_t i, bk_ref v) { GC_FIELD(b, i) = v; }
 static inline intptr_t bk_get_int(bk_ref b, size_t i) { return gc_int_val(GC_FIELD(b, i)); }
-static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { GC_FIELD(b, i) = gc_val_int(n); }
+/* An immediate may overwrite a reference: through the barrier too. */
+static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) {
+  gc_store(bk_dom, b, i, gc_val_int(n));
+}
 
 static inline bk_ref bk_alloc_raw(size_t nbytes) {
   size_t wsize = (nbytes + sizeof(gc_value) - 1) / sizeof(gc_value);

@@ -41,6 +41,7 @@ static inline bk_ref bk_alloc(size_t nref, size_t nint) {
 
 static inline bk_ref bk_get(bk_ref b, size_t i) { return b[i].ref; }
 static inline void bk_set(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
+static inline void bk_set_new(bk_ref b, size_t i, bk_ref v) { b[i].ref = v; }
 static inline intptr_t bk_get_int(bk_ref b, size_t i) { return b[i].num; }
 static inline void bk_set_int(bk_ref b, size_t i, intptr_t n) { b[i].num = n; }
 

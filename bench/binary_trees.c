@@ -43,8 +43,9 @@ static bk_ref tree_make(int depth) {
   kids[NODE_LEFT] = tree_make(depth - 1);
   kids[NODE_RIGHT] = tree_make(depth - 1);
   bk_ref node = bk_alloc(NODE_REFS, 0);
-  bk_set(node, NODE_LEFT, kids[NODE_LEFT]);
-  bk_set(node, NODE_RIGHT, kids[NODE_RIGHT]);
+  /* `node` is this thread's newest block, no allocation since: initialising stores. */
+  bk_set_new(node, NODE_LEFT, kids[NODE_LEFT]);
+  bk_set_new(node, NODE_RIGHT, kids[NODE_RIGHT]);
   BK_FRAME_END(kids);
   return node;
 }

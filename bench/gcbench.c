@@ -51,6 +51,8 @@ static bk_ref node_new(void) { return bk_alloc(NODE_REFS, NODE_INTS); }
 static void populate(int depth, bk_ref node) {
   if (depth <= 0) return;
   depth--;
+  /* node_new() allocates (a safepoint) before each store: `node` is no longer this thread's
+   * newest block, so these are barrier stores (bk_set), not initialising ones. */
   bk_set(node, NODE_LEFT, node_new());
   bk_set(node, NODE_RIGHT, node_new());
   populate(depth, bk_get(node, NODE_LEFT));
@@ -64,8 +66,9 @@ static bk_ref make_tree(int depth) {
   kids[0] = make_tree(depth - 1);
   kids[1] = make_tree(depth - 1);
   bk_ref node = node_new();
-  bk_set(node, NODE_LEFT, kids[0]);
-  bk_set(node, NODE_RIGHT, kids[1]);
+  /* `node` is this thread's newest block, no allocation since: initialising stores. */
+  bk_set_new(node, NODE_LEFT, kids[0]);
+  bk_set_new(node, NODE_RIGHT, kids[1]);
   BK_FRAME_END(kids);
   return node;
 }

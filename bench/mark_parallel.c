@@ -118,7 +118,8 @@ static gc_value list_build(builder *b, size_t blocks) {
     GC_FIELD(node, L_NEXT) = head;
     GC_FIELD(node, L_ID) = gc_val_int((intptr_t)b->list_count);
     if (blocks > 0 && rng() % 4 == 0) {
-      GC_FIELD(node, L_PAYLOAD) = alloc_or_die(b, 1 + rng() % 6, GC_TAG_RAW);
+      /* Allocated after the node: a store into an older block, through the barrier. */
+      gc_store(b->d, node, L_PAYLOAD, alloc_or_die(b, 1 + rng() % 6, GC_TAG_RAW));
       blocks--;
     }
     b->list_nodes[b->list_count++] = node;
@@ -127,7 +128,9 @@ static gc_value list_build(builder *b, size_t blocks) {
   return head;
 }
 
-/* `blocks` live blocks under the global root *root. */
+/* `blocks` live blocks under the global root *root. Stores into a block allocated before the
+ * value (the spine, the cross pointers) go through the write barrier (gc_store); a new node's
+ * own fields are initialising stores (GC_FIELD). */
 static void build(gc_heap *h, size_t blocks, gc_value *root) {
   builder b = {h, gc_main_domain(h), 0, NULL, NULL, 0, 0};
   b.tree_nodes = malloc(blocks * sizeof(gc_value));
@@ -141,20 +144,20 @@ static void build(gc_heap *h, size_t blocks, gc_value *root) {
   size_t t = 0, l = 0;
   while (t < trees || l < lists) { /* interleaved: a tree, then lists in proportion */
     if (t < trees && (l >= lists || t * lists <= l * trees)) {
-      GC_FIELD(*root, t + l) = tree_build(&b, TREE_DEPTH);
+      gc_store(b.d, *root, t + l, tree_build(&b, TREE_DEPTH));
       t++;
     } else {
       size_t n = list_blocks < LIST_LENGTH ? list_blocks : LIST_LENGTH;
       list_blocks -= n;
-      GC_FIELD(*root, t + l) = list_build(&b, n);
+      gc_store(b.d, *root, t + l, list_build(&b, n));
       l++;
     }
   }
   for (size_t i = 0; i < b.list_count && b.tree_count > 0; i++) {
-    GC_FIELD(b.list_nodes[i], L_CROSS) = b.tree_nodes[rng() % b.tree_count];
+    gc_store(b.d, b.list_nodes[i], L_CROSS, b.tree_nodes[rng() % b.tree_count]);
   }
   for (size_t i = 0; i < b.tree_count && b.list_count > 0; i++) {
-    if (rng() % 4 == 0) GC_FIELD(b.tree_nodes[i], T_CROSS) = b.list_nodes[rng() % b.list_count];
+    if (rng() % 4 == 0) gc_store(b.d, b.tree_nodes[i], T_CROSS, b.list_nodes[rng() % b.list_count]);
   }
   if (b.allocated != blocks) {
     bench_die("mark_parallel", "built %zu blocks instead of %zu", b.allocated, blocks);

@@ -46,11 +46,16 @@ static uint64_t rng(void) { /* splitmix64 */
  * (percent=off), so the nodes need no other rooting. */
 static void build(gc_heap *h, size_t blocks, gc_value *root) {
   gc_domain *d = gc_main_domain(h);
-  gc_value **open = malloc(blocks * 5 * sizeof *open); /* fields waiting for a child */
+  /* Fields waiting for a child: (block, field). A child is stored into a block allocated
+   * before it, so through the write barrier (gc_store), as every embedder must. */
+  struct field {
+    gc_value block;
+    size_t i;
+  } *open = malloc(blocks * 5 * sizeof *open);
   if (open == NULL) bench_die("verify_cost", "out of memory");
   size_t open_count = 0;
   *root = gc_alloc(d, 4, GC_TAG_SCAN);
-  for (size_t k = 0; k < 4; k++) open[open_count++] = &gc_fields(*root)[k];
+  for (size_t k = 0; k < 4; k++) open[open_count++] = (struct field){*root, k};
   for (size_t i = 1; i < blocks; i++) {
     /* A leaf (no child fields) now and then, and always once the open fields outnumber the
      * blocks still to come; never the last open field's taker while blocks remain. */
@@ -61,12 +66,13 @@ static void build(gc_heap *h, size_t blocks, gc_value *root) {
     if (v == 0) bench_die("verify_cost", "gc_alloc failed: %s", gc_last_error_message(h));
     if (open_count == 0) bench_die("verify_cost", "no open field left");
     size_t at = rng() % 2 ? open_count - 1 : (size_t)(rng() % open_count);
-    *open[at] = v;
+    gc_store(d, open[at].block, open[at].i, v);
     open[at] = open[--open_count];
     if (gc_tag(v) == GC_TAG_SCAN) {
       size_t wsize = gc_wsize(v);
-      GC_FIELD(v, wsize - 1) = gc_val_int((intptr_t)i); /* an immediate, not a child */
-      for (size_t k = 0; !leaf && k + 1 < wsize; k++) open[open_count++] = &gc_fields(v)[k];
+      /* An immediate, not a child; an initialising store (v is the newest block). */
+      GC_FIELD(v, wsize - 1) = gc_val_int((intptr_t)i);
+      for (size_t k = 0; !leaf && k + 1 < wsize; k++) open[open_count++] = (struct field){v, k};
     }
   }
   free(open);
