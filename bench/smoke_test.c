@@ -1,7 +1,7 @@
 /* Smoke test of the benchmarks on one backend (built once per backend, see bench/BUILD):
  * binary-trees at depth 10 must print exactly the expected lines, GCBench at stretch depth 10 must
- * pass its own checks and print its phases. On gcfuzz both run a second time with collections
- * forced often (STRESS_PARAMS), so a missing root in a benchmark shows up here and not as a
+ * pass its own checks and print its phases. On gcfuzz both run again with collections forced
+ * often, in each marking mode (STRESS_PARAMS, STRESS_PARAMS_INC), so a missing root in a benchmark shows up here and not as a
  * wrong number in a benchmark run. The two-thread builds (BENCH_THREADS 2) run everything on one
  * thread and then on two, with the same expected lines: on gcfuzz, two domains, collections
  * started from either, the other stopped at a safepoint or claimed in a blocking section. Takes
@@ -35,8 +35,11 @@ static const char *const gcbench_10_lines[] = {
 };
 
 #if defined(BENCH_BACKEND_GCFUZZ)
-/* A cycle as soon as the heap grows at all, and a mark stack that overflows. */
-#define STRESS_PARAMS "percent=1,mintrigger=0,markstack=4"
+/* A cycle as soon as the heap grows at all, and a mark stack that overflows; in each marking
+ * mode (incremental: slices of a few words, so the mutators run, store and allocate between
+ * them, and a store the barrier misses shows up as a lost node). */
+#define STRESS_PARAMS     "marking=stw,percent=1,mintrigger=0,markstack=4"
+#define STRESS_PARAMS_INC "marking=incremental,markslice=64,percent=1,mintrigger=0,markstack=4"
 #endif
 
 static int failures;
@@ -100,6 +103,8 @@ int main(void) {
 #if defined(BENCH_BACKEND_GCFUZZ)
   setenv(GC_PARAMS_ENV, STRESS_PARAMS, 1);
   check_both(", " STRESS_PARAMS);
+  setenv(GC_PARAMS_ENV, STRESS_PARAMS_INC, 1);
+  check_both(", " STRESS_PARAMS_INC);
 #endif
   printf("smoke_test (%s, BENCH_THREADS=%d): %d failed\n", BK_NAME, BENCH_THREADS, failures);
   return failures != 0;
