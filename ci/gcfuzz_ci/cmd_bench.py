@@ -1,6 +1,6 @@
-"""ci/bench: the benchmarks (binary-trees, GCBench) on gcfuzz, bdwgc and malloc/free, as ratios,
-on one thread and on two; then the programs that measure the collector itself (the verification
-passes' cost, the parallel mark).
+"""ci/bench: the benchmarks (binary-trees, GCBench) on gcfuzz (both marking modes), bdwgc (plain
+and incremental) and malloc/free, as ratios, on one thread and on two; then the programs that
+measure the collector itself (the verification passes' cost, the parallel mark, the barrier).
 
 Adding to it: a benchmark is a row of BENCHES; a backend is an entry of BACKENDS; a ratio an
 entry of RATIOS. A program that prints its own rows (`ROW {"bench": ..., "size": ...,
@@ -28,15 +28,22 @@ Runs the benchmarks on gcfuzz, bdwgc (Debian's libgc, default settings) and glib
 each on one thread and on two (gcfuzz-2: two domains; bdwgc-2: two registered threads;
 malloc-2), alternating the backends run by run, and prints the median wall time and peak RSS of
 each, with the ratios gcfuzz/bdwgc, gcfuzz/malloc, gcfuzz-2/bdwgc-2 and gcfuzz-2/malloc-2
-(below 1: gcfuzz is faster or smaller). Then the programs that print their own rows:
-verify (the verification passes against one full mark, at 10^4, 10^5, 10^6 live blocks) and
-mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2).
+(below 1: gcfuzz is faster or smaller). gcfuzz runs in both marking modes: `gcfuzz` is the
+collector's default mode, the other is named (gcfuzz-incremental while the default is stw,
+gcfuzz-stw once it is incremental; -2 after it on two threads); bdwgc-incr is bdwgc with
+GC_enable_incremental. gcfuzz rows add pause_max_ms (each run's longest stop of the world) and
+pause_p99_ms (the p99 of its last 256 stops), medians over the rounds; the ratios include
+incremental/stw (wall, peak, pauses), incremental/bdwgc and bdwgc-incr/bdwgc. Then the programs
+that print their own rows: verify (the verification passes against one full mark, at 10^4,
+10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
+and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain).
 
   --quick       small sizes (binary-trees 16, GCBench stretch depth 16, verify 10^4 and 10^5
-                with 3 runs, mark-parallel 10^5 blocks with 5 runs): the whole run < 1 min
+                with 3 runs, mark-parallel 10^5 blocks with 5 runs, barrier 10^3 and 10^4
+                blocks with 3 runs)
   --rounds N    runs of each benchmark on each backend (default 3); the median is reported
                 (the ROW programs take their own medians and ignore it)
-  --only BENCH  one benchmark: binary-trees, gcbench, verify or mark-parallel
+  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel or barrier
   --against REV also build revision REV (any git revision: a commit, a branch, HEAD~3) in a
                 temporary worktree and run its collector beside this tree's, as backends
                 gcfuzz@REV and gcfuzz-2@REV in the same alternation, with the ratios
@@ -50,11 +57,14 @@ mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2).
   --help        this text
 
 Sizes by default: binary-trees 20, GCBench 18 (the published size).
-GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200) and
-mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify ignores it.
+GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200; a
+named mode's runs get marking=MODE after it, and a marking= in it changes what `gcfuzz` means)
+and mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify and
+barrier ignore it.
 Output: bench/out/results.json (medians), bench/out/runs.tsv (every run), bench/out/logs/,
-bench/out/pauses.json (the pause history of every gcfuzz run: its last 256 stop-the-world pauses,
-which the programs print when BENCH_PAUSES is set, as ci/bench does) and bench/out/report.html:
+bench/out/pauses.json (the pause history of every gcfuzz run: its last 256 stops of the world,
+its mode, stop count and longest stop, which the programs print when BENCH_PAUSES is set, as
+ci/bench does) and bench/out/report.html:
 one self-contained page (inline SVG, open it offline) with per benchmark the medians, the ratios
 as bars (wall time and peak RSS, a dashed line at 1) and the pause-time distribution of each
 gcfuzz backend (a histogram, p50/p90/p99/max).
@@ -65,12 +75,26 @@ Exit status: 0 when every build and run succeeded and every benchmark's checks p
 BENCHES = {"binary-trees": ("binary_trees", 20, 16), "gcbench": ("gcbench", 18, 16)}
 # The order the backends alternate in. A `-2` backend is the same collector with the benchmark
 # split between two threads (bench/README.md, "Two threads"); its programs are the `_2` targets.
-BACKENDS = ["gcfuzz", "bdwgc", "malloc", "gcfuzz-2", "bdwgc-2", "malloc-2"]
+# gcfuzz's marking modes: `gcfuzz` is the collector's default mode (whichever it is: the run
+# asks the program, see default_marking), and the other mode is named: `gcfuzz-incremental`
+# while the default is stw, `gcfuzz-stw` once it is incremental; the explicit backend of the
+# default mode is dropped. They are the gcfuzz programs run with GCFUZZ_PARAMS ending in
+# marking=MODE. bdwgc-incr is bdwgc after GC_enable_incremental (the `_bdwgc_incr` targets).
+BACKENDS = ["gcfuzz", "gcfuzz-stw", "gcfuzz-incremental", "bdwgc", "bdwgc-incr", "malloc",
+            "gcfuzz-2", "gcfuzz-stw-2", "gcfuzz-incremental-2", "bdwgc-2", "bdwgc-incr-2",
+            "malloc-2"]
+MARKING_MODES = ("stw", "incremental")
 # numerator/denominator, both backends of one row group (a pair with a missing side is skipped,
 # so each applies only where it makes sense: verify's backends are passes, mark-parallel's are
-# marker counts).
+# marker counts, barrier's are the two stores; of the two forms of incremental/stw, only the one
+# that matches the default mode has both sides).
 RATIOS = ["gcfuzz/bdwgc", "gcfuzz/malloc", "gcfuzz-2/bdwgc-2", "gcfuzz-2/malloc-2",
-          "checkmark/mark", "reach/mark", "swept/mark", "markers-1/markers-2"]
+          "gcfuzz-incremental/gcfuzz", "gcfuzz/gcfuzz-stw",
+          "gcfuzz-incremental-2/gcfuzz-2", "gcfuzz-2/gcfuzz-stw-2",
+          "gcfuzz-incremental/bdwgc", "gcfuzz-incremental/bdwgc-incr", "gcfuzz/bdwgc-incr",
+          "gcfuzz-incremental-2/bdwgc-2", "gcfuzz-incremental-2/bdwgc-incr-2",
+          "gcfuzz-2/bdwgc-incr-2", "bdwgc-incr/bdwgc", "bdwgc-incr-2/bdwgc-2",
+          "checkmark/mark", "reach/mark", "swept/mark", "markers-1/markers-2", "gc_store/plain"]
 # name: (Bazel target, arguments, arguments with --quick, title of its summary)
 ROW_PROGRAMS = {
     "verify": ("verify_cost", "5 10000 100000 1000000", "3 10000 100000",
@@ -78,12 +102,52 @@ ROW_PROGRAMS = {
     "mark-parallel": ("mark_parallel", "9 1000000", "5 100000",
                       "mark-parallel: one full mark, 1 marker vs 2 (speedup = markers-1 / "
                       "markers-2)"),
+    "barrier": ("barrier_cost", "7 20000000 1000 10000 1000000", "3 5000000 1000 10000",
+                "barrier: a pointer store outside marking, gc_store vs a plain store, into "
+                "fields of N blocks"),
 }
+# TODO(satb): a `verify` row for the satb pass (invariants/, being written) beside checkmark,
+# reach and swept, once the pass exists: its cost against one full incremental mark.
 OUT = os.path.join("bench", "out")
+# A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
+RUN_TIMEOUT_S = 600
+
+
+def marking_of(backend):
+  """The marking mode a gcfuzz backend names (`gcfuzz-stw-2`: stw), or None."""
+  parts = backend.split("-")
+  return parts[1] if parts[0] == "gcfuzz" and len(parts) > 1 and parts[1] in MARKING_MODES \
+      else None
+
+
+def variant(backend):
+  """The Bazel target suffix of a backend: the marking mode is a parameter, not a program."""
+  mode = marking_of(backend)
+  if mode is not None:
+    backend = backend.replace("-" + mode, "", 1)
+  return backend.replace("-", "_")
 
 
 def target(bench, backend):
-  return "//bench:%s_%s" % (BENCHES[bench][0], backend.replace("-", "_"))
+  return "//bench:%s_%s" % (BENCHES[bench][0], variant(backend))
+
+
+def backends_for(default):
+  """BACKENDS without the explicit backends of the default marking mode (the `gcfuzz` rows
+  are that mode); with no known default (a collector without modes), without any explicit
+  one."""
+  return [be for be in BACKENDS
+          if marking_of(be) is None or (default is not None and marking_of(be) != default)]
+
+
+def params_for(backend, environ):
+  """GCFUZZ_PARAMS for a run: the environment's, with marking=MODE appended for an explicit
+  mode (the last setting of a key wins)."""
+  params = environ.get("GCFUZZ_PARAMS", "")
+  mode = marking_of(backend)
+  if mode is None:
+    return params
+  return (params + "," if params else "") + "marking=" + mode
 
 
 def parse_args(argv):
@@ -129,7 +193,8 @@ def to_float(s):
 
 
 def row_of(line):
-  """A result row from a `ROW {json}` line, or None if malformed."""
+  """A result row from a `ROW {json}` line, or None if malformed. Fields beyond the five are
+  kept when they are numbers (barrier's ns_per_store)."""
   try:
     r = json.loads(line[len("ROW "):])
   except ValueError:
@@ -137,23 +202,54 @@ def row_of(line):
   if not isinstance(r, dict) or any(r.get(k) in (None, "") for k in ("bench", "size", "backend",
                                                                       "wall_s")):
     return None
-  return {"bench": str(r["bench"]), "size": str(r["size"]), "backend": str(r["backend"]),
-          "wall_s": r["wall_s"], "peak_mib": r.get("peak_mib")}
+  row = {"bench": str(r["bench"]), "size": str(r["size"]), "backend": str(r["backend"]),
+         "wall_s": r["wall_s"], "peak_mib": r.get("peak_mib")}
+  for k, v in r.items():
+    if k not in row and isinstance(v, (int, float)) and not isinstance(v, bool):
+      row[k] = v
+  return row
 
 
 def pauses_of(text):
-  """(cycles, [pause ns]) of the last `PAUSES cycles=N ns=P1,P2,...` line a gcfuzz benchmark
+  """(cycles, [pause ns]) of the last `PAUSES cycles=N ... ns=P1,P2,...` line a gcfuzz benchmark
   prints on stderr with BENCH_PAUSES set (bench/backend_gcfuzz.h), or None."""
+  found = pause_fields(text)
+  return None if found is None else (found["cycles"], found["pauses_ns"])
+
+
+def pause_fields(text):
+  """The last PAUSES line as a dict: cycles, pauses_ns (the ring, oldest first), and when the
+  program prints them marking (its mode), pauses (every stop of the run) and max_ns (the longest
+  stop of the run, which the ring may no longer hold); None without a well-formed line."""
   found = None
   for line in text.splitlines():
     if line.startswith("PAUSES "):
       fields = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
       try:
-        found = (int(fields.get("cycles", "0")),
-                 [int(p) for p in fields.get("ns", "").split(",") if p])
+        found = {"cycles": int(fields.get("cycles", "0")),
+                 "pauses_ns": [int(p) for p in fields.get("ns", "").split(",") if p]}
+        if "marking" in fields:
+          found["marking"] = fields["marking"]
+        for k in ("pauses", "max_ns"):
+          if k in fields:
+            found[k] = int(fields[k])
       except ValueError:
         found = None
   return found
+
+
+def pause_figures(found):
+  """(max ms, p99 ms) of one run: the max from max_ns (the whole run) where the program prints
+  it, else the ring's; p99 over the ring (the run's last 256 stops). None, None without
+  pauses."""
+  if found is None:
+    return None, None
+  ring = sorted(found["pauses_ns"])
+  top = found.get("max_ns", ring[-1] if ring else None)
+  if top is None or (not ring and top == 0):
+    return None, None
+  p99 = report_html.percentile(ring, 99) if ring else None
+  return top / 1e6, (p99 / 1e6 if p99 is not None else None)
 
 
 def report_ratios(rows):
@@ -177,17 +273,21 @@ def ratio(a, b):
   return None if a is None or b is None or b == 0 else a / b
 
 
+PAUSE_FIELDS = ("pause_max_ms", "pause_p99_ms")
+
+
 def table(rows, ratios):
   out = []
-  line = lambda *c: out.append("%-14s %-7s %-27s %9s %10s" % c)
-  line("bench", "size", "backend", "wall_s", "peak_mib")
-  line("-" * 14, "-" * 7, "-" * 27, "-" * 9, "-" * 10)
+  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s" % c).rstrip())
+  line("bench", "size", "backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms")
+  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12)
   for i, r in enumerate(rows):
     # A median as the benchmarks' table has it (three decimals for seconds, one for MiB); a
-    # ROW program's figure as it printed it.
+    # ROW program's figure as it printed it. Pause columns only for the rows that have them.
     median = r.get("_median", False)
+    pauses = [fmt(r[k], "%.3f") if k in r else "" for k in PAUSE_FIELDS]
     line(r["bench"], r["size"], r["backend"], fmt(r["wall_s"], "%.3f" if median else None),
-         fmt(r["peak_mib"], "%.1f" if median else None))
+         fmt(r["peak_mib"], "%.1f" if median else None), *pauses)
     nxt = rows[i + 1] if i + 1 < len(rows) else None
     if nxt and (nxt["bench"], nxt["size"]) == (r["bench"], r["size"]):
       continue
@@ -198,11 +298,32 @@ def table(rows, ratios):
         continue
       rw = ratio(group[num]["wall_s"], group[den]["wall_s"])
       rp = ratio(group[num]["peak_mib"], group[den]["peak_mib"])
+      rpause = [ratio(group[num].get(k), group[den].get(k)) for k in PAUSE_FIELDS]
       if rw is None and rp is None:
         continue
       line(r["bench"], r["size"], pair, "%.2fx" % rw if rw is not None else "",
-           "%.2fx" % rp if rp is not None else "")
+           "%.2fx" % rp if rp is not None else "",
+           *["%.2fx" % x if x is not None else "" for x in rpause])
   return out
+
+
+def median_or_none(values, digits):
+  values = [v for v in values if v is not None]
+  return round(statistics.median(values), digits) if values else None
+
+
+def default_marking(program, log):
+  """The gcfuzz collector's marking mode under this environment's GCFUZZ_PARAMS (its default
+  unless they set one): the smallest run of a gcfuzz benchmark program says it on its PAUSES
+  line. None for a collector that prints no mode (before marking modes) or when it fails."""
+  with open(log + ".out", "w") as out, open(log + ".err", "w") as err:
+    rc, _ = procs.run([program, "0"], stdout=out, stderr=err,
+                      env=dict(os.environ, BENCH_PAUSES="1"))
+  with open(log + ".err", errors="replace") as f:
+    found = pause_fields(f.read())
+  if rc != 0 or found is None or found.get("marking") not in MARKING_MODES:
+    return None
+  return found["marking"]
 
 
 def fmt(v, form):
@@ -220,12 +341,13 @@ class Bench:
     self.ratios = list(RATIOS)
     self.programs = {}  # backend: {bench: program path}
     self.pauses = []    # pauses.json's runs
+    self.default_marking = None
 
   def size(self, bench):
     return BENCHES[bench][2] if self.a.quick else BENCHES[bench][1]
 
   def build(self):
-    labels = [target(b, be) for be in BACKENDS for b in self.a.benches] + \
+    labels = sorted({target(b, be) for be in BACKENDS for b in self.a.benches}) + \
         ["//bench:" + ROW_PROGRAMS[p][0] for p in self.a.rows]
     print("%s: bazel build -c opt %s" % (PROG, " ".join(labels)), flush=True)
     flags = ["-c", "opt"] + bazel.cache_opts()
@@ -234,13 +356,23 @@ class Bench:
                  cwd=paths.ROOT) == 0:
       available = list(BACKENDS) if self.a.benches else []
       rows = list(self.a.rows)
+      built = {}
     else:
       # Find out which backends and programs build, so the others can still be measured.
+      # A marking mode's backend builds when its program does (one build per program).
+      built = {}
       for name, labels in ([(be, [target(b, be) for b in self.a.benches]) for be in BACKENDS
                             if self.a.benches] +
                            [(p, ["//bench:" + ROW_PROGRAMS[p][0]]) for p in self.a.rows]):
+        if name in BACKENDS and variant(name) in built:
+          if built[variant(name)]:
+            available.append(name)
+          continue
         log = os.path.join(self.logs, "build-%s.log" % name)
-        if bazel.run(["build"] + flags + labels, log, cwd=paths.ROOT) == 0:
+        ok = bazel.run(["build"] + flags + labels, log, cwd=paths.ROOT) == 0
+        if name in BACKENDS:
+          built[variant(name)] = ok
+        if ok:
           (rows if name in ROW_PROGRAMS else available).append(name)
           continue
         print("%s: %s does not build, skipped (%s):" % (PROG, name, log), file=sys.stderr)
@@ -252,6 +384,13 @@ class Bench:
     for be in available:
       self.programs[be] = {b: os.path.join(self.bin_dir, "bench", target(b, be).split(":")[1])
                            for b in self.a.benches}
+    if "gcfuzz" in available:
+      self.default_marking = default_marking(self.programs["gcfuzz"][self.a.benches[0]],
+                                             os.path.join(self.logs, "marking-probe"))
+      print("%s: gcfuzz's default marking mode: %s" % (PROG, self.default_marking or
+                                                       "none (a collector without modes)"))
+    keep = backends_for(self.default_marking)
+    available = [be for be in available if be in keep]
     return available, rows
 
   def build_against(self, available):
@@ -307,38 +446,56 @@ class Bench:
         for be in available:
           n += 1
           log = os.path.join(self.logs, "%s-%s-%s-r%d" % (bench, be, sz, rnd))
+          env = dict(os.environ, BENCH_PAUSES="1")
+          if marking_of(be):
+            env["GCFUZZ_PARAMS"] = params_for(be, os.environ)
           with open(log + ".out", "w") as out, open(log + ".err", "w") as err:
-            rc, _ = procs.run([self.programs[be][bench], str(sz)], stdout=out, stderr=err,
-                              env=dict(os.environ, BENCH_PAUSES="1"))
+            rc, timed_out = procs.run([self.programs[be][bench], str(sz)], stdout=out,
+                                      stderr=err, env=env, timeout_s=RUN_TIMEOUT_S)
           with open(log + ".err", errors="replace") as f:
             err_text = f.read()
           wall, peak = bench_line(err_text)
-          pauses = pauses_of(err_text)
-          if pauses is not None:
-            self.pauses.append({"bench": bench, "size": str(sz), "backend": be, "round": rnd,
-                                "cycles": pauses[0], "pauses_ns": pauses[1]})
+          found = pause_fields(err_text)
+          if found is not None:
+            self.pauses.append(dict({"bench": bench, "size": str(sz), "backend": be,
+                                     "round": rnd}, **found))
           runs_tsv.write("%s\t%s\t%s\t%d\t%s\t%s\t%d\n" % (bench, sz, be, rnd, wall or "",
                                                            peak or "", rc))
-          head = "[%*d/%d] %-13s %-3s %-8s round %d/%d" % (width, n, total, bench, sz, be, rnd,
-                                                          self.a.rounds)
+          head = "[%*d/%d] %-13s %-3s %-20s round %d/%d" % (width, n, total, bench, sz, be, rnd,
+                                                           self.a.rounds)
           if rc != 0 or wall is None:
-            print("%s  FAILED (exit %d, see %s.err)" % (head, rc, log), file=sys.stderr)
+            why = "timed out after %d s" % RUN_TIMEOUT_S if timed_out else "exit %d" % rc
+            print("%s  FAILED (%s, see %s.err)" % (head, why, log), file=sys.stderr)
             print("\n".join("    " + l for l in err_text.splitlines()[-5:]), file=sys.stderr)
             self.failures += 1
             continue
           print("%s  %8.3f s  %8.1f MiB" % (head, wall, peak or 0), flush=True)
-          samples.setdefault((bench, be), ([], []))
+          samples.setdefault((bench, be), ([], [], [], [], set()))
           samples[(bench, be)][0].append(wall)
           if peak is not None:
             samples[(bench, be)][1].append(peak)
+          top, p99 = pause_figures(found)
+          if found is not None:
+            samples[(bench, be)][2].append(top)
+            samples[(bench, be)][3].append(p99)
+            if "marking" in found:
+              samples[(bench, be)][4].add(found["marking"])
     for bench in self.a.benches:
       for be in available:
-        walls, peaks = samples.get((bench, be), ([], []))
-        if walls:
-          self.rows.append({"bench": bench, "size": str(self.size(bench)), "backend": be,
-                            "wall_s": round(statistics.median(walls), 3),
-                            "peak_mib": round(statistics.median(peaks), 1) if peaks else None,
-                            "_median": True})
+        walls, peaks, tops, p99s, modes = samples.get((bench, be), ([], [], [], [], set()))
+        if not walls:
+          continue
+        row = {"bench": bench, "size": str(self.size(bench)), "backend": be,
+               "wall_s": round(statistics.median(walls), 3),
+               "peak_mib": round(statistics.median(peaks), 1) if peaks else None,
+               "_median": True}
+        if be.startswith("gcfuzz"):
+          # Each run's longest stop and the p99 of its last 256, medians over the rounds.
+          row["pause_max_ms"] = median_or_none(tops, 3)
+          row["pause_p99_ms"] = median_or_none(p99s, 3)
+          if len(modes) == 1:
+            row["marking"] = modes.pop()
+        self.rows.append(row)
 
   def run_row_program(self, prog, runs_tsv):
     stem, args, quick_args, _ = ROW_PROGRAMS[prog]
@@ -385,13 +542,15 @@ class Bench:
     if available:
       print("medians of %d round(s); gcfuzz*/... ratios below 1 mean gcfuzz is faster (wall) or"
             % self.a.rounds)
-      print("smaller (peak); pass/mark ratios are a pass's cost in full marks; "
+      print("smaller (peak) or pauses less (pause columns: each run's longest stop and the p99 of")
+      print("its last 256); pass/mark ratios are a pass's cost in full marks; "
             "markers-1/markers-2 is")
-      print("the parallel mark's speedup (above 1: 2 markers are faster)")
+      print("the parallel mark's speedup (above 1: 2 markers are faster); gc_store/plain the "
+            "barrier's cost")
     else:
       print("pass/mark ratios are a pass's cost in full marks; markers-1/markers-2 is the "
             "parallel")
-      print("mark's speedup (above 1: 2 markers are faster)")
+      print("mark's speedup (above 1: 2 markers are faster); gc_store/plain the barrier's cost")
     print("\n".join(table(self.rows, self.ratios)))
     for prog in row_programs:
       err = os.path.join(self.logs, prog + ".err")

@@ -521,7 +521,7 @@ def write_campaign(workdir, dot_tool="dot"):
 
 # ------------------------------------------------------------------ the benchmarks' page
 
-RATIO_COLOURS = {"wall_s": "#1f6fb2", "peak_mib": "#c0501a"}
+RATIO_COLOURS = {"wall_s": "#1f6fb2", "peak_mib": "#c0501a", "pause_max_ms": "#2a8a3a"}
 
 
 def percentile(sorted_values, p):
@@ -551,18 +551,21 @@ def bench_html(outdir, ratios):
     by = {r["backend"]: r for r in rows}
     out = ['<h2 id="b-%s-%s">%s %s</h2>' % (e(bench), e(size), e(bench), e(size)),
            '<div class="charts">',
-           table(["backend", "wall_s", "peak_mib"],
-                 [[r["backend"], r["wall_s"], r.get("peak_mib", "-")] for r in rows])]
+           table(["backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms"],
+                 [[r["backend"], r["wall_s"], r.get("peak_mib", "-"),
+                   r.get("pause_max_ms", "-"), r.get("pause_p99_ms", "-")] for r in rows])]
     bars = []
     for pair in ratios:
       num, den = pair.split("/", 1)
       if num in by and den in by:
-        for field, name in (("wall_s", "wall"), ("peak_mib", "peak")):
+        for field, name in (("wall_s", "wall"), ("peak_mib", "peak"),
+                            ("pause_max_ms", "max pause")):
           a, b = by[num].get(field), by[den].get(field)
           if a is not None and b:
             bars.append(("%s %s" % (pair, name), a / b, RATIO_COLOURS[field]))
     if bars:
-      out.append(bar_chart("%s %s: ratios (blue wall time, orange peak RSS; dashed: 1)"
+      out.append(bar_chart("%s %s: ratios (blue wall time, orange peak RSS, green longest "
+                           "stop; dashed: 1)"
                            % (bench, size), bars, reference=1.0, unit="x"))
     out.append("</div>")
     hists, stats = [], []
@@ -573,20 +576,25 @@ def bench_html(outdir, ratios):
       if not ns:
         continue
       ms = sorted(p / 1e6 for p in ns)
-      cycles = sum(run.get("cycles", 0) for run in pauses["runs"]
-                   if (run.get("bench"), str(run.get("size")), run.get("backend")) ==
-                   (bench, size, be))
+      runs = [run for run in pauses["runs"]
+              if (run.get("bench"), str(run.get("size")), run.get("backend")) ==
+              (bench, size, be)]
+      cycles = sum(run.get("cycles", 0) for run in runs)
+      # The longest stop of every round (max_ns: the ring may have lost it), else the ring's.
+      top = max([run["max_ns"] / 1e6 for run in runs if "max_ns" in run] + [ms[-1]])
       hists.append(histogram("%s %s on %s: pause times" % (bench, size, be), ms,
-                             "stop-the-world pause (ms)"))
+                             "stop of the world (ms)"))
       stats.append([be, len(ms), cycles, "%.3f" % percentile(ms, 50),
-                    "%.3f" % percentile(ms, 90), "%.3f" % percentile(ms, 99), "%.3f" % ms[-1]])
+                    "%.3f" % percentile(ms, 90), "%.3f" % percentile(ms, 99), "%.3f" % top])
     if hists:
       out.append("<h3>pause times</h3>")
       out.append('<div class="charts">%s</div>' % "".join(hists))
       out.append(table(["backend", "pauses", "cycles", "p50 ms", "p90 ms", "p99 ms", "max ms"],
                        stats))
-      out.append('<p class="meta">each run\'s last pauses (the collector keeps its last 256, '
-                 'gc_pause_history), over every round</p>')
+      out.append('<p class="meta">each run\'s last stops of the world (the collector keeps its '
+                 'last 256, gc_pause_history; incremental marking stops at its start, each '
+                 'recheck and its end), over every round; max: the longest stop of any round '
+                 '(gc_stats.max_pause_ns)</p>')
     sections.append("\n".join(out))
   meta = ("output directory <code>%s</code> &middot; page written %s (rewrite it: "
           "<code>ci/bench --report %s</code>)<br>medians over the rounds. A ratio "

@@ -28,15 +28,74 @@ class BenchTest(unittest.TestCase):
             {"bench": "verify", "size": "10000", "backend": "mark", "wall_s": 0.0246,
              "peak_mib": None}]
     lines = cmd_bench.table(rows, ["gcfuzz/bdwgc", "reach/mark", "gcfuzz/malloc"])
-    self.assertIn("b              16      gcfuzz                          0.390       20.0",
+    self.assertIn("b              16      gcfuzz                                0.390       20.0",
                   lines)
-    self.assertIn("b              16      gcfuzz/bdwgc                    0.50x      2.00x",
+    self.assertIn("b              16      gcfuzz/bdwgc                          0.50x      2.00x",
                   lines)
-    self.assertIn("verify         10000   reach/mark                      0.50x           ",
-                  lines)
-    self.assertIn("verify         10000   reach                          0.0123          -",
+    self.assertIn("verify         10000   reach/mark                            0.50x", lines)
+    self.assertIn("verify         10000   reach                                0.0123          -",
                   lines)
     self.assertFalse(any("gcfuzz/malloc" in l for l in lines))
+
+  def test_pause_columns_and_their_ratio(self):
+    rows = [{"bench": "b", "size": "20", "backend": "gcfuzz", "wall_s": 5.0, "peak_mib": 200.0,
+             "pause_max_ms": 8.0, "pause_p99_ms": 4.0, "_median": True},
+            {"bench": "b", "size": "20", "backend": "gcfuzz-incremental", "wall_s": 6.0,
+             "peak_mib": 210.0, "pause_max_ms": 0.5, "pause_p99_ms": 0.2, "_median": True},
+            {"bench": "b", "size": "20", "backend": "bdwgc", "wall_s": 7.5, "peak_mib": 200.0,
+             "_median": True}]
+    lines = cmd_bench.table(rows, cmd_bench.RATIOS)
+    self.assertIn("b              20      gcfuzz                                5.000      200.0"
+                  "        8.000        4.000", lines)
+    self.assertIn("b              20      gcfuzz-incremental/gcfuzz             1.20x      1.05x"
+                  "        0.06x        0.05x", lines)
+    self.assertIn("b              20      gcfuzz-incremental/bdwgc              0.80x      1.05x",
+                  lines)
+    self.assertIn("b              20      bdwgc                                 7.500      200.0",
+                  lines)
+    self.assertFalse(any("gcfuzz/gcfuzz-stw" in l for l in lines))
+
+  def test_marking_modes(self):
+    self.assertEqual(cmd_bench.marking_of("gcfuzz-stw-2"), "stw")
+    self.assertEqual(cmd_bench.marking_of("gcfuzz-incremental"), "incremental")
+    self.assertIsNone(cmd_bench.marking_of("gcfuzz-2"))
+    self.assertIsNone(cmd_bench.marking_of("bdwgc-incr"))
+    self.assertEqual(cmd_bench.target("gcbench", "gcfuzz-incremental-2"), "//bench:gcbench_gcfuzz_2")
+    self.assertEqual(cmd_bench.target("gcbench", "bdwgc-incr-2"), "//bench:gcbench_bdwgc_incr_2")
+    # The default mode's rows are `gcfuzz`: only the other mode is named.
+    stw = cmd_bench.backends_for("stw")
+    self.assertIn("gcfuzz-incremental-2", stw)
+    self.assertNotIn("gcfuzz-stw", stw)
+    inc = cmd_bench.backends_for("incremental")
+    self.assertIn("gcfuzz-stw", inc)
+    self.assertIn("gcfuzz-stw-2", inc)
+    self.assertNotIn("gcfuzz-incremental", inc)
+    self.assertFalse(any(cmd_bench.marking_of(b) for b in cmd_bench.backends_for(None)))
+    self.assertEqual(cmd_bench.params_for("gcfuzz-stw", {"GCFUZZ_PARAMS": "percent=200"}),
+                     "percent=200,marking=stw")
+    self.assertEqual(cmd_bench.params_for("gcfuzz-incremental-2", {}), "marking=incremental")
+    self.assertEqual(cmd_bench.params_for("gcfuzz", {"GCFUZZ_PARAMS": "trace=1"}), "trace=1")
+
+  def test_pause_fields(self):
+    err = ("BENCH wall_s=1\nPAUSES cycles=3 marking=incremental pauses=700 max_ns=9000000 "
+           "ns=" + ",".join(str(i * 1000) for i in range(1, 101)) + "\n")
+    found = cmd_bench.pause_fields(err)
+    self.assertEqual((found["cycles"], found["marking"], found["pauses"], found["max_ns"]),
+                     (3, "incremental", 700, 9000000))
+    # The max is the run's (max_ns), not the ring's; the p99 is the ring's.
+    self.assertEqual(cmd_bench.pause_figures(found), (9.0, 0.099))
+    # An older program: no max_ns, the ring's max.
+    self.assertEqual(cmd_bench.pause_figures(cmd_bench.pause_fields("PAUSES cycles=1 ns=5000000\n")),
+                     (5.0, 5.0))
+    self.assertEqual(cmd_bench.pause_figures(cmd_bench.pause_fields("PAUSES cycles=0 ns=\n")),
+                     (None, None))
+    self.assertEqual(cmd_bench.pause_figures(None), (None, None))
+
+  def test_row_keeps_extra_numbers(self):
+    r = cmd_bench.row_of('ROW {"bench": "barrier", "size": "1000", "backend": "gc_store", '
+                         '"wall_s": 0.04, "peak_mib": null, "ns_per_store": 2.1, "note": "x"}')
+    self.assertEqual(r["ns_per_store"], 2.1)
+    self.assertNotIn("note", r)
 
 
 if __name__ == "__main__":
