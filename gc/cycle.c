@@ -250,6 +250,7 @@ static void set_marking(gc_heap *heap, uintptr_t marking) {
   gc_atomic_store(&heap->marking, marking);
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_atomic_store_relaxed(&heap->domains[i]->head.marking, marking);
+    heap->domains[i]->slice_alloc_words = heap->domains[i]->alloc_words;
   }
 }
 
