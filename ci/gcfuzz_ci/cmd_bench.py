@@ -356,7 +356,6 @@ class Bench:
                  cwd=paths.ROOT) == 0:
       available = list(BACKENDS) if self.a.benches else []
       rows = list(self.a.rows)
-      built = {}
     else:
       # Find out which backends and programs build, so the others can still be measured.
       # A marking mode's backend builds when its program does (one build per program).
