@@ -173,12 +173,26 @@ static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *wor
   }
 }
 
+/* Under the collection lock, before the stop: no cycle is marking. A domain that decided on a
+ * cycle may have parked, while it waited for the lock, in another domain's stop that started
+ * incremental marking: a second start would reshape the work buffers under the first one's
+ * grey work. (Marking starts and ends only under this lock, so the answer holds until the
+ * stop.) */
+static int none_marking(gc_heap *heap) { return !gc_atomic_load(&heap->marking); }
+static int none_marking_and_paced_due(gc_heap *heap) {
+  return none_marking(heap) && paced_still_due(heap);
+}
+
 /* The first stop of a cycle, in both modes: the world stops (the parked domains run `program`),
  * every domain finishes sweeping (INV-COL-1), the leader adopts the orphans, and the heap is
- * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted. */
+ * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted: a paced one
+ * no longer due, or another cycle marking already. */
 static int begin_cycle_stop(gc_domain *d, enum gc_cycle_reason reason, int program) {
   gc_heap *heap = d->heap;
-  if (!gc_stw_begin(d, program, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) return 0;
+  if (!gc_stw_begin(d, program,
+                    reason == GC_CYCLE_PACED ? none_marking_and_paced_due : none_marking)) {
+    return 0;
+  }
   gc_cycle_trace *t = &heap->trace;
   *t = (gc_cycle_trace){0};
   t->start_ns = gc_plat_now_ns();
@@ -228,11 +242,11 @@ static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
 }
 
 /* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. */
-static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+static int stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
   if (!begin_cycle_stop(d, reason, GC_STW_CYCLE)) {
     d->in_collection = 0;
-    return;
+    return 0;
   }
   gc_cycle_trace *t = &heap->trace;
   gc_mark_begin(heap, heap->participants);
@@ -243,6 +257,7 @@ static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;
   end_of_mark(heap);
   end_cycle_stop(d, t->start_ns);
+  return 1;
 }
 
 /* Every domain's copy of the marking phase, written while they are all stopped (INV-BARRIER-1). */
@@ -255,9 +270,9 @@ static void set_marking(gc_heap *heap, uintptr_t marking) {
 
 /* The stop that starts incremental marking: the roots are darkened, new blocks are born MARKED
  * and stores darken what they overwrite from now on; the world then runs and marks in slices. */
-static void incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
+static int incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
-  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return;
+  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return 0;
   gc_cycle_trace *t = &heap->trace;
   t->incremental = 1;
   gc_mark_start_incremental(heap, d);
@@ -270,6 +285,7 @@ static void incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   t->start_pause_ns = gc_plat_now_ns() - t->start_ns;
   record_pause(heap, t->start_pause_ns);
   gc_stw_end(d);
+  return 1;
 }
 
 /* The termination stop's condition: a domain that ran out of work may find, once it holds the
@@ -343,29 +359,33 @@ static void finish_marking(gc_domain *d) {
   while (gc_atomic_load_relaxed(&d->head.marking)) gc_cycle_mark_step(d, SIZE_MAX);
 }
 
-void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
-  if (d->in_collection || gc_atomic_load_relaxed(&d->head.marking)) return;
+/* Start a cycle in the heap's mode: the first stop only (incremental), or a whole cycle (stw).
+ * 0 if it did not start (see begin_cycle_stop). */
+static int start_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+  d->in_collection = 1;
+  int started;
   if (incremental_mode(d->heap)) {
-    d->in_collection = 1;
-    incremental_start(d, reason);
+    started = incremental_start(d, reason);
     d->in_collection = 0;
   } else {
-    gc_major_cycle(d, reason);
+    started = stw_cycle(d, reason); /* which resets in_collection */
   }
+  return started;
+}
+
+void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
+  if (d->in_collection || gc_atomic_load_relaxed(&d->head.marking)) return;
+  start_cycle(d, reason);
 }
 
 void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   if (d->in_collection) return;
   finish_marking(d); /* a cycle from now: the one under way first */
-  if (incremental_mode(d->heap)) {
-    d->in_collection = 1;
-    incremental_start(d, reason);
-    d->in_collection = 0;
-    finish_marking(d);
-  } else {
-    d->in_collection = 1;
-    stw_cycle(d, reason);
-  }
+  /* Refused only when a paced cycle is no longer due, or when another domain started one while
+   * this one waited for the lock: that cycle began after this call, so finishing it is a whole
+   * cycle from now all the same. */
+  start_cycle(d, reason);
+  finish_marking(d);
 }
 
 /* Stop the world only to finish every domain's sweeping and give the empty pools back (the end
