@@ -299,7 +299,8 @@ typedef struct gc_range {
 struct gc_heap {
   /* The parameters. INV-PARAM-1: cfg changes after creation only in gc_set_params, under
    * params_lock. The fields a running domain reads outside a stopped world (sweep_budget_words,
-   * heap_limit_bytes, pools_per_batch, free_pools_kept; and trigger_words below) are written
+   * heap_limit_bytes, pools_per_batch, free_pools_kept, mark_slice_words; and trigger_words and
+   * marking_mode below) are written
    * and read as relaxed atomic words (gc_param_load/gc_param_store): each is a tuning value on
    * its own, publishing no other data, so a reader needs the value, not an ordering. The other
    * fields are read only with the world stopped, or by gc_set_params under the lock; its caller
