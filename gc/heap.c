@@ -104,9 +104,12 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->freed_blocks = heap->retired.freed_blocks;
   out->freed_words = heap->retired.freed_words;
   out->mark_slices = heap->retired.mark_slices;
+  out->max_slice_ns = heap->retired.max_slice_ns;
   for (size_t i = 0; i < heap->domain_count; i++) {
     const gc_domain *d = heap->domains[i];
     out->mark_slices += d->mark_slices;
+    /* A statistic, not a decision: the ternary is fine here (no collector branch on it). */
+    out->max_slice_ns = d->max_slice_ns > out->max_slice_ns ? d->max_slice_ns : out->max_slice_ns;
     out->alloc_blocks += d->alloc_blocks;
     out->alloc_words += d->alloc_words;
     out->freed_blocks += d->freed_blocks;

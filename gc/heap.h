@@ -124,6 +124,7 @@ struct gc_domain {
   gc_marker marker;
   uint64_t slice_alloc_words; /* alloc_words at this domain's last mark slice (incremental) */
   uint64_t mark_slices;       /* mark slices this domain ran (gc_stats.mark_slices) */
+  uint64_t max_slice_ns;      /* the longest of them (gc_stats.max_slice_ns) */
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
 
   /* This domain's sweep of the current cycle (sweep.c), for the perf pass. Set when the colours
@@ -443,7 +444,7 @@ struct gc_heap {
    * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
    * `finalizers` and the queue's unrun ones. */
   struct {
-    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices;
+    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices, max_slice_ns;
   } retired; /* the activity counters of terminated domains */
   uint64_t cycles;
   uintptr_t alloc_failures; /* atomic */
