@@ -39,15 +39,6 @@ size_t gc_cycle_trigger_words(const gc_heap *heap) {
   return grow > heap->cfg.min_trigger_words ? grow : heap->cfg.min_trigger_words;
 }
 
-/* The larger of a and b without a branch: a time decides no branch of the collector, so a fuzz
- * target's runs of one input take the same edges however long each pause took (a ternary is a
- * branch once UBSan checks each arm's load). */
-uint64_t gc_cycle_max_time(uint64_t a, uint64_t b) {
-  uint64_t grew = (uint64_t)(a > b) * UINT64_MAX; /* all ones when a is larger; no wrap
-                                                   * (OSS-Fuzz's UBSan set reports -1u as one) */
-  return (a & grew) | (b & ~grew);
-}
-
 static void record_pause(gc_heap *heap, uint64_t ns) {
   heap->pauses++;
   heap->pause_ns[heap->pause_next] = ns;
@@ -360,7 +351,7 @@ void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   d->in_collection = 1;
   uint64_t start_ns = gc_plat_now_ns();
   int more = gc_mark_slice(d, budget_words);
-  d->max_slice_ns = gc_cycle_max_time(gc_plat_now_ns() - start_ns, d->max_slice_ns);
+  d->max_slice_ns = gc_time_max(gc_plat_now_ns() - start_ns, d->max_slice_ns);
   d->mark_slices++;
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
   gc_heap_call_hook(heap, GC_HOOK_MARK_SLICE);

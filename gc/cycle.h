@@ -27,8 +27,6 @@ void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason);
  * or 0 for the allocation-paced budget; the domain that finds no grey work left tries to end
  * marking (a stop of the world). */
 void gc_cycle_mark_step(gc_domain *d, size_t budget_words);
-/* The larger of two times, without a branch (a time decides no branch of the collector). */
-uint64_t gc_cycle_max_time(uint64_t a, uint64_t b);
 /* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
 /* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */

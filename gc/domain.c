@@ -1,7 +1,6 @@
 /* Domains: creation, termination, blocking sections (see gc.h and INV-DOM-1 in heap.h). */
 #include <stdlib.h>
 
-#include "gc/cycle.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
@@ -100,7 +99,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
   heap->retired.freed_blocks += d->freed_blocks;
   heap->retired.freed_words += d->freed_words;
   heap->retired.mark_slices += d->mark_slices;
-  heap->retired.max_slice_ns = gc_cycle_max_time(d->max_slice_ns, heap->retired.max_slice_ns);
+  heap->retired.max_slice_ns = gc_time_max(d->max_slice_ns, heap->retired.max_slice_ns);
   if (d->unpaced_words) gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words);
   list_remove(heap, d);
   gc_mutex_unlock(&heap->stw_lock);

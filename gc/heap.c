@@ -108,8 +108,7 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   for (size_t i = 0; i < heap->domain_count; i++) {
     const gc_domain *d = heap->domains[i];
     out->mark_slices += d->mark_slices;
-    /* A statistic, not a decision: the ternary is fine here (no collector branch on it). */
-    out->max_slice_ns = d->max_slice_ns > out->max_slice_ns ? d->max_slice_ns : out->max_slice_ns;
+    out->max_slice_ns = gc_time_max(d->max_slice_ns, out->max_slice_ns);
     out->alloc_blocks += d->alloc_blocks;
     out->alloc_words += d->alloc_words;
     out->freed_blocks += d->freed_blocks;

@@ -470,6 +470,15 @@ static inline void gc_param_store(size_t *field, size_t value) {
   gc_atomic_store_relaxed(field, value);
 }
 
+/* The larger of two times (ns), without a branch: a time decides no branch of the collector, so
+ * a fuzz target's runs of one input take the same edges however long each pause took (a ternary
+ * is a branch once UBSan checks each arm's load). */
+static inline uint64_t gc_time_max(uint64_t a, uint64_t b) {
+  uint64_t grew = (uint64_t)(a > b) * UINT64_MAX; /* all ones when a is larger; no wrap
+                                                   * (OSS-Fuzz's UBSan set reports -1u as one) */
+  return (a & grew) | (b & ~grew);
+}
+
 /* Record a misuse or failure; returns `err` so callers can `return gc_fail(...)`. */
 gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
