@@ -44,13 +44,7 @@ static void record_pause(gc_heap *heap, uint64_t ns) {
   heap->pause_ns[heap->pause_next] = ns;
   heap->pause_next = (heap->pause_next + 1) % GC_PAUSE_RING;
   heap->last_pause_ns = ns;
-  /* The maximum without a branch: a time decides no branch of the collector, so a fuzz target's
-   * runs of one input take the same edges however long each pause took (a ternary is a branch
-   * once UBSan checks each arm's load). */
-  uint64_t max = heap->max_pause_ns;
-  uint64_t grew = (uint64_t)(ns > max) * UINT64_MAX; /* all ones when it grew; no wrap (OSS-Fuzz's
-                                                      * UBSan set reports -1u as one) */
-  heap->max_pause_ns = (ns & grew) | (max & ~grew);
+  heap->max_pause_ns = gc_time_max(ns, heap->max_pause_ns);
 }
 
 static uint64_t freed_words_total(gc_heap *heap) {
