@@ -317,8 +317,10 @@ static void incremental_terminate(gc_domain *d) {
   /* Born MARKED: every block allocated since marking began counts as live. */
   uint64_t blocks, words;
   allocated_total(heap, &blocks, &words);
-  heap->marked_blocks += blocks - heap->alloc_blocks_at_mark_start;
-  heap->marked_words += words - heap->alloc_words_at_mark_start;
+  heap->cycle_work.born_marked_blocks = blocks - heap->alloc_blocks_at_mark_start;
+  heap->cycle_work.born_marked_words = words - heap->alloc_words_at_mark_start;
+  heap->marked_blocks += heap->cycle_work.born_marked_blocks;
+  heap->marked_words += heap->cycle_work.born_marked_words;
   heap->cycle_work.markers = heap->mark_markers;
   set_marking(heap, 0);
   gc_cycle_trace *t = &heap->trace;

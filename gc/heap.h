@@ -206,7 +206,9 @@ typedef struct gc_mark_work {
  *
  * INV-MARKWORK-1: marking scans each block it marked once from a work buffer, and each
  * re-darkening pass scans each MARKED block of a flagged pool or large block at most once more:
- * fields_scanned <= scan_fields_marked * (1 + redarken_passes). Re-darkening visits only what a
+ * fields_scanned <= scan_fields_marked * (1 + redarken_passes) + born_marked_words *
+ * redarken_passes (blocks born MARKED are never pushed, but a pass scans them where it scans a
+ * flagged pool; their whsize bounds their fields). Re-darkening visits only what a
  * refused push flagged, and each flag once: redarkened <= flagged (equal once the mark is over).
  *
  * INV-HANDOFF-1: a marker splits its buffer only for an idle marker, so a mark with one marker
@@ -224,7 +226,12 @@ typedef struct gc_cycle_work {
    * (world stopped). */
   uint64_t reported_at_reset, reported_at_start;
   /* The mark. */
-  size_t markers;      /* markers of the parallel part (the leader and the parked) */
+  size_t markers;      /* markers of the parallel part (the leader and the parked); with
+                        * incremental marking every domain that marked and the shade marker */
+  /* Incremental marking: blocks born MARKED this cycle and their whsize words. Re-darkening
+   * scans every MARKED block of a flagged pool, born MARKED ones included: INV-MARKWORK-1 counts
+   * their fields (at most these words) beside scan_fields_marked. */
+  uint64_t born_marked_blocks, born_marked_words;
   uint64_t handoffs;   /* buffers split for idle markers in this mark */
   gc_mark_counts mark; /* the markers' counts, summed */
 } gc_cycle_work;
