@@ -333,7 +333,7 @@ void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   int more = gc_mark_slice(d, budget_words);
   d->mark_slices++;
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
-  gc_heap_call_hook(heap, GC_HOOK_MARK_SLICE);
+  gc_heap_call_slice_hook(d);
   d->in_collection = 0;
   if (!more) incremental_terminate(d);
 }
