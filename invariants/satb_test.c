@@ -139,6 +139,7 @@ static void store_bypassing_the_barrier(void) {
     CHECK(strstr(r->origin, "global root") != NULL);
     CHECK_EQ_U(r->path_len, 1);
     if (r->path_len == 1) CHECK(r->path[0].block == f.a);
+    gc_verify_reports_print(gc_verify_reports_of(f.v), stderr); /* quoted in the README */
   }
   fixture_free(&f);
 }
