@@ -98,9 +98,10 @@ static void clean_cycles_with_tiny_stack_pass(void) {
 }
 
 /* The bound of INV-OVERFLOW-1 is exact with one marker: a 4-entry stack (2 buffers of 2) holds
- * the four blocks the roots reach at once, and the fifth overflows it. */
+ * the four blocks the roots reach at once, and the fifth overflows it. One marker is the stw
+ * mode's (incremental marking counts the shade marker too): marking=stw. */
 static void overflow_bound_is_exact(int blocks) {
-  gc_heap *h = breaking_heap("verify=perf,markstack=4");
+  gc_heap *h = breaking_heap("marking=stw,verify=perf,markstack=4");
   gc_domain *d = gc_main_domain(h);
   gc_value slots[5] = {0};
   gc_frame frame;
