@@ -350,7 +350,7 @@ void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   d->max_slice_ns = gc_time_max(gc_plat_now_ns() - start_ns, d->max_slice_ns);
   d->mark_slices++;
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
-  gc_heap_call_hook(heap, GC_HOOK_MARK_SLICE);
+  gc_heap_call_slice_hook(d);
   d->in_collection = 0;
   if (!more) incremental_terminate(d);
 }

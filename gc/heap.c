@@ -145,6 +145,20 @@ void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
   heap->hook_user = user;
 }
 
+/* Thread-local: several domains end slices at once, each on its own thread. */
+static __thread gc_domain *slice_hook_domain;
+
+void gc_heap_call_slice_hook(gc_domain *d) {
+  slice_hook_domain = d;
+  gc_heap_call_hook(d->heap, GC_HOOK_MARK_SLICE);
+  slice_hook_domain = NULL;
+}
+
+gc_domain *gc_heap_hook_domain(const gc_heap *heap) {
+  gc_domain *d = slice_hook_domain;
+  return d != NULL && d->heap == heap ? d : NULL;
+}
+
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point) {
   if (heap->hook != NULL) {
     heap->hook(heap, point, heap->hook_user);

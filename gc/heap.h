@@ -496,6 +496,13 @@ const char *gc_colour_name(const gc_heap *heap, gc_header colour);
 /* Call the verification hook, if any. With none installed and a non-empty verify mask, say once
  * per heap on stderr that nothing verifies. Called with stw_lock held. */
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point);
+/* GC_HOOK_MARK_SLICE on d's thread, with d as the hook's domain: the world runs then, so a hook
+ * may look at the state of the domain whose slice ended and at no other, and the hook's
+ * arguments name no domain. */
+void gc_heap_call_slice_hook(gc_domain *d);
+/* The domain whose slice ended, while the calling thread runs GC_HOOK_MARK_SLICE on `heap`;
+ * NULL at every other point, and on every other thread. */
+gc_domain *gc_heap_hook_domain(const gc_heap *heap);
 
 /* Sum of every domain's stats and the orphans'. Exact when the world is stopped or the heap has
  * one domain; otherwise a snapshot of running counters. */

@@ -28,6 +28,8 @@ static const char *const point_names[GC_VPOINT_COUNT] = {
     [GC_VPOINT_MARK_DONE] = "mark-done",
     [GC_VPOINT_CYCLED] = "cycled",
     [GC_VPOINT_SWEPT] = "swept",
+    [GC_VPOINT_MARK_START] = "mark-start",
+    [GC_VPOINT_MARK_SLICE] = "mark-slice",
     [GC_VPOINT_OP] = "op",
 };
 

@@ -208,7 +208,9 @@ typedef enum fuzz_misuse {
   X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")                   \
   X(CHECKMARK_OVER_RETAINED, "checkmark.over-retained")                     \
   X(CHECKMARK_OVER_RETAINED_FREE_SLOT, "checkmark.over-retained/free-slot") \
-  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")
+  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned") \
+  X(SATB_UNMARKED, "satb.unmarked")                                         \
+  X(SATB_BORN_WHITE, "satb.born-white")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
