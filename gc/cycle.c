@@ -344,6 +344,7 @@ void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
     if (allocated <= SIZE_MAX / 2 && 2 * allocated > budget_words) budget_words = 2 * allocated;
   }
   d->slice_alloc_words = d->alloc_words;
+  gc_plat_point_reached(GC_PLAT_MARK, d);
   d->in_collection = 1;
   uint64_t start_ns = gc_plat_now_ns();
   int more = gc_mark_slice(d, budget_words);
