@@ -173,12 +173,23 @@ static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *wor
   }
 }
 
+/* A cycle starts only while none marks. A domain checks its own copy of the marking phase
+ * before it asks for the collection lock, but another domain's stop may start marking while it
+ * waits for the lock: a second start would then re-initialise every marker mid-mark and drop
+ * their grey work (blocks reachable from it would be freed while reachable). */
+static int not_marking(gc_heap *heap) { return gc_atomic_load(&heap->marking) == 0; }
+static int paced_and_not_marking(gc_heap *heap) {
+  return not_marking(heap) && paced_still_due(heap);
+}
+
 /* The first stop of a cycle, in both modes: the world stops (the parked domains run `program`),
  * every domain finishes sweeping (INV-COL-1), the leader adopts the orphans, and the heap is
  * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted. */
 static int begin_cycle_stop(gc_domain *d, enum gc_cycle_reason reason, int program) {
   gc_heap *heap = d->heap;
-  if (!gc_stw_begin(d, program, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) return 0;
+  if (!gc_stw_begin(d, program, reason == GC_CYCLE_PACED ? paced_and_not_marking : not_marking)) {
+    return 0;
+  }
   gc_cycle_trace *t = &heap->trace;
   *t = (gc_cycle_trace){0};
   t->start_ns = gc_plat_now_ns();
@@ -227,12 +238,13 @@ static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
   gc_run_finalizers(d);
 }
 
-/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. */
-static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. 0 if
+ * it was refused (no longer due, or an incremental cycle marks). */
+static int stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
   if (!begin_cycle_stop(d, reason, GC_STW_CYCLE)) {
     d->in_collection = 0;
-    return;
+    return 0;
   }
   gc_cycle_trace *t = &heap->trace;
   gc_mark_begin(heap, heap->participants);
@@ -243,6 +255,7 @@ static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;
   end_of_mark(heap);
   end_cycle_stop(d, t->start_ns);
+  return 1;
 }
 
 /* Every domain's copy of the marking phase, written while they are all stopped (INV-BARRIER-1). */
@@ -358,13 +371,20 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   if (d->in_collection) return;
   finish_marking(d); /* a cycle from now: the one under way first */
   if (incremental_mode(d->heap)) {
+    /* Refused if another domain started marking meanwhile: that cycle began after this call,
+     * so finishing it is a whole cycle from now too. */
     d->in_collection = 1;
     incremental_start(d, reason);
     d->in_collection = 0;
     finish_marking(d);
   } else {
-    d->in_collection = 1;
-    stw_cycle(d, reason);
+    /* Refused if no longer due (paced), or if another domain began an incremental cycle
+     * meanwhile (the mode changed): finish that one, then run this one. */
+    for (;;) {
+      d->in_collection = 1;
+      if (stw_cycle(d, reason) || reason == GC_CYCLE_PACED) break;
+      finish_marking(d);
+    }
   }
 }
 
