@@ -404,6 +404,30 @@ static void pins_mid_mark(const char *mode) {
   fx_close(&f);
 }
 
+/* Pinned mid-mark with the mark stack full (markstack=4 and six roots fill it when the cycle
+ * starts): the block pinned is not scanned through a work buffer, and once NOT_MARKABLE no
+ * re-darkening pass scans it either; what it points to must still be marked. */
+static void pin_mid_mark_with_the_mark_stack_full(const char *mode) {
+  fx f;
+  fx_open(&f, mode);
+  root[1] = chain(f.d, 1, 3);
+  for (int i = 2; i < ROOTS; i++) root[i] = node(f.d, 10 + i);
+  fx_settle(&f);
+  fx_start(&f);
+  gc_value pinned = GC_FIELD(root[1], NEXT);
+  CHECK(gc_pin(f.h, pinned) == GC_OK);
+  gc_store(f.d, root[1], NEXT, 0); /* the child is reachable only through the pinned block */
+  MID_MARK(&f, f.d);
+  fx_end_cycle(&f);
+  CHECK(!doomed(&f, GC_FIELD(pinned, NEXT)));
+  CHECK_EQ_U(fx_sweep(&f), f.reachable);
+  CHECK_EQ_U(fx_full(&f), f.reachable);
+  CHECK(chain_is(pinned, 2, 2));
+  CHECK(gc_unpin(f.h, pinned) == GC_OK);
+  CHECK_EQ_U(fx_full(&f), f.reachable - 2);
+  fx_close(&f);
+}
+
 /* ---- Finalizers ------------------------------------------------------------------------------- */
 
 static int fin_runs[1024];
@@ -609,6 +633,7 @@ int main(void) {
   RUN_MODES(global_roots_mid_mark);
   RUN_MODES(conservative_words_written_mid_mark);
   RUN_MODES(pins_mid_mark);
+  RUN_MODES(pin_mid_mark_with_the_mark_stack_full);
   RUN_MODES(finalizers_mid_mark);
   RUN_MODES(domain_spawned_mid_mark);
   RUN_MODES(domain_terminated_mid_mark);
