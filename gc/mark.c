@@ -328,8 +328,8 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
  * marker's buffer, and the pools and large blocks flagged by an overflow. Outside a slice a
  * marker's prefetch FIFO is empty: every slice ends by flushing it. */
 
-/* What the barrier and gc_mark_shade_fields do to a value: mark it now if it is UNMARKED (no FIFO: the
- * value may be gone from the heap by the time a FIFO would examine it). */
+/* What the barrier and gc_mark_shade_fields do to a value: mark it now if it is UNMARKED (no
+ * FIFO: the value may be gone from the heap by the time a FIFO would examine it). */
 static inline void darken(gc_marker *m, gc_value v) {
   if (gc_is_block(v)) mark_block(m, v);
 }
