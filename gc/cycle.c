@@ -235,7 +235,8 @@ static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
   gc_run_finalizers(d);
 }
 
-/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. */
+/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. 0 if
+ * it was refused (no longer due, or an incremental cycle marks). */
 static int stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
   if (!begin_cycle_stop(d, reason, GC_STW_CYCLE)) {
@@ -383,11 +384,22 @@ void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
 void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   if (d->in_collection) return;
   finish_marking(d); /* a cycle from now: the one under way first */
-  /* Refused only when a paced cycle is no longer due, or when another domain started one while
-   * this one waited for the lock: that cycle began after this call, so finishing it is a whole
-   * cycle from now all the same. */
-  start_cycle(d, reason);
-  finish_marking(d);
+  if (incremental_mode(d->heap)) {
+    /* Refused if another domain started marking meanwhile: that cycle began after this call,
+     * so finishing it is a whole cycle from now too. */
+    d->in_collection = 1;
+    incremental_start(d, reason);
+    d->in_collection = 0;
+    finish_marking(d);
+  } else {
+    /* Refused if no longer due (paced), or if another domain began an incremental cycle
+     * meanwhile (the mode changed): finish that one, then run this one. */
+    for (;;) {
+      d->in_collection = 1;
+      if (stw_cycle(d, reason) || reason == GC_CYCLE_PACED) break;
+      finish_marking(d);
+    }
+  }
 }
 
 /* Stop the world only to finish every domain's sweeping and give the empty pools back (the end

@@ -406,8 +406,9 @@ struct gc_heap {
    * block. Root slots (frames, global roots, scanners, the model's), conservative range words,
    * finalizer records and domains change without a barrier, each for its stated reason at the
    * code that changes it: a root only ever receives a value that is reachable at the start or
-   * born MARKED, so cutting or adding a root edge loses nothing; pinning and unpinning repaint a
-   * header, so they shade (gc_mark_shade); ranges hold raw words that may point at any block,
+   * born MARKED, so cutting or adding a root edge loses nothing; pinning makes a block's fields
+   * roots, so it darkens them (gc_mark_shade_fields), and unpinning a block that was a root
+   * repaints it MARKED; ranges hold raw words that may point at any block,
    * so the stop that ends marking scans them again. */
   gc_mark_work work;
   uintptr_t marking;      /* atomic: 1 from the stop that starts incremental marking to the stop
