@@ -112,6 +112,9 @@ static void op_store(driver *d, mutator *m, fuzz_arg dst, int is_imm, int value)
   size_t f = (size_t)dst.b;
   if (f >= gc_model_wsize(d->model, obj)) return;
   if (gc_model_tag(d->model, obj) <= GC_TAG_SCAN_MAX) {
+    /* The barrier runs on this thread's domain. Scheduled threads share the model, so it is set
+     * here, at the store: no scheduling point lies between this and the model's gc_store. */
+    gc_model_set_domain(d->model, m->dom);
     if (is_imm) {
       gc_model_store_imm(d->model, obj, f, value);
     } else {
