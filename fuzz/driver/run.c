@@ -247,6 +247,7 @@ static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
   mutator *m = &d->muts[0];
   drv_thread_mutator = m;
   m->dom = d->domains[0] = gc_main_domain(d->heap);
+  d->markslice = gc_heap_config(d->heap)->mark_slice_words;
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
   d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);

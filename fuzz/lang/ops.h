@@ -73,8 +73,10 @@ enum {
   X(SMALL, 1, "a small size 1..127 (fields)")                                                 \
   X(LARGE, 2, "a large size 128..1151 (fields)")                                              \
   X(INT, 1, "an integer 0..255")                                                              \
-  X(COLLECT, 1, "a collection: slice, major or full")                                         \
-  X(PARAM, 2, "a parameter (percent, mintrigger, sweep, markstack, batch, keep) and a value") \
+  X(COLLECT, 1, "a collection: slice, major, full or start")                                   \
+  X(PARAM, 2,                                                                                 \
+    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice) and "\
+    "a value")                                                                                \
   X(FAIL, 1, "an allocation count 1..64, or off")                                             \
   X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                 \
   X(MISUSE, 1,                                                                                \
@@ -106,8 +108,8 @@ typedef enum fuzz_block_kind {
   FUZZ_KIND_CUSTOM,
   FUZZ_KIND_COUNT
 } fuzz_block_kind;
-/* COLLECT values: the same order as gc_collect_kind. */
-enum { FUZZ_COLLECT_COUNT = 3 };
+/* COLLECT values: the same order as gc_collect_kind (start: GC_COLLECT_START). */
+enum { FUZZ_COLLECT_COUNT = 4 };
 /* PARAM names; each has a table of values (fuzz/lang/program.c) chosen to reach edge cases. */
 typedef enum fuzz_param {
   FUZZ_PARAM_PERCENT,
@@ -116,6 +118,8 @@ typedef enum fuzz_param {
   FUZZ_PARAM_MARKSTACK,
   FUZZ_PARAM_BATCH,
   FUZZ_PARAM_KEEP,
+  FUZZ_PARAM_MARKING,   /* stw or incremental: the heap's marking mode from here on */
+  FUZZ_PARAM_MARKSLICE, /* the incremental mark slice's least budget, in words */
   FUZZ_PARAM_COUNT
 } fuzz_param;
 /* MISUSE values: calls the API must refuse with a documented error, changing nothing. */
@@ -248,10 +252,13 @@ typedef enum fuzz_corruption {
   X(UNROOT, "unroot", GLOBAL, NONE, NONE,                                                         \
     "unregister gN and clear it (unregistering an unregistered cell must fail with "              \
     "unknown-root)")                                                                              \
-  X(COLLECT, "collect", COLLECT, NONE, NONE, "gc_collect: slice, major or full")                  \
+  X(COLLECT, "collect", COLLECT, NONE, NONE,                                                      \
+    "gc_collect: slice, major, full, or start (a cycle, returning with marking under way when "  \
+    "marking=incremental; a whole cycle when stw)")                                               \
   X(PARAM, "param", PARAM, NONE, NONE,                                                            \
     "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "     \
-    "batch (pools mapped at once) or keep (empty pools kept)")                                    \
+    "batch (pools mapped at once), keep (empty pools kept), marking (stw or incremental: a "      \
+    "program runs stw until it says otherwise) or markslice (words)")                             \
   X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")       \
   X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")             \
   X(PIN, "pin", SLOT, NONE, NONE,                                                                 \
@@ -314,7 +321,10 @@ typedef enum fuzz_corruption {
     ". No-op while its finalizer is queued")                                                      \
   X(SELF, "self", SLOT, NONE, NONE,                                                               \
     "in a finalizer body: sD = the block whose finalizer is running (a resurrection); elsewhere " \
-    "a no-op")
+    "a no-op")                                                                                    \
+  X(MARK_SLICE, "mark_slice", INT, NONE, NONE,                                                    \
+    "gc_collect slice with markslice=N words (0: 1) for this slice only: mark work while an "     \
+    "incremental cycle marks, else a sweep slice")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -392,6 +402,9 @@ const char *fuzz_param_name(fuzz_param p);
 size_t fuzz_param_value_count(fuzz_param p);
 /* The value of entry i; for percent, -1 means off. */
 long fuzz_param_value(fuzz_param p, size_t i);
+/* The name entry i is written with in text and in gc_set_params ("off", "stw", "incremental"),
+ * or NULL for a number. */
+const char *fuzz_param_value_name(fuzz_param p, size_t i);
 size_t fuzz_limit_count(void);
 size_t fuzz_limit_bytes(size_t i); /* 0: off */
 
