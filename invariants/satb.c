@@ -186,6 +186,8 @@ static void describe_origin(const gc_verify_run *run, const gc_snap_block *root,
     snprintf(buf, len, "at mark start, %s", slot);
   } else if (root->via == GC_SNAP_ROOT_WORD) {
     snprintf(buf, len, "at mark start, conservative range word at %p", (void *)root->from);
+  } else if (root->via == GC_SNAP_PINNED) {
+    snprintf(buf, len, "at mark start, pinned");
   } else {
     snprintf(buf, len, "at mark start, (path lost)");
   }

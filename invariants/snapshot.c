@@ -123,6 +123,11 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
   /* A pool with no slot used yet yields no block: it gets its record when a slice meets it. */
   snap_walk w = {.s = s, .sp = 0, .out_of_memory = !ok};
   if (ok) gc_verify_visit_roots(heap, ix, visit_slot, visit_word, &w);
+  /* A pinned block is live because it is pinned, not because a root reaches it. */
+  for (size_t i = 0; ok && i < heap->pinned.count; i++) {
+    reach(&w, (gc_value)heap->pinned.items[i], GC_SNAP_PINNED, 0, 0);
+    drain(&w);
+  }
   s->complete = !w.out_of_memory;
   return s->complete;
 }

@@ -34,6 +34,8 @@ typedef enum gc_snap_via {
   GC_SNAP_FIELD,     /* field `field` of the block `from` */
   GC_SNAP_ROOT_SLOT, /* the root slot at address `from` */
   GC_SNAP_ROOT_WORD, /* the conservative range word at address `from` */
+  GC_SNAP_PINNED,    /* pinned (NOT_MARKABLE, on heap->pinned) at mark start: live by being
+                      * pinned, whatever points to it; an unpin mid-mark makes it MARKED */
 } gc_snap_via;
 
 typedef struct gc_snap_block {

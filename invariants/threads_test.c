@@ -187,11 +187,9 @@ static void four_threads_tiny_mark_stack(void) {
   one_world("verify=reach+swept+checkmark+perf,mintrigger=2K,markstack=4", 3000, 2);
 }
 
-/* Incremental marking without checkmark for now: it reports the floating garbage a
- * snapshot-at-the-beginning mark keeps (reachable when marking began, unreachable at its end)
- * as marked but unreachable. It goes back in once the pass knows INV-MARK-2's snapshot
- * exception. */
-#define INCREMENTAL "verify=reach+swept+perf,marking=incremental,"
+/* Incremental marking: checkmark follows the snapshot rule (floating garbage, reachable when
+ * marking began, is MARKED though unreachable at its end), and satb checks the snapshot. */
+#define INCREMENTAL "verify=reach+swept+checkmark+satb+perf,marking=incremental,"
 
 static void four_threads_incremental(void) {
   one_world(INCREMENTAL "markslice=64,mintrigger=4K", 6000, 3);
