@@ -79,8 +79,7 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
           (double)end_pause_ns / 1e6, (before->pool_words + before->large_words) / kib,
           (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
           before->pool_live_blocks + before->large_blocks, s.pool_live_blocks + s.large_blocks,
-          heap->marked_words / kib, heap->marked_blocks,
-          (unsigned long long)(t->freed_words / kib),
+          heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(t->freed_words / kib),
           trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));

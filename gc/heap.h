@@ -226,7 +226,7 @@ typedef struct gc_cycle_work {
    * (world stopped). */
   uint64_t reported_at_reset, reported_at_start;
   /* The mark. */
-  size_t markers;      /* markers of the parallel part (the leader and the parked); with
+  size_t markers; /* markers of the parallel part (the leader and the parked); with
                         * incremental marking every domain that marked and the shade marker */
   /* Incremental marking: blocks born MARKED this cycle and their whsize words. Re-darkening
    * scans every MARKED block of a flagged pool, born MARKED ones included: INV-MARKWORK-1 counts
@@ -246,9 +246,9 @@ typedef struct gc_cycle_trace {
   uint64_t sweep_ns, mark_ns;       /* finishing the sweep; marking (to its last stop's end) */
   uint64_t start_pause_ns;          /* incremental: the first stop */
   uint64_t handoffs_before;
-  gc_heap_stats before;  /* the statistics when marking began */
-  uint64_t freed_total;  /* words freed by every domain since the heap was created, then */
-  uint64_t freed_words;  /* ... and since the last cycle */
+  gc_heap_stats before; /* the statistics when marking began */
+  uint64_t freed_total; /* words freed by every domain since the heap was created, then */
+  uint64_t freed_words; /* ... and since the last cycle */
 } gc_cycle_trace;
 
 typedef struct gc_scanner {
@@ -421,9 +421,9 @@ struct gc_heap {
   size_t mark_markers;    /* domains that marked this cycle (at the start, and spawned since) */
   uintptr_t cycle_slices; /* atomic (relaxed, a statistic): slices of the current cycle */
   uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
-  uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
+  uintptr_t marking_mode;           /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */
-  gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */
+  gc_cycle_trace trace;             /* the current cycle's times and figures, for the trace line */
   size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks;             /* blocks marked this cycle */
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */

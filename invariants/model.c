@@ -360,7 +360,7 @@ int gc_model_store_raw(gc_model *m, gc_model_id obj, size_t field, uintptr_t wor
   gc_mobj *o = field_target(m, obj, field, 0);
   if (o == NULL || (o->tag == GC_TAG_CUSTOM && field < 2)) return 0;
   GC_FIELD(o->val, field) = word; /* no barrier: the collector never reads unscanned fields */
-  o->fields[field] = word; /* an unscanned object: reachability does not read its fields */
+  o->fields[field] = word;        /* an unscanned object: reachability does not read its fields */
   return 1;
 }
 

@@ -283,8 +283,7 @@ static void reach_kept(gc_model *m) {
     gc_mobj *o = &m->objs[id];
     if (o->state != GC_MOBJ_LIVE || o->kept_mark != m->mark_serial || o->epoch == m->epoch)
       continue;
-    gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE,
-                         GC_MVIA_SNAPSHOT);
+    gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_SNAPSHOT);
   }
   if (sp > 0) {
     gc_model_reach_drain(m, sp);

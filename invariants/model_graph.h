@@ -81,11 +81,11 @@ typedef struct gc_mobj {
   uint32_t epoch;       /* the last reachability walk that reached it */
   gc_model_id parent;   /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
   gc_model_id holder;   /* parent NONE: the finalizable object whose field held it, or NONE */
-  uint32_t via;      /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
-  uint32_t rooted;   /* model roots holding it */
+  uint32_t via;    /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
+  uint32_t rooted; /* model roots holding it */
   uint32_t kept_mark; /* == gc_model.mark_serial: reachable when that mark began, or allocated
                        * while it marked: this cycle keeps it (the snapshot, top of this file) */
-  uintptr_t *fields; /* wsize words, encoded (top of this file) */
+  uintptr_t *fields;  /* wsize words, encoded (top of this file) */
   /* Scanned objects: wsize words, what the block's fields must hold as of the stores that made
    * them (a pointer field: its target's val then), so a check compares the block in one go.
    * It equals what the encoded fields decode to now (expected_field in model_check.c) for every

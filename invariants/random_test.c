@@ -100,9 +100,7 @@ static void op_store(world *w) {
     return;
   }
   switch (below(4)) {
-    case 0:
-      gc_model_store_null(w->m, obj, f);
-      break;
+    case 0: gc_model_store_null(w->m, obj, f); break;
     case 1: {
       intptr_t n = (intptr_t)rng() >> 2;
       gc_model_store_imm(w->m, obj, f, n);

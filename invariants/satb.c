@@ -206,8 +206,9 @@ static size_t report_unmarked(const gc_verify_run *run, const gc_verify_snapshot
       "a block reachable when marking began is %s when it ends (INV-BARRIER-1 (c)): the sweep "
       "will free it%s",
       gc_colour_name(run->heap, gc_hd_colour(hd)),
-      cut[0] != '\0' ? cut : "; every edge of its recorded path still holds: a root or a grey "
-                              "block the marker did not finish");
+      cut[0] != '\0' ? cut
+                     : "; every edge of its recorded path still holds: a root or a grey "
+                       "block the marker did not finish");
   if (r == NULL) return found;
   gc_verify_report_block(r, &run->scratch->index, b->v);
   char origin[sizeof r->origin];

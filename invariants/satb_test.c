@@ -87,7 +87,7 @@ static void clean_incremental_run_reports_nothing(void) {
     CHECK(marking(f.h));
     for (int i = 0; i < 64; i++) {
       gc_value n = gc_alloc(f.d, 1 + (i + cycle) % 5, GC_TAG_SCAN);
-      if (i % 3 == 0) gc_store(f.d, keep, (size_t)i, n);  /* drop the old one: darkened */
+      if (i % 3 == 0) gc_store(f.d, keep, (size_t)i, n);      /* drop the old one: darkened */
       if (i % 3 == 1) gc_store(f.d, n, 0, GC_FIELD(keep, i)); /* an old block into a new one */
       if (i % 7 == 0) gc_collect(f.d, GC_COLLECT_SLICE);
     }

@@ -145,8 +145,7 @@ const gc_snap_block *gc_verify_snapshot_reached(const gc_verify_snapshot *s, gc_
 
 int gc_verify_snapshot_present(const gc_verify_snapshot *s, gc_value v) {
   uint64_t value;
-  return gc_is_block(v) && gc_addrmap_get(&s->blocks, v, &value) &&
-         value != GC_SNAP_BORN_REPORTED;
+  return gc_is_block(v) && gc_addrmap_get(&s->blocks, v, &value) && value != GC_SNAP_BORN_REPORTED;
 }
 
 gc_snap_pool *gc_verify_snapshot_pool(gc_verify_snapshot *s, gc_pool *p) {

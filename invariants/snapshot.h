@@ -60,9 +60,9 @@ typedef struct gc_snap_pool {
 #define GC_SNAP_BORN_REPORTED GC_ADDRMAP_VALUE_MAX
 
 typedef struct gc_verify_snapshot {
-  int taken;      /* recorded at a mark start (see gc_verify_snapshot_current) */
-  uint64_t cycle; /* heap->cycles then: the cycle it belongs to, until its colours rotate */
-  int complete;   /* 0: memory ran out; the record holds part of the heap */
+  int taken;         /* recorded at a mark start (see gc_verify_snapshot_current) */
+  uint64_t cycle;    /* heap->cycles then: the cycle it belongs to, until its colours rotate */
+  int complete;      /* 0: memory ran out; the record holds part of the heap */
   gc_addrmap blocks; /* block val -> GC_SNAP_PRESENT, 1 + index into `reached`, or BORN_REPORTED */
   gc_snap_block *reached;
   size_t reached_count, reached_capacity;

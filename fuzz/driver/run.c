@@ -52,7 +52,8 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   d->in_hook++;
   if (point == GC_HOOK_MARK_DONE) d->in_stw = 1;
   if (d->opt->trace != NULL) {
-    fprintf(d->opt->trace, "        [cycle %s]\n", gc_verify_point_id_name((gc_verify_point_id)point));
+    fprintf(d->opt->trace, "        [cycle %s]\n",
+            gc_verify_point_id_name((gc_verify_point_id)point));
   }
   /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);

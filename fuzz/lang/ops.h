@@ -64,34 +64,34 @@ enum {
 /* ---- Operand kinds ------------------------------------------------------------------------ */
 
 /* How an operand is encoded (bytes), decoded (modulo) and written in text. */
-#define FUZZ_OPERAND_KINDS(X)                                                                 \
-  X(NONE, 0, "")                                                                              \
-  X(SLOT, 1, "a slot s0..s15")                                                                \
-  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                     \
-  X(GLOBAL, 1, "a global root cell g0..g7")                                                   \
-  X(KIND, 1, "a block kind: scan, raw or custom")                                             \
-  X(SMALL, 1, "a small size 1..127 (fields)")                                                 \
-  X(LARGE, 2, "a large size 128..1151 (fields)")                                              \
-  X(INT, 1, "an integer 0..255")                                                              \
-  X(COLLECT, 1, "a collection: slice, major, full or start")                                   \
-  X(PARAM, 2,                                                                                 \
-    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice) and "\
-    "a value")                                                                                \
-  X(FAIL, 1, "an allocation count 1..64, or off")                                             \
-  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                 \
-  X(MISUSE, 1,                                                                                \
-    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                   \
-    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                     \
-  X(DOMAIN, 1, "a domain d0..d3")                                                             \
-  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                              \
-  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                     \
-  X(OFFSET, 1,                                                                                \
-    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "              \
-    "header), or end, end+N, end-N from one past its last field (-28..+27)")                  \
-  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")              \
-  X(BODY, 1, "a body length 0..8: the next N ops are the body")                               \
-  X(CORRUPTION, 1,                                                                            \
-    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "              \
+#define FUZZ_OPERAND_KINDS(X)                                                                   \
+  X(NONE, 0, "")                                                                                \
+  X(SLOT, 1, "a slot s0..s15")                                                                  \
+  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                       \
+  X(GLOBAL, 1, "a global root cell g0..g7")                                                     \
+  X(KIND, 1, "a block kind: scan, raw or custom")                                               \
+  X(SMALL, 1, "a small size 1..127 (fields)")                                                   \
+  X(LARGE, 2, "a large size 128..1151 (fields)")                                                \
+  X(INT, 1, "an integer 0..255")                                                                \
+  X(COLLECT, 1, "a collection: slice, major, full or start")                                    \
+  X(PARAM, 2,                                                                                   \
+    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice) and " \
+    "a value")                                                                                  \
+  X(FAIL, 1, "an allocation count 1..64, or off")                                               \
+  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                   \
+  X(MISUSE, 1,                                                                                  \
+    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                     \
+    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                       \
+  X(DOMAIN, 1, "a domain d0..d3")                                                               \
+  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                                \
+  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                       \
+  X(OFFSET, 1,                                                                                  \
+    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "                \
+    "header), or end, end+N, end-N from one past its last field (-28..+27)")                    \
+  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
+  X(BODY, 1, "a body length 0..8: the next N ops are the body")                                 \
+  X(CORRUPTION, 1,                                                                              \
+    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "                \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
 
 typedef enum fuzz_operand_kind {
@@ -212,7 +212,7 @@ typedef enum fuzz_misuse {
   X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")                   \
   X(CHECKMARK_OVER_RETAINED, "checkmark.over-retained")                     \
   X(CHECKMARK_OVER_RETAINED_FREE_SLOT, "checkmark.over-retained/free-slot") \
-  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned") \
+  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")   \
   X(SATB_UNMARKED, "satb.unmarked")                                         \
   X(SATB_BORN_WHITE, "satb.born-white")
 
@@ -253,7 +253,7 @@ typedef enum fuzz_corruption {
     "unregister gN and clear it (unregistering an unregistered cell must fail with "              \
     "unknown-root)")                                                                              \
   X(COLLECT, "collect", COLLECT, NONE, NONE,                                                      \
-    "gc_collect: slice, major, full, or start (a cycle, returning with marking under way when "  \
+    "gc_collect: slice, major, full, or start (a cycle, returning with marking under way when "   \
     "marking=incremental; a whole cycle when stw)")                                               \
   X(PARAM, "param", PARAM, NONE, NONE,                                                            \
     "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "     \

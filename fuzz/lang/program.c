@@ -108,10 +108,11 @@ const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / size
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
 static const fuzz_opcode roots_ops[] = {
-    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
-    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,  FUZZ_OP_POP,       FUZZ_OP_COLLECT,
-    FUZZ_OP_PARAM,      FUZZ_OP_PIN,         FUZZ_OP_UNPIN, FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
-    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_MARK_SLICE,
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM,
+    FUZZ_OP_LOAD,       FUZZ_OP_DROP,        FUZZ_OP_COPY,      FUZZ_OP_PUSH,
+    FUZZ_OP_POP,        FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,
+    FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_RANGE_WORD,
+    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
 
