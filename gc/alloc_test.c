@@ -130,7 +130,7 @@ static void pinned_blocks_survive_unrooted(void) {
   gc_domain *d = gc_main_domain(h);
   gc_value pinned = gc_alloc(d, 1, GC_TAG_SCAN);
   CHECK(gc_pin(h, pinned) == GC_OK);
-  GC_FIELD(pinned, 0) = gc_alloc(d, 2, GC_TAG_RAW); /* kept alive through the pinned block */
+  gc_store(d, pinned, 0, gc_alloc(d, 2, GC_TAG_RAW)); /* kept alive through the pinned block */
   GC_FIELD(GC_FIELD(pinned, 0), 1) = 42;
   for (int i = 0; i < 5; i++) gc_collect(d, GC_COLLECT_FULL);
   gc_stats s;

@@ -76,7 +76,7 @@ static void interior_pointers_keep_blocks_alive(void) {
   /* A block referenced from a live block that a conservative word holds survives too. */
   gc_value parent = gc_alloc(d, 1, GC_TAG_SCAN);
   range[N + 3] = (uintptr_t)parent;
-  GC_FIELD(parent, 0) = gc_alloc(d, 300, GC_TAG_RAW);
+  gc_store(d, parent, 0, gc_alloc(d, 300, GC_TAG_RAW));
   gc_collect(d, GC_COLLECT_FULL);
   CHECK_EQ_U(live_blocks(h), 202);
   /* Forgetting the range frees everything. */

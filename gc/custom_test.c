@@ -20,7 +20,7 @@ static void finalizers_run_exactly_once(void) {
     gc_value c = gc_alloc_custom(d, 1 + (size_t)i % 200, count_finalize);
     CHECK(c != 0);
     GC_FIELD(c, 1) = (gc_value)i;
-    if (i % 3 == 0) GC_FIELD(keep, i) = c;
+    if (i % 3 == 0) gc_store(d, keep, (size_t)i, c);
   }
   gc_collect(d, GC_COLLECT_FULL);
   int dead_ok = 1, live_ok = 1;
@@ -40,7 +40,7 @@ static void finalizers_run_exactly_once(void) {
     }
   }
   /* Drop half of the survivors; destroy finalizes the rest. */
-  for (int i = 0; i < N; i += 6) GC_FIELD(keep, i) = 0;
+  for (int i = 0; i < N; i += 6) gc_store(d, keep, (size_t)i, 0);
   gc_collect(d, GC_COLLECT_FULL);
   for (int i = 0; i < N; i += 3) CHECK_EQ_U(finalized[i], i % 6 == 0 ? 1 : 0);
   gc_root_unregister(h, &keep);

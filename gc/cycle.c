@@ -44,13 +44,7 @@ static void record_pause(gc_heap *heap, uint64_t ns) {
   heap->pause_ns[heap->pause_next] = ns;
   heap->pause_next = (heap->pause_next + 1) % GC_PAUSE_RING;
   heap->last_pause_ns = ns;
-  /* The maximum without a branch: a time decides no branch of the collector, so a fuzz target's
-   * runs of one input take the same edges however long each pause took (a ternary is a branch
-   * once UBSan checks each arm's load). */
-  uint64_t max = heap->max_pause_ns;
-  uint64_t grew = (uint64_t)(ns > max) * UINT64_MAX; /* all ones when it grew; no wrap (OSS-Fuzz's
-                                                      * UBSan set reports -1u as one) */
-  heap->max_pause_ns = (ns & grew) | (max & ~grew);
+  heap->max_pause_ns = gc_time_max(ns, heap->max_pause_ns);
 }
 
 static uint64_t freed_words_total(gc_heap *heap) {
@@ -85,8 +79,7 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
           (double)end_pause_ns / 1e6, (before->pool_words + before->large_words) / kib,
           (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
           before->pool_live_blocks + before->large_blocks, s.pool_live_blocks + s.large_blocks,
-          heap->marked_words / kib, heap->marked_blocks,
-          (unsigned long long)(t->freed_words / kib),
+          heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(t->freed_words / kib),
           trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));
@@ -173,12 +166,26 @@ static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *wor
   }
 }
 
+/* Under the collection lock, before the stop: no cycle is marking. A domain that decided on a
+ * cycle may have parked, while it waited for the lock, in another domain's stop that started
+ * incremental marking: a second start would reshape the work buffers under the first one's
+ * grey work. (Marking starts and ends only under this lock, so the answer holds until the
+ * stop.) */
+static int none_marking(gc_heap *heap) { return !gc_atomic_load(&heap->marking); }
+static int none_marking_and_paced_due(gc_heap *heap) {
+  return none_marking(heap) && paced_still_due(heap);
+}
+
 /* The first stop of a cycle, in both modes: the world stops (the parked domains run `program`),
  * every domain finishes sweeping (INV-COL-1), the leader adopts the orphans, and the heap is
- * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted. */
+ * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted: a paced one
+ * no longer due, or another cycle marking already. */
 static int begin_cycle_stop(gc_domain *d, enum gc_cycle_reason reason, int program) {
   gc_heap *heap = d->heap;
-  if (!gc_stw_begin(d, program, reason == GC_CYCLE_PACED ? paced_still_due : NULL)) return 0;
+  if (!gc_stw_begin(d, program,
+                    reason == GC_CYCLE_PACED ? none_marking_and_paced_due : none_marking)) {
+    return 0;
+  }
   gc_cycle_trace *t = &heap->trace;
   *t = (gc_cycle_trace){0};
   t->start_ns = gc_plat_now_ns();
@@ -227,12 +234,13 @@ static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
   gc_run_finalizers(d);
 }
 
-/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. */
-static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+/* A whole cycle in one stop (marking=stw): every stopped domain marks beside the leader. 0 if
+ * it was refused (no longer due, or an incremental cycle marks). */
+static int stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
   if (!begin_cycle_stop(d, reason, GC_STW_CYCLE)) {
     d->in_collection = 0;
-    return;
+    return 0;
   }
   gc_cycle_trace *t = &heap->trace;
   gc_mark_begin(heap, heap->participants);
@@ -243,22 +251,25 @@ static void stw_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;
   end_of_mark(heap);
   end_cycle_stop(d, t->start_ns);
+  return 1;
 }
 
-/* Every domain's copy of the marking phase, written while they are all stopped (INV-BARRIER-1). */
+/* Every domain's copy of the marking phase, written while they are all stopped (INV-BARRIER-1).
+ * A domain's slices are paced by what it allocates from here on, not since its last cycle's. */
 static void set_marking(gc_heap *heap, uintptr_t marking) {
   gc_atomic_store(&heap->marking, marking);
   for (size_t i = 0; i < heap->domain_count; i++) {
-    gc_atomic_store_relaxed(&heap->domains[i]->head.marking, marking);
-    heap->domains[i]->slice_alloc_words = heap->domains[i]->alloc_words;
+    gc_domain *d = heap->domains[i];
+    gc_atomic_store_relaxed(&d->head.marking, marking);
+    d->slice_alloc_words = d->alloc_words;
   }
 }
 
 /* The stop that starts incremental marking: the roots are darkened, new blocks are born MARKED
  * and stores darken what they overwrite from now on; the world then runs and marks in slices. */
-static void incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
+static int incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
-  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return;
+  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return 0;
   gc_cycle_trace *t = &heap->trace;
   t->incremental = 1;
   gc_mark_start_incremental(heap, d);
@@ -271,6 +282,7 @@ static void incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   t->start_pause_ns = gc_plat_now_ns() - t->start_ns;
   record_pause(heap, t->start_pause_ns);
   gc_stw_end(d);
+  return 1;
 }
 
 /* The termination stop's condition: a domain that ran out of work may find, once it holds the
@@ -305,8 +317,10 @@ static void incremental_terminate(gc_domain *d) {
   /* Born MARKED: every block allocated since marking began counts as live. */
   uint64_t blocks, words;
   allocated_total(heap, &blocks, &words);
-  heap->marked_blocks += blocks - heap->alloc_blocks_at_mark_start;
-  heap->marked_words += words - heap->alloc_words_at_mark_start;
+  heap->cycle_work.born_marked_blocks = blocks - heap->alloc_blocks_at_mark_start;
+  heap->cycle_work.born_marked_words = words - heap->alloc_words_at_mark_start;
+  heap->marked_blocks += heap->cycle_work.born_marked_blocks;
+  heap->marked_words += heap->cycle_work.born_marked_words;
   heap->cycle_work.markers = heap->mark_markers;
   set_marking(heap, 0);
   gc_cycle_trace *t = &heap->trace;
@@ -330,11 +344,14 @@ void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
     if (allocated <= SIZE_MAX / 2 && 2 * allocated > budget_words) budget_words = 2 * allocated;
   }
   d->slice_alloc_words = d->alloc_words;
+  gc_plat_point_reached(GC_PLAT_MARK, d);
   d->in_collection = 1;
+  uint64_t start_ns = gc_plat_now_ns();
   int more = gc_mark_slice(d, budget_words);
+  d->max_slice_ns = gc_time_max(gc_plat_now_ns() - start_ns, d->max_slice_ns);
   d->mark_slices++;
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
-  gc_heap_call_hook(heap, GC_HOOK_MARK_SLICE);
+  gc_heap_call_slice_hook(d);
   d->in_collection = 0;
   if (!more) incremental_terminate(d);
 }
@@ -344,28 +361,43 @@ static void finish_marking(gc_domain *d) {
   while (gc_atomic_load_relaxed(&d->head.marking)) gc_cycle_mark_step(d, SIZE_MAX);
 }
 
-void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
-  if (d->in_collection || gc_atomic_load_relaxed(&d->head.marking)) return;
+/* Start a cycle in the heap's mode: the first stop only (incremental), or a whole cycle (stw).
+ * 0 if it did not start (see begin_cycle_stop). */
+static int start_cycle(gc_domain *d, enum gc_cycle_reason reason) {
+  d->in_collection = 1;
+  int started;
   if (incremental_mode(d->heap)) {
-    d->in_collection = 1;
-    incremental_start(d, reason);
+    started = incremental_start(d, reason);
     d->in_collection = 0;
   } else {
-    gc_major_cycle(d, reason);
+    started = stw_cycle(d, reason); /* which resets in_collection */
   }
+  return started;
+}
+
+void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason) {
+  if (d->in_collection || gc_atomic_load_relaxed(&d->head.marking)) return;
+  start_cycle(d, reason);
 }
 
 void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
   if (d->in_collection) return;
   finish_marking(d); /* a cycle from now: the one under way first */
   if (incremental_mode(d->heap)) {
+    /* Refused if another domain started marking meanwhile: that cycle began after this call,
+     * so finishing it is a whole cycle from now too. */
     d->in_collection = 1;
     incremental_start(d, reason);
     d->in_collection = 0;
     finish_marking(d);
   } else {
-    d->in_collection = 1;
-    stw_cycle(d, reason);
+    /* Refused if no longer due (paced), or if another domain began an incremental cycle
+     * meanwhile (the mode changed): finish that one, then run this one. */
+    for (;;) {
+      d->in_collection = 1;
+      if (stw_cycle(d, reason) || reason == GC_CYCLE_PACED) break;
+      finish_marking(d);
+    }
   }
 }
 

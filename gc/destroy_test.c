@@ -78,7 +78,9 @@ static void many_heaps_leak_nothing(void) {
     static gc_value root;
     root = gc_alloc(d, 300, GC_TAG_SCAN);
     gc_root_register(h, &root);
-    for (int k = 0; k < 300; k++) GC_FIELD(root, k) = gc_alloc(d, 1 + (size_t)k % 130, GC_TAG_SCAN);
+    for (int k = 0; k < 300; k++) {
+      gc_store(d, root, (size_t)k, gc_alloc(d, 1 + (size_t)k % 130, GC_TAG_SCAN));
+    }
     if (i % 2) gc_collect(d, GC_COLLECT_MAJOR);
     gc_heap_destroy(h);
   }

@@ -99,6 +99,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
   heap->retired.freed_blocks += d->freed_blocks;
   heap->retired.freed_words += d->freed_words;
   heap->retired.mark_slices += d->mark_slices;
+  heap->retired.max_slice_ns = gc_time_max(d->max_slice_ns, heap->retired.max_slice_ns);
   if (d->unpaced_words) gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words);
   list_remove(heap, d);
   gc_mutex_unlock(&heap->stw_lock);

@@ -66,12 +66,12 @@ static void one_round(worker *k, gc_value *list, intptr_t *len, int i) {
     pthread_mutex_lock(&w->lock);
     gc_value other = w->shared[next_rand(&k->seed) % SHARED];
     if (other != 0 && !node_ok(other)) k->failures++;
-    GC_FIELD(node, NODE_CROSS) = other;
+    gc_store(d, node, NODE_CROSS, other);
     pthread_mutex_unlock(&w->lock);
   } else if (r < 30 && *len > 50) { /* drop most of the list: garbage */
     gc_value v = *list;
     for (int n = 0; n < 10; n++) v = GC_FIELD(v, NODE_NEXT);
-    GC_FIELD(v, NODE_NEXT) = 0;
+    gc_store(d, v, NODE_NEXT, 0);
     *len = 11;
   } else if (r == 30) {
     gc_collect(d, GC_COLLECT_MAJOR);
@@ -214,7 +214,7 @@ static void blocking_domain_roots_survive(void) {
   gc_frame f;
   gc_frame_push(other, &f, &kept, 1);
   kept = new_node(other, 1);
-  GC_FIELD(kept, NODE_NEXT) = new_node(other, 2);
+  gc_store(other, kept, NODE_NEXT, new_node(other, 2));
   gc_enter_blocking(other);
   for (int i = 0; i < 20; i++) {
     for (int k = 0; k < 1000; k++) gc_alloc(main, 5, GC_TAG_SCAN);

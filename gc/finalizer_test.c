@@ -26,7 +26,7 @@ static gc_value make(gc_domain *d, intptr_t id, int with_referent) {
   if (with_referent) {
     gc_value r = gc_alloc(d, 1, GC_TAG_SCAN);
     GC_FIELD(r, 0) = gc_val_int(id + 1000);
-    GC_FIELD(b, 1) = r;
+    gc_store(d, b, 1, r); /* b was allocated before r's gc_alloc, a safepoint */
   }
   gc_frame_pop(d, &f);
   return b;
@@ -102,7 +102,7 @@ static void outer_before_inner(void) {
   gc_frame_push(d, &f, pair, 2);
   pair[0] = make(d, 1, 0);
   pair[1] = make(d, 2, 0);
-  GC_FIELD(pair[0], 1) = pair[1]; /* 1 -> 2 */
+  gc_store(d, pair[0], 1, pair[1]); /* 1 -> 2 */
   /* Inner first: the order of the records must not decide the order of finalization. */
   gc_finalizer_set(h, pair[1], note_run, NULL);
   gc_finalizer_set(h, pair[0], note_run, NULL);

@@ -373,6 +373,8 @@ typedef struct gc_stats {
   uint64_t free_pools;        /* empty pools mapped but unused */
   uint64_t os_pool_bytes;     /* bytes of pools currently mapped from the OS */
   uint64_t mark_slices;       /* incremental mark slices run since the heap was created */
+  uint64_t max_slice_ns;      /* the longest of them: the mutator that ran it was stalled that
+                               * long, though no other domain was stopped */
   uint64_t pauses;            /* stops of the world recorded since the heap was created: every
                                * stop of a cycle (one in the stw mode; the start, each recheck
                                * and the end with incremental marking) and a full collection's

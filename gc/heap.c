@@ -104,9 +104,11 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->freed_blocks = heap->retired.freed_blocks;
   out->freed_words = heap->retired.freed_words;
   out->mark_slices = heap->retired.mark_slices;
+  out->max_slice_ns = heap->retired.max_slice_ns;
   for (size_t i = 0; i < heap->domain_count; i++) {
     const gc_domain *d = heap->domains[i];
     out->mark_slices += d->mark_slices;
+    out->max_slice_ns = gc_time_max(d->max_slice_ns, out->max_slice_ns);
     out->alloc_blocks += d->alloc_blocks;
     out->alloc_words += d->alloc_words;
     out->freed_blocks += d->freed_blocks;
@@ -141,6 +143,20 @@ size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {
 void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
   heap->hook = fn;
   heap->hook_user = user;
+}
+
+/* Thread-local: several domains end slices at once, each on its own thread. */
+static __thread gc_domain *slice_hook_domain;
+
+void gc_heap_call_slice_hook(gc_domain *d) {
+  slice_hook_domain = d;
+  gc_heap_call_hook(d->heap, GC_HOOK_MARK_SLICE);
+  slice_hook_domain = NULL;
+}
+
+gc_domain *gc_heap_hook_domain(const gc_heap *heap) {
+  gc_domain *d = slice_hook_domain;
+  return d != NULL && d->heap == heap ? d : NULL;
 }
 
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point) {

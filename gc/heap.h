@@ -124,6 +124,7 @@ struct gc_domain {
   gc_marker marker;
   uint64_t slice_alloc_words; /* alloc_words at this domain's last mark slice (incremental) */
   uint64_t mark_slices;       /* mark slices this domain ran (gc_stats.mark_slices) */
+  uint64_t max_slice_ns;      /* the longest of them (gc_stats.max_slice_ns) */
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
 
   /* This domain's sweep of the current cycle (sweep.c), for the perf pass. Set when the colours
@@ -205,7 +206,9 @@ typedef struct gc_mark_work {
  *
  * INV-MARKWORK-1: marking scans each block it marked once from a work buffer, and each
  * re-darkening pass scans each MARKED block of a flagged pool or large block at most once more:
- * fields_scanned <= scan_fields_marked * (1 + redarken_passes). Re-darkening visits only what a
+ * fields_scanned <= scan_fields_marked * (1 + redarken_passes) + born_marked_words *
+ * redarken_passes (blocks born MARKED are never pushed, but a pass scans them where it scans a
+ * flagged pool; their whsize bounds their fields). Re-darkening visits only what a
  * refused push flagged, and each flag once: redarkened <= flagged (equal once the mark is over).
  *
  * INV-HANDOFF-1: a marker splits its buffer only for an idle marker, so a mark with one marker
@@ -223,7 +226,12 @@ typedef struct gc_cycle_work {
    * (world stopped). */
   uint64_t reported_at_reset, reported_at_start;
   /* The mark. */
-  size_t markers;      /* markers of the parallel part (the leader and the parked) */
+  size_t markers; /* markers of the parallel part (the leader and the parked); with
+                        * incremental marking every domain that marked and the shade marker */
+  /* Incremental marking: blocks born MARKED this cycle and their whsize words. Re-darkening
+   * scans every MARKED block of a flagged pool, born MARKED ones included: INV-MARKWORK-1 counts
+   * their fields (at most these words) beside scan_fields_marked. */
+  uint64_t born_marked_blocks, born_marked_words;
   uint64_t handoffs;   /* buffers split for idle markers in this mark */
   gc_mark_counts mark; /* the markers' counts, summed */
 } gc_cycle_work;
@@ -238,9 +246,9 @@ typedef struct gc_cycle_trace {
   uint64_t sweep_ns, mark_ns;       /* finishing the sweep; marking (to its last stop's end) */
   uint64_t start_pause_ns;          /* incremental: the first stop */
   uint64_t handoffs_before;
-  gc_heap_stats before;  /* the statistics when marking began */
-  uint64_t freed_total;  /* words freed by every domain since the heap was created, then */
-  uint64_t freed_words;  /* ... and since the last cycle */
+  gc_heap_stats before; /* the statistics when marking began */
+  uint64_t freed_total; /* words freed by every domain since the heap was created, then */
+  uint64_t freed_words; /* ... and since the last cycle */
 } gc_cycle_trace;
 
 typedef struct gc_scanner {
@@ -299,7 +307,8 @@ typedef struct gc_range {
 struct gc_heap {
   /* The parameters. INV-PARAM-1: cfg changes after creation only in gc_set_params, under
    * params_lock. The fields a running domain reads outside a stopped world (sweep_budget_words,
-   * heap_limit_bytes, pools_per_batch, free_pools_kept; and trigger_words below) are written
+   * heap_limit_bytes, pools_per_batch, free_pools_kept, mark_slice_words; and trigger_words and
+   * marking_mode below) are written
    * and read as relaxed atomic words (gc_param_load/gc_param_store): each is a tuning value on
    * its own, publishing no other data, so a reader needs the value, not an ordering. The other
    * fields are read only with the world stopped, or by gc_set_params under the lock; its caller
@@ -397,8 +406,9 @@ struct gc_heap {
    * block. Root slots (frames, global roots, scanners, the model's), conservative range words,
    * finalizer records and domains change without a barrier, each for its stated reason at the
    * code that changes it: a root only ever receives a value that is reachable at the start or
-   * born MARKED, so cutting or adding a root edge loses nothing; pinning and unpinning repaint a
-   * header, so they shade (gc_mark_shade); ranges hold raw words that may point at any block,
+   * born MARKED, so cutting or adding a root edge loses nothing; pinning makes a block's fields
+   * roots, so it darkens them (gc_mark_shade_fields), and unpinning a block that was a root
+   * repaints it MARKED; ranges hold raw words that may point at any block,
    * so the stop that ends marking scans them again. */
   gc_mark_work work;
   uintptr_t marking;      /* atomic: 1 from the stop that starts incremental marking to the stop
@@ -411,9 +421,9 @@ struct gc_heap {
   size_t mark_markers;    /* domains that marked this cycle (at the start, and spawned since) */
   uintptr_t cycle_slices; /* atomic (relaxed, a statistic): slices of the current cycle */
   uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
-  uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
+  uintptr_t marking_mode;           /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */
-  gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */
+  gc_cycle_trace trace;             /* the current cycle's times and figures, for the trace line */
   size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
   size_t marked_blocks;             /* blocks marked this cycle */
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
@@ -442,7 +452,7 @@ struct gc_heap {
    * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
    * `finalizers` and the queue's unrun ones. */
   struct {
-    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices;
+    uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices, max_slice_ns;
   } retired; /* the activity counters of terminated domains */
   uint64_t cycles;
   uintptr_t alloc_failures; /* atomic */
@@ -468,6 +478,15 @@ static inline void gc_param_store(size_t *field, size_t value) {
   gc_atomic_store_relaxed(field, value);
 }
 
+/* The larger of two times (ns), without a branch: a time decides no branch of the collector, so
+ * a fuzz target's runs of one input take the same edges however long each pause took (a ternary
+ * is a branch once UBSan checks each arm's load). */
+static inline uint64_t gc_time_max(uint64_t a, uint64_t b) {
+  uint64_t grew = (uint64_t)(a > b) * UINT64_MAX; /* all ones when a is larger; no wrap
+                                                   * (OSS-Fuzz's UBSan set reports -1u as one) */
+  return (a & grew) | (b & ~grew);
+}
+
 /* Record a misuse or failure; returns `err` so callers can `return gc_fail(...)`. */
 gc_error gc_fail(gc_heap *heap, gc_error err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -478,6 +497,13 @@ const char *gc_colour_name(const gc_heap *heap, gc_header colour);
 /* Call the verification hook, if any. With none installed and a non-empty verify mask, say once
  * per heap on stderr that nothing verifies. Called with stw_lock held. */
 void gc_heap_call_hook(gc_heap *heap, gc_hook_point point);
+/* GC_HOOK_MARK_SLICE on d's thread, with d as the hook's domain: the world runs then, so a hook
+ * may look at the state of the domain whose slice ended and at no other, and the hook's
+ * arguments name no domain. */
+void gc_heap_call_slice_hook(gc_domain *d);
+/* The domain whose slice ended, while the calling thread runs GC_HOOK_MARK_SLICE on `heap`;
+ * NULL at every other point, and on every other thread. */
+gc_domain *gc_heap_hook_domain(const gc_heap *heap);
 
 /* Sum of every domain's stats and the orphans'. Exact when the world is stopped or the heap has
  * one domain; otherwise a snapshot of running counters. */

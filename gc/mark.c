@@ -328,17 +328,21 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
  * marker's buffer, and the pools and large blocks flagged by an overflow. Outside a slice a
  * marker's prefetch FIFO is empty: every slice ends by flushing it. */
 
-/* What the barrier and gc_mark_shade do to a value: mark it now if it is UNMARKED (no FIFO: the
- * value may be gone from the heap by the time a FIFO would examine it). */
+/* What the barrier and gc_mark_shade_fields do to a value: mark it now if it is UNMARKED (no
+ * FIFO: the value may be gone from the heap by the time a FIFO would examine it). */
 static inline void darken(gc_marker *m, gc_value v) {
   if (gc_is_block(v)) mark_block(m, v);
 }
 
 void gc_mark_darken(gc_domain *d, gc_value v) { darken(&d->marker, v); }
 
-void gc_mark_shade(gc_heap *heap, gc_value v) {
+void gc_mark_shade_fields(gc_heap *heap, gc_value v) {
+  gc_header hd = gc_atomic_load_word(gc_hp_val(v));
+  if (!gc_tag_is_scanned(gc_hd_tag(hd))) return;
+  gc_value *fields = gc_fields(v);
   gc_mutex_lock(&heap->shade_lock);
-  darken(&heap->shade, v);
+  for (size_t i = 0; i < gc_hd_wsize(hd); i++)
+    darken(&heap->shade, gc_atomic_load_word(&fields[i]));
   gc_mutex_unlock(&heap->shade_lock);
 }
 

@@ -41,8 +41,9 @@ int gc_mark_quiescent(gc_heap *heap);
 void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader);
 /* The write barrier's darkening on d's own marker. */
 void gc_mark_darken(gc_domain *d, gc_value v);
-/* Darken v from a thread with no marker at hand (pinning): on the heap's shade marker. */
-void gc_mark_shade(gc_heap *heap, gc_value v);
+/* Darken what v's fields hold, from a thread with no marker at hand (pinning v): on the heap's
+ * shade marker. */
+void gc_mark_shade_fields(gc_heap *heap, gc_value v);
 /* Count an unpinned block (NOT_MARKABLE -> MARKED by its caller) as marked this cycle. */
 void gc_mark_count_unpinned(gc_heap *heap, gc_header hd);
 /* d's buffer to the shared lists (entering a blocking section while marking). */

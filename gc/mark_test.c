@@ -50,9 +50,9 @@ static void wide_array_tiny_stack(void) {
   gc_root_register(h, &array);
   for (size_t i = 0; i < WIDTH; i++) {
     gc_value child = gc_alloc(d, 2, GC_TAG_SCAN);
-    GC_FIELD(array, i) = child;
-    GC_FIELD(child, 0) = gc_val_int((intptr_t)i);
-    GC_FIELD(child, 1) = gc_alloc(d, 1, GC_TAG_RAW);
+    GC_FIELD(child, 0) = gc_val_int((intptr_t)i); /* initialising: no safepoint since */
+    gc_store(d, array, i, child);
+    gc_store(d, child, 1, gc_alloc(d, 1, GC_TAG_RAW));
     GC_FIELD(GC_FIELD(child, 1), 0) = i;
   }
   for (int c = 0; c < 3; c++) gc_collect(d, GC_COLLECT_FULL);
@@ -135,7 +135,9 @@ static void undo_of_a_full_mark(void) {
   static gc_value root;
   gc_root_register(h, &root);
   root = gc_alloc(d, 3, GC_TAG_SCAN);
-  for (int i = 0; i < 3; i++) GC_FIELD(root, i) = gc_alloc(d, 1 + (size_t)i * 200, GC_TAG_RAW);
+  for (int i = 0; i < 3; i++) {
+    gc_store(d, root, (size_t)i, gc_alloc(d, 1 + (size_t)i * 200, GC_TAG_RAW));
+  }
   gc_value pinned = gc_alloc(d, 2, GC_TAG_SCAN);
   CHECK(gc_pin(h, pinned) == GC_OK);
   gc_collect(d, GC_COLLECT_FULL); /* swept: every block is live */
@@ -148,7 +150,7 @@ static void undo_of_a_full_mark(void) {
       CHECK(gc_colour_name(h, gc_hd_val(GC_FIELD(root, i)) & GC_HD_COLOUR_MASK)[0] == 'U');
     }
   }
-  GC_FIELD(root, 2) = 0; /* now unreachable: the next mark leaves it UNMARKED */
+  gc_store(d, root, 2, 0); /* now unreachable: the next mark leaves it UNMARKED */
   gc_mark_heap(h);
   CHECK_EQ_U(gc_mark_marked_blocks(h), 3);
   const char *before = gc_colour_name(h, gc_hd_val(root) & GC_HD_COLOUR_MASK);

@@ -30,11 +30,20 @@ static void parses_every_key(void) {
 }
 
 static void rejects_bad_input_and_keeps_config(void) {
-  static const char *bad[] = {"percent",           "percent=-1",
-                              "markstack=3",       "bogus=1",
-                              "sweep=0",           "limit=12Q",
-                              "verify=reach+nope", "trace=2",
-                              "batch=0",           "percent=99999999999999999999999"};
+  static const char *bad[] = {"percent",
+                              "percent=-1",
+                              "markstack=3",
+                              "bogus=1",
+                              "sweep=0",
+                              "limit=12Q",
+                              "verify=reach+nope",
+                              "trace=2",
+                              "batch=0",
+                              "percent=99999999999999999999999",
+                              "marking=concurrent",
+                              "marking=",
+                              "markslice=0",
+                              "markslice=2000000000000"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     gc_config cfg, orig;
     gc_config_default(&cfg);
@@ -49,6 +58,79 @@ static void rejects_bad_input_and_keeps_config(void) {
   char err[200] = "";
   gc_config_parse(&cfg, "bogus=1", err, sizeof err);
   CHECK(strstr(err, "unknown parameter 'bogus'") != NULL);
+}
+
+static void marking_and_markslice(void) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  CHECK_EQ_U(cfg.marking, GC_MARKING_STW); /* the default */
+  CHECK_EQ_U(cfg.mark_slice_words, 4096);
+  char err[200] = "";
+  CHECK(gc_config_parse(&cfg, "marking=incremental,markslice=1K", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.marking, GC_MARKING_INCREMENTAL);
+  CHECK_EQ_U(cfg.mark_slice_words, 1024);
+  CHECK(gc_config_parse(&cfg, "marking=stw,markslice=1", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.marking, GC_MARKING_STW);
+  CHECK_EQ_U(cfg.mark_slice_words, 1);
+  CHECK(gc_config_parse(&cfg, "marking=sometimes", err, sizeof err) == GC_ERR_PARAM);
+  CHECK(strstr(err, "marking=sometimes") != NULL);
+}
+
+static uint64_t cycles_of(gc_heap *h) {
+  gc_stats s;
+  gc_get_stats(h, &s);
+  return s.cycles;
+}
+
+/* A list of n cells in a global root: enough for marking to take several slices. */
+static gc_value marked_list;
+static void make_list(gc_heap *h, int n) {
+  gc_domain *d = gc_main_domain(h);
+  marked_list = 0;
+  gc_root_register(h, &marked_list);
+  for (int i = 0; i < n; i++) {
+    gc_value cell = gc_alloc(d, 2, GC_TAG_SCAN);
+    GC_FIELD(cell, 0) = marked_list; /* initialising */
+    marked_list = cell;
+  }
+}
+
+/* gc_set_params changes the mode of the cycles started from then on; a cycle under way ends in
+ * the mode it began. GC_COLLECT_START shows which mode a cycle starts in: a whole cycle with
+ * marking=stw, marking under way with incremental. */
+static void marking_set_at_run_time(void) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200];
+  CHECK(gc_config_parse(&cfg, "percent=off", err, sizeof err) == GC_OK);
+  gc_heap *h = gc_heap_create(&cfg);
+  gc_domain *d = gc_main_domain(h);
+  make_list(h, 5000);
+  CHECK(gc_set_params(h, "marking=incremental,markslice=8") == GC_OK);
+  CHECK_EQ_U(gc_heap_config(h)->marking, GC_MARKING_INCREMENTAL);
+  CHECK_EQ_U(gc_heap_config(h)->mark_slice_words, 8);
+  uint64_t c0 = cycles_of(h);
+  gc_collect(d, GC_COLLECT_START);
+  CHECK_EQ_U(cycles_of(h), c0); /* marking under way */
+  CHECK(gc_set_params(h, "marking=stw") == GC_OK);
+  gc_collect(d, GC_COLLECT_START); /* a cycle marks already: nothing */
+  CHECK_EQ_U(cycles_of(h), c0);
+  gc_stats before, after;
+  gc_get_stats(h, &before);
+  gc_collect(d, GC_COLLECT_SLICE); /* still incremental: one mark slice */
+  gc_get_stats(h, &after);
+  CHECK_EQ_U(after.mark_slices, before.mark_slices + 1);
+  for (int i = 0; i < 1000000 && cycles_of(h) == c0; i++) gc_collect(d, GC_COLLECT_SLICE);
+  CHECK_EQ_U(cycles_of(h), c0 + 1);
+  gc_collect(d, GC_COLLECT_START); /* stop-the-world now: a whole cycle */
+  CHECK_EQ_U(cycles_of(h), c0 + 2);
+  gc_get_stats(h, &before);
+  gc_collect(d, GC_COLLECT_FULL);
+  gc_get_stats(h, &after);
+  CHECK_EQ_U(after.mark_slices, before.mark_slices); /* no slice in a stop-the-world cycle */
+  CHECK_EQ_U(after.pool_live_blocks, 5000);
+  gc_root_unregister(h, &marked_list);
+  gc_heap_destroy(h);
 }
 
 static void environment_variable_applies(void) {
@@ -197,6 +279,53 @@ static void trace_line_per_cycle(void) {
   fclose(out);
 }
 
+/* With incremental marking the line says so, with the cycle's slices, rechecks and the two
+ * stops' pauses; with marking=stw it does not. */
+static void trace_line_incremental(void) {
+  FILE *out = tmpfile();
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200];
+  CHECK(gc_config_parse(&cfg, "marking=incremental,markslice=16,percent=off,trace=1", err,
+                        sizeof err) == GC_OK);
+  cfg.trace_file = out;
+  gc_heap *h = gc_heap_create(&cfg);
+  gc_domain *d = gc_main_domain(h);
+  make_list(h, 2000);
+  gc_collect(d, GC_COLLECT_START);
+  for (int i = 0; i < 1000000 && cycles_of(h) == 0; i++) gc_collect(d, GC_COLLECT_SLICE);
+  CHECK(gc_set_params(h, "marking=stw") == GC_OK);
+  gc_collect(d, GC_COLLECT_MAJOR);
+  gc_root_unregister(h, &marked_list);
+  gc_heap_destroy(h);
+  rewind(out);
+  char line[1024];
+  int lines = 0;
+  while (fgets(line, sizeof line, out)) {
+    lines++;
+    CHECK(strncmp(line, "gc ", 3) == 0);
+    CHECK(strstr(line, " mark ") != NULL && strstr(line, " pause ") != NULL);
+    const char *inc = strstr(line, "incremental, ");
+    if (lines == 2) {
+      CHECK(inc == NULL);
+      continue;
+    }
+    CHECK(inc != NULL);
+    if (inc == NULL) continue;
+    unsigned long long slices = 0;
+    size_t rechecks = 99;
+    double start_ms = -1, end_ms = -1;
+    CHECK_EQ_U(sscanf(inc, "incremental, %llu slices, %zu rechecks, start %lf ms, end %lf ms;",
+                      &slices, &rechecks, &start_ms, &end_ms),
+               4);
+    CHECK(slices > 1); /* 2000 blocks of 3 words at 16 words a slice */
+    CHECK(rechecks <= 8);
+    CHECK(start_ms >= 0 && end_ms >= 0);
+  }
+  CHECK_EQ_U(lines, 2);
+  fclose(out);
+}
+
 static void pause_history_is_a_ring(void) {
   gc_heap *h = gc_heap_create(NULL);
   gc_domain *d = gc_main_domain(h);
@@ -226,5 +355,8 @@ int main(void) {
   RUN(duplicate_key_is_an_error);
   RUN(verify_without_verifier_warns_once);
   RUN(trace_line_per_cycle);
+  RUN(marking_and_markslice);
+  RUN(marking_set_at_run_time);
+  RUN(trace_line_incremental);
   CHECK_MAIN_END();
 }

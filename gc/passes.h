@@ -1,7 +1,8 @@
 /* The heap's verification passes: one row per bit of gc_config.verify.
  *
- * The collector runs no pass itself: it calls the heap's hook at three points of every cycle
- * (gc.h: GC_HOOK_MARK_DONE, GC_HOOK_CYCLED, GC_HOOK_SWEPT), and invariants/ runs there the passes
+ * The collector runs no pass itself: it calls the heap's hook at the points of every cycle
+ * (gc.h: GC_HOOK_MARK_START, GC_HOOK_MARK_SLICE with incremental marking, GC_HOOK_MARK_DONE,
+ * GC_HOOK_CYCLED, GC_HOOK_SWEPT), and invariants/ runs there the passes
  * the mask selects. This table is the one list of those passes: gc.h derives the mask bits from
  * it, the `verify=` parameter (params.c) accepts its names, and invariants/ (kinds.h, report.h)
  * names each report's pass with it, and the verifier (invariants/verify.c) runs each pass where
@@ -20,7 +21,11 @@
  * NEEDS   what the verifier provides before running it (invariants/pass.h): GC_VERIFY_NEEDS_INDEX
  *         (the heap index, built once per hook point), GC_VERIFY_NEEDS_MODEL (a model attached:
  *         without one the pass does not run; its checks belong to hook points, so it is never
- *         called directly).
+ *         called directly), GC_VERIFY_NEEDS_SNAPSHOT (the heap as it was when marking began,
+ *         recorded at GC_HOOK_MARK_START: invariants/snapshot.h).
+ * A pass whose POINTS include GC_HOOK_MARK_SLICE runs with the world running, on the thread of
+ * the domain whose slice ended: it may read that domain's state only, and nothing heavy (no
+ * heap index is built there).
  */
 #ifndef GC_PASSES_H
 #define GC_PASSES_H
@@ -32,10 +37,11 @@
   X(SWEPT, "swept", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_swept_run, 0,                            \
     "recounts every pool, free list and large block against the statistics and lists")             \
   X(CHECKMARK, "checkmark", GC_HOOK_BIT(GC_HOOK_MARK_DONE), gc_verify_checkmark_run,               \
-    GC_VERIFY_NEEDS_INDEX,                                                                         \
+    GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_SNAPSHOT,                                              \
     "marks again from the roots with its own mark set: every reachable block is MARKED")           \
   X(MODEL, "model",                                                                                \
-    GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT),     \
+    GC_HOOK_BIT(GC_HOOK_MARK_START) | GC_HOOK_BIT(GC_HOOK_MARK_DONE) |                             \
+        GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT),                                  \
     gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                            \
     "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")       \
   X(PERF, "perf", GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_perf_run, \
@@ -47,6 +53,12 @@
     "sweep end's")                                                                                 \
   X(SPACE, "space", GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_space_run, 0,                            \
     "bounds the pools mapped by the blocks live: no empty pool kept, none left free after a "      \
-    "full collection")
+    "full collection")                                                                             \
+  X(SATB, "satb",                                                                                  \
+    GC_HOOK_BIT(GC_HOOK_MARK_START) | GC_HOOK_BIT(GC_HOOK_MARK_SLICE) |                            \
+        GC_HOOK_BIT(GC_HOOK_MARK_DONE),                                                            \
+    gc_verify_satb_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_SNAPSHOT,                          \
+    "holds marking to its snapshot: every block reachable when it began, and every block "         \
+    "allocated since, is MARKED when it ends")
 
 #endif /* GC_PASSES_H */

@@ -75,6 +75,9 @@ typedef enum gc_plat_point {
   GC_PLAT_SAFEPOINT, /* a mutator safepoint (object: the domain) */
   GC_PLAT_LOAD,      /* about to load a protocol word (object: the word); see the rule above */
   GC_PLAT_STORE,     /* about to store a protocol word (object: the word) */
+  GC_PLAT_MARK,      /* about to run an incremental mark slice (object: the domain): another
+                      * domain's stores may land between two slices, and within one at every
+                      * header a marker colours (a compare-and-swap, GC_PLAT_ATOMIC) */
 } gc_plat_point;
 
 typedef void (*gc_plat_hook_fn)(gc_plat_point point, const void *object);

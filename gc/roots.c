@@ -108,10 +108,12 @@ static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
     return gc_fail(heap, GC_ERR_NOMEM, "gc_pin: out of memory");
   }
   /* Outside marking every live block is UNMARKED, so repainting loses nothing. While a cycle
-   * marks (INV-BARRIER-1), a NOT_MARKABLE block is never scanned by a marker that reaches it
-   * later: it is shaded first (MARKED and grey, its fields scanned this cycle), then repainted,
-   * by compare-and-swap since markers may colour the header meanwhile. */
-  if (gc_atomic_load(&heap->marking)) gc_mark_shade(heap, v);
+   * marks (INV-BARRIER-1), a NOT_MARKABLE block is scanned neither by a marker that reaches it
+   * later nor by re-darkening (which rescans MARKED blocks of flagged pools only, so shading the
+   * block itself is lost if its push overflows): its fields, roots from now on, are darkened
+   * here, and whatever a mutator overwrites in them later the barrier darkens. Then it is
+   * repainted, by compare-and-swap since markers may colour the header meanwhile. */
+  if (gc_atomic_load(&heap->marking)) gc_mark_shade_fields(heap, v);
   repaint(hp, GC_NOT_MARKABLE);
   return GC_OK;
 }

@@ -53,7 +53,7 @@ static void every_root_kind_survives_100_cycles(void) {
   CHECK(gc_root_scanner_add(h, scan_one, NULL) == GC_OK);
   gc_value pinned = gc_alloc(d, 1, GC_TAG_SCAN);
   CHECK(gc_pin(h, pinned) == GC_OK);
-  GC_FIELD(pinned, 0) = make_list(d, 3000);
+  gc_store(d, pinned, 0, make_list(d, 3000));
 
   for (int c = 0; c < CYCLES; c++) {
     churn(d);

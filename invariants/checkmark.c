@@ -38,6 +38,7 @@
 #include "gc/platform.h"
 #include "gc/pool.h"
 #include "invariants/pass.h"
+#include "invariants/snapshot.h"
 #include "invariants/verify.h"
 #include "invariants/walk.h"
 
@@ -95,78 +96,25 @@ static size_t check_marking_over(const gc_verify_run *run) {
  * nowhere.
  */
 
-/* The one place a MARKED block the roots do not reach is allowed. None is today: marking stops
- * the world, so nothing is allocated between its start and its end. Concurrent marking
- * (DESIGN.md, "The next stage") gives blocks allocated while it runs the MARKED colour, and such
- * a block may be unreachable when it ends: its exemption ("allocated since mark start", from
- * what the collector records at mark start) belongs here and nowhere else. Such blocks then make
- * the counts differ at every run, which only costs the lookups. */
+/* The one place a MARKED block the roots do not reach is allowed: floating garbage of an
+ * incremental cycle (INV-MARK-2's snapshot clause, INV-BARRIER-1). Marking preserves the heap as
+ * it was when it began, so a block reachable then, or allocated since (born MARKED), may be
+ * MARKED at its end though the mutators dropped it meanwhile; the next cycle frees it. What was
+ * reachable and what was allocated then is the verifier's record of the mark start
+ * (snapshot.h), taken for incremental cycles whenever this pass is on. A cycle marked in one stop
+ * allows nothing: nothing runs between its start and its end. An incremental cycle without a
+ * record of its start (the verifier installed, or the pass turned on, while it marked) cannot
+ * tell floating garbage from over-retention, and allows every MARKED block rather than guess. */
 static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_header hd) {
-  (void)run;
-  (void)v;
-  (void)hd;
-  return 0;
-}
-
-/* Every block the heap index knows: slot by slot below each pool's frontier (free slots, whose
- * header is 0, included: callers skip them), then every large block. Pools and large blocks in
- * the order of the index's maps. */
-typedef struct block_cursor {
-  gc_heapindex *ix;
-  size_t bucket;           /* next bucket of the map being walked */
-  int larges;              /* 0: ix->pools, 1: ix->larges */
-  gc_header *slot, *limit; /* the pool being walked: next slot, its frontier */
-  size_t slot_whsize;
-} block_cursor;
-
-typedef struct heap_block {
-  gc_value v;
-  gc_header hd;
-  size_t max_whsize; /* what the header may say: the slot's words, SIZE_MAX for a large block */
-} heap_block;
-
-static void cursor_start(block_cursor *c, gc_heapindex *ix) {
-  memset(c, 0, sizeof *c);
-  c->ix = ix;
-}
-
-static int next_block(block_cursor *c, heap_block *b) {
-  for (;;) {
-    if (c->slot < c->limit) {
-      gc_header *hp = c->slot;
-      c->slot += c->slot_whsize;
-      *b = (heap_block){gc_val_hp(hp), *hp, c->slot_whsize};
-      return 1;
-    }
-    const gc_addrmap *m = c->larges ? &c->ix->larges : &c->ix->pools;
-    if (m->buckets == NULL || c->bucket > m->mask) {
-      if (c->larges) return 0;
-      c->larges = 1;
-      c->bucket = 0;
-      continue;
-    }
-    const gc_addrmap_entry *e = &m->buckets[c->bucket++];
-    if (!gc_addrmap_live(m, e)) continue;
-    uint64_t value = e->word & GC_ADDRMAP_VALUE_MAX;
-    if (c->larges) {
-      gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)value);
-      *b = (heap_block){gc_val_hp(hp), *hp, SIZE_MAX};
-      return 1;
-    }
-    unsigned cls = (unsigned)value;
-    if (cls >= GC_NUM_SIZECLASSES) continue; /* a corrupt class: where its slots are is unknown */
-    gc_pool *p = (gc_pool *)e->key;
-    gc_header *first = gc_pool_first_slot(p);
-    gc_header *end = first + (size_t)gc_slots_of_class(cls) * gc_wsize_of_class[cls];
-    gc_header *frontier = p->frontier; /* a corrupt one is kept inside the pool's slots */
-    c->slot = first;
-    c->slot_whsize = gc_wsize_of_class[cls];
-    c->limit = frontier < first ? first : frontier > end ? end : frontier;
-  }
+  /* A free slot's zero header made MARKED was never allocated, then or since. */
+  if (!run->heap->trace.incremental || gc_hd_wsize(hd) == 0) return 0;
+  const gc_verify_snapshot *s = run->snapshot;
+  if (!gc_verify_snapshot_current(s, run->heap)) return 1;
+  return gc_verify_snapshot_reached(s, v) != NULL || !gc_verify_snapshot_present(s, v);
 }
 
 /* Its fields can be read: a scanned block with a header that fits where it is. */
-static int fields_readable(const heap_block *b) {
+static int fields_readable(const gc_heapindex_block *b) {
   size_t whsize = gc_hd_whsize(b->hd);
   return b->hd != 0 && gc_tag_is_scanned(gc_hd_tag(b->hd)) && gc_hd_wsize(b->hd) > 0 &&
          whsize <= b->max_whsize && (b->max_whsize != SIZE_MAX || whsize > GC_SIZECLASS_MAX_WHSIZE);
@@ -393,10 +341,10 @@ static size_t report_cycle(over *o, size_t at, size_t holds) {
 
 /* The MARKED blocks the walk did not reach: found, explained, reported. */
 static size_t kept_marked(over *o) {
-  block_cursor c;
-  heap_block b;
-  cursor_start(&c, o->ix);
-  while (next_block(&c, &b)) {
+  gc_heapindex_cursor c;
+  gc_heapindex_block b;
+  gc_heapindex_cursor_start(&c, o->ix);
+  while (gc_heapindex_next_block(&c, &b)) {
     if (b.hd == 0 || gc_hd_colour(b.hd) != o->marked || gc_addrmap_has(o->seen, b.v) ||
         marked_without_root_allowed(o->run, b.v, b.hd)) {
       continue;
@@ -410,8 +358,8 @@ static size_t kept_marked(over *o) {
   if (o->out_of_memory) return 0;
   /* Who points at each: a kept block (its referrer), or a block the walk reached without
    * scanning it (a reached MARKED one was scanned, so its children were reached too). */
-  cursor_start(&c, o->ix);
-  while (next_block(&c, &b)) {
+  gc_heapindex_cursor_start(&c, o->ix);
+  while (gc_heapindex_next_block(&c, &b)) {
     if (!fields_readable(&b)) continue;
     size_t self = SIZE_MAX;
     if (gc_hd_colour(b.hd) == o->marked) {
@@ -466,10 +414,10 @@ static size_t kept_not_pinned(over *o) {
     qsort(sorted, pinned->count, sizeof *sorted, by_value);
   }
   size_t found = 0;
-  block_cursor c;
-  heap_block b;
-  cursor_start(&c, o->ix);
-  while (next_block(&c, &b)) {
+  gc_heapindex_cursor c;
+  gc_heapindex_block b;
+  gc_heapindex_cursor_start(&c, o->ix);
+  while (gc_heapindex_next_block(&c, &b)) {
     if (b.hd == 0 || gc_hd_colour(b.hd) != GC_NOT_MARKABLE) continue;
     void *key = (void *)b.v;
     if (sorted != NULL && bsearch(&key, sorted, pinned->count, sizeof *sorted, by_value)) continue;
@@ -521,12 +469,12 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
   o.seen = &run->scratch->seen;
   o.marked = run->heap->colours.marked;
   size_t marked = 0, not_markable = 0;
-  block_cursor c;
-  heap_block b;
-  cursor_start(&c, o.ix);
+  gc_heapindex_cursor c;
+  gc_heapindex_block b;
+  gc_heapindex_cursor_start(&c, o.ix);
   /* Every block next_block yields: a pool's slots counted in one call when the cursor enters
    * the pool (it yields the first, the rest follow), a large block by itself. */
-  while (next_block(&c, &b)) {
+  while (gc_heapindex_next_block(&c, &b)) {
     if (!c.larges) {
       count_colours(gc_hp_val(b.v), c.limit, c.slot_whsize, o.marked, &marked, &not_markable);
       c.slot = c.limit; /* the pool is counted */

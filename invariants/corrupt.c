@@ -278,6 +278,18 @@ static int plant_frontier(gc_corruption *c) {
   return 1;
 }
 
+/* satb_test born_white_seen_at_mark_done: the slot at its pool's frontier taken since mark start
+ * (the frontier bumped past it), its header UNMARKED: a block born white. */
+static int plant_born_white(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  if (p->size_class >= GC_NUM_SIZECLASSES || p->frontier >= p->end) return 0;
+  size_t whsize = gc_wsize_of_class[p->size_class];
+  gc_header *hp = p->frontier;
+  POKE(&c->undo, *hp, gc_hd_make(whsize - 1, c->heap->colours.unmarked, GC_TAG_RAW));
+  POKE(&c->undo, p->frontier, hp + whsize);
+  return 1;
+}
+
 /* swept_test work_buffer_lost. */
 static int plant_workbuf(gc_corruption *c) {
   gc_mark_work *w = &c->heap->work;
@@ -760,6 +772,8 @@ static int plant_model_root(gc_corruption *c) {
   X(CHECKMARK_OVER_RETAINED, "", MARK_DONE, NEED_POOL, plant_over_retained)                       \
   X(CHECKMARK_OVER_RETAINED, "free-slot", MARK_DONE, NEED_POOL, plant_over_retained_free_slot)    \
   X(CHECKMARK_OVER_RETAINED, "unpinned", MARK_DONE, NEED_BLOCK, plant_over_retained_unpinned)     \
+  X(SATB_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_unmarked)                                     \
+  X(SATB_BORN_WHITE, "", MARK_DONE, NEED_POOL, plant_born_white)                                  \
   X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                                     \
   X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                                   \
   X(MODEL_DEAD, "reused", CYCLED, NEED_OBJECT, plant_model_reused)                                \

@@ -334,3 +334,45 @@ void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_l
   }
   snprintf(buf, buf_len, "?");
 }
+
+/* ---- Every block ---------------------------------------------------------------------------- */
+
+void gc_heapindex_cursor_start(gc_heapindex_cursor *c, gc_heapindex *ix) {
+  memset(c, 0, sizeof *c);
+  c->ix = ix;
+}
+
+int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b) {
+  for (;;) {
+    if (c->slot < c->limit) {
+      gc_header *hp = c->slot;
+      c->slot += c->slot_whsize;
+      *b = (gc_heapindex_block){gc_val_hp(hp), *hp, c->slot_whsize};
+      return 1;
+    }
+    const gc_addrmap *m = c->larges ? &c->ix->larges : &c->ix->pools;
+    if (m->buckets == NULL || c->bucket > m->mask) {
+      if (c->larges) return 0;
+      c->larges = 1;
+      c->bucket = 0;
+      continue;
+    }
+    const gc_addrmap_entry *e = &m->buckets[c->bucket++];
+    if (!gc_addrmap_live(m, e)) continue;
+    uint64_t value = e->word & GC_ADDRMAP_VALUE_MAX;
+    if (c->larges) {
+      gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)value);
+      *b = (gc_heapindex_block){gc_val_hp(hp), *hp, SIZE_MAX};
+      return 1;
+    }
+    unsigned cls = (unsigned)value;
+    if (cls >= GC_NUM_SIZECLASSES) continue; /* a corrupt class: where its slots are is unknown */
+    gc_pool *p = (gc_pool *)e->key;
+    gc_header *first = gc_pool_first_slot(p);
+    gc_header *end = first + (size_t)gc_slots_of_class(cls) * gc_wsize_of_class[cls];
+    gc_header *frontier = p->frontier; /* a corrupt one is kept inside the pool's slots */
+    c->slot = first;
+    c->slot_whsize = gc_wsize_of_class[cls];
+    c->limit = frontier < first ? first : frontier > end ? end : frontier;
+  }
+}

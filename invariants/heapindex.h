@@ -155,4 +155,28 @@ int gc_heapindex_read_header(gc_heapindex *ix, gc_value v, gc_header *hd);
 /* "pool 0x... class 3 (5-word slots), slot 17", "large block 0x...", "outside the heap ...". */
 void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_len);
 
+/* ---- Every block ---------------------------------------------------------------------------- */
+
+/* Every block the heap index knows: slot by slot below each pool's frontier (free slots, whose
+ * header is 0, included: callers skip them), then every large block. Pools and large blocks in
+ * the order of the index's maps. A caller may skip the rest of the pool it is in by setting
+ * `slot` to `limit` (checkmark counts a pool's colours in one loop). */
+typedef struct gc_heapindex_cursor {
+  gc_heapindex *ix;
+  size_t bucket;           /* next bucket of the map being walked */
+  int larges;              /* 0: ix->pools, 1: ix->larges */
+  gc_header *slot, *limit; /* the pool being walked: next slot, its frontier */
+  size_t slot_whsize;
+} gc_heapindex_cursor;
+
+typedef struct gc_heapindex_block {
+  gc_value v;
+  gc_header hd;
+  size_t max_whsize; /* what the header may say: the slot's words, SIZE_MAX for a large block */
+} gc_heapindex_block;
+
+void gc_heapindex_cursor_start(gc_heapindex_cursor *c, gc_heapindex *ix);
+/* The next block in *b; 0 when every one was given. */
+int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b);
+
 #endif /* INVARIANTS_HEAPINDEX_H */

@@ -161,6 +161,11 @@
     "a full collection ends with no free pool mapped: mapped pools are the owned ones")         \
   X(SPACE_ORPHAN_PASSED_OVER, SPACE, "space.orphan-passed-over", "INV-SPACE-3", SWEPT,          \
     "no fresh pool of a class is taken while an orphan pool of it waits for adoption")          \
+  /* satb: marking against the heap as it was when marking began (snapshot.h). */               \
+  X(SATB_UNMARKED, SATB, "satb.unmarked", "INV-BARRIER-1", MARK_DONE,                           \
+    "every block reachable when marking began is MARKED (or NOT_MARKABLE) when it ends")        \
+  X(SATB_BORN_WHITE, SATB, "satb.born-white", "INV-BARRIER-1", MARK_DONE,                       \
+    "every block allocated while marking is MARKED (or NOT_MARKABLE): born black")              \
   /* driver: the fuzz driver's checks of the API around each op. */                             \
   X(DRIVER_API_ERROR, DRIVER, "driver.api-error", "API-ERROR", OP,                              \
     "a call returns the result and records the error its contract gives for the op")            \

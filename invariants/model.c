@@ -111,6 +111,9 @@ static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
   m->reach_valid = 0;
   m->reach_count = 0;
   m->running_depth = 0;
+  m->dom = gc_main_domain(heap);
+  m->mark_serial = 0;
+  m->marking = 0;
   m->fin_callback = NULL;
   m->fin_callback_user = NULL;
   gc_model_touch(m);
@@ -261,6 +264,7 @@ static gc_model_id record(gc_model *m, gc_value v, size_t wsize, unsigned tag) {
   o->tag = tag;
   o->image = gc_tag_is_scanned(tag) ? o->fields + wsize : NULL;
   o->state = GC_MOBJ_LIVE;
+  if (m->marking) o->kept_mark = m->mark_serial; /* born MARKED: this cycle keeps it */
   uint64_t prev;
   if (gc_addrmap_get(&m->by_val, v, &prev)) {
     /* The address came back from the allocator: the old block there was freed. That is right for
@@ -312,6 +316,8 @@ gc_model_id gc_model_alloc_custom(gc_model *m, gc_domain *d, size_t data_wsize) 
 
 /* ---- Mutation ------------------------------------------------------------------------------ */
 
+void gc_model_set_domain(gc_model *m, gc_domain *d) { m->dom = d; }
+
 static gc_mobj *field_target(gc_model *m, gc_model_id obj, size_t field, int scanned) {
   gc_mobj *o = gc_model_live_obj(m, obj);
   if (o == NULL || field >= o->wsize || gc_tag_is_scanned(o->tag) != scanned) return NULL;
@@ -323,7 +329,7 @@ int gc_model_store_ptr(gc_model *m, gc_model_id obj, size_t field, gc_model_id t
   gc_mobj *o = field_target(m, obj, field, 1);
   gc_mobj *t = gc_model_live_obj(m, target);
   if (o == NULL || t == NULL) return 0;
-  GC_FIELD(o->val, field) = t->val;
+  gc_store(m->dom, o->val, field, t->val);
   o->fields[field] = gc_model_enc_ptr(target);
   o->image[field] = t->val;
   gc_model_touch(m);
@@ -333,7 +339,7 @@ int gc_model_store_ptr(gc_model *m, gc_model_id obj, size_t field, gc_model_id t
 int gc_model_store_null(gc_model *m, gc_model_id obj, size_t field) {
   gc_mobj *o = field_target(m, obj, field, 1);
   if (o == NULL) return 0;
-  GC_FIELD(o->val, field) = 0;
+  gc_store(m->dom, o->val, field, 0);
   o->fields[field] = 0;
   o->image[field] = 0;
   gc_model_touch(m);
@@ -343,7 +349,7 @@ int gc_model_store_null(gc_model *m, gc_model_id obj, size_t field) {
 int gc_model_store_imm(gc_model *m, gc_model_id obj, size_t field, intptr_t n) {
   gc_mobj *o = field_target(m, obj, field, 1);
   if (o == NULL) return 0;
-  GC_FIELD(o->val, field) = gc_val_int(n);
+  gc_store(m->dom, o->val, field, gc_val_int(n));
   o->fields[field] = gc_val_int(n);
   o->image[field] = gc_val_int(n);
   gc_model_touch(m);
@@ -353,8 +359,8 @@ int gc_model_store_imm(gc_model *m, gc_model_id obj, size_t field, intptr_t n) {
 int gc_model_store_raw(gc_model *m, gc_model_id obj, size_t field, uintptr_t word) {
   gc_mobj *o = field_target(m, obj, field, 0);
   if (o == NULL || (o->tag == GC_TAG_CUSTOM && field < 2)) return 0;
-  GC_FIELD(o->val, field) = word;
-  o->fields[field] = word; /* an unscanned object: reachability does not read its fields */
+  GC_FIELD(o->val, field) = word; /* no barrier: the collector never reads unscanned fields */
+  o->fields[field] = word;        /* an unscanned object: reachability does not read its fields */
   return 1;
 }
 

@@ -15,11 +15,18 @@
  *
  * What is checked (gc_model_check, called by the verifier at each hook point when the heap's
  * cfg.verify has GC_VERIFY_MODEL and the model is attached with gc_verify_set_model):
- *   GC_HOOK_MARK_DONE  the model computes its reachable set; every object not in it is "doomed":
- *                      it was unreachable when this cycle began, so this cycle must free it.
- *                      (Objects with a Go-style finalizer set are queued instead, as the
- *                      collector does, and survive; a queued finalizer that has not run by the
- *                      next mark is model.finalizer-count.)
+ *   GC_HOOK_MARK_START the model records the snapshot: which objects its roots reach now. This
+ *                      cycle keeps them, and every object allocated while it marks (born MARKED),
+ *                      whatever the mutator drops meanwhile: with incremental marking that is
+ *                      floating garbage, freed by the next cycle if still unreachable then. (A
+ *                      finalizer queued by the last cycle that has not run by now is
+ *                      model.finalizer-count.)
+ *   GC_HOOK_MARK_DONE  every object the cycle does not keep (not in the snapshot, not born since,
+ *                      not reached from the roots as they are now: the termination stop scans
+ *                      the conservative ranges again) is "doomed": this cycle must free it.
+ *                      Objects with a Go-style finalizer set are queued instead, as the
+ *                      collector does, and survive. With stop-the-world marking the two points
+ *                      are one stop, and the rule is the plain one: unreachable is doomed.
  *   GC_HOOK_CYCLED     every object reachable in the model is alive in the heap (its memory is a
  *                      block, header non-zero, not GARBAGE) with exactly the model's header and
  *                      field contents (model.dead, model.contents), and every model root slot
@@ -32,8 +39,9 @@
  *                      the current graph; and the heap's live block count (pool_live_blocks +
  *                      large_blocks) equals the number of objects the model holds
  *                      (model.live-count). The last is exact at every sweep's end, which is
- *                      stronger than "after a full collection": blocks reached by marking stay,
- *                      blocks allocated since stay, doomed blocks are gone.
+ *                      stronger than "after a full collection": blocks the cycle kept stay
+ *                      (floating garbage included), blocks allocated since stay, doomed blocks
+ *                      are gone.
  *
  * The driver's side of the contract:
  *   - every block of the heap is allocated through the model (gc_model_alloc*), or the live
@@ -56,7 +64,8 @@
  *     verifier, then gc_heap_destroy.
  *
  * Cost per check: O(model objects + the fields of the reachable ones), plus building the heap
- * index (the verifier builds one per hook point for all passes). The reachable set is walked again
+ * index (the verifier builds one per hook point for all passes). GC_HOOK_MARK_SLICE checks
+ * nothing (the world runs). The reachable set is walked again
  * only when something it depends on changed since the last walk (the checks of one point, and of
  * points with no mutation between them, share a walk), and each reachable object's block is
  * compared with the model in one go. The model keeps per object its header fields, one word per
@@ -112,9 +121,17 @@ gc_model_id gc_model_alloc_custom(gc_model *m, gc_domain *d, size_t data_wsize);
 
 /* ---- Mutation (performed on the heap, and recorded) ---------------------------------------- */
 
+/* The domain the model's stores run on: gc_store's write barrier darkens into that domain's
+ * marker, so it must be the domain of the thread calling the model. The heap's main domain from
+ * gc_model_create/attach on; a driver running other domains sets it before each store (on a
+ * scheduled thread, right before the call: nothing between may hand the model to another thread). */
+void gc_model_set_domain(gc_model *m, gc_domain *d);
+
 /* Each returns 1, or 0 for a misuse that changed nothing: an id that is not a live object, a field
  * out of range, a pointer or immediate into a raw or custom block, a raw word into a scanned one,
- * or a raw word over a custom block's function or model words (fields 0 and 1). */
+ * or a raw word over a custom block's function or model words (fields 0 and 1). Pointer, null and
+ * immediate stores go through gc_store on the model's domain (the write barrier); raw words into
+ * unscanned blocks need none. */
 int gc_model_store_ptr(gc_model *m, gc_model_id obj, size_t field, gc_model_id target);
 int gc_model_store_null(gc_model *m, gc_model_id obj, size_t field);
 int gc_model_store_imm(gc_model *m, gc_model_id obj, size_t field, intptr_t n);

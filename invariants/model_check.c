@@ -53,6 +53,9 @@ static void report_model_path(mcheck *ck, gc_verify_report *r, gc_model_id id) {
              (unsigned)at);
   } else if (via == GC_MVIA_QUEUED) {
     snprintf(origin, sizeof origin, "model object #%u, its finalizer queued", (unsigned)at);
+  } else if (via == GC_MVIA_SNAPSHOT) {
+    snprintf(origin, sizeof origin,
+             "model object #%u, reachable when marking began or allocated since", (unsigned)at);
   } else if (via == GC_MVIA_RUNNING) {
     snprintf(origin, sizeof origin, "model object #%u, its finalizer running", (unsigned)at);
   } else {
@@ -223,33 +226,78 @@ static size_t check_reachable_and_roots(mcheck *ck) {
   return blocks;
 }
 
-/* MARK_DONE: an unreachable object with a finalizer set is queued and survives (as the collector
- * does, INV-FIN-1); whatever else the roots cannot reach must be gone when this cycle's sweep
- * ends. */
-static void doom_unreachable(mcheck *ck) {
+/* MARK_START: the finalizers queued by the last cycle have run (outside a finalizer: a collection
+ * from inside one finds the rest of the queue still queued, gc_finalizer_fn in gc/gc.h), and
+ * those that did are ordinary objects from this mark on. */
+static void settle_finalizers(mcheck *ck) {
   gc_model *m = ck->m;
-  if (m->fin_count > 0) { /* no object has a finalizer state otherwise */
-    for (size_t id = 0; id < m->obj_count; id++) {
-      gc_mobj *o = &m->objs[id];
-      if (o->state == GC_MOBJ_FREE) continue;
-      if (o->fin == GC_MFIN_RAN) {
-        o->fin = GC_MFIN_NONE;
-        m->fin_count--;
-        gc_model_touch(m);
-      }
-      /* While a finalizer runs, a collection from inside it finds the rest of the queue still
-         * queued: those run after it returns (gc_finalizer_fn in gc/gc.h). */
-      if (o->fin == GC_MFIN_QUEUED && m->running_depth == 0) {
-        violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
-                  "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
-                  "next cycle's mark",
-                  (unsigned)id, (unsigned long long)o->fin_cycle + 1);
-        o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
-        gc_model_touch(m);
-      }
+  if (m->fin_count == 0) return; /* no object has a finalizer state otherwise */
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_FREE) continue;
+    if (o->fin == GC_MFIN_RAN) {
+      o->fin = GC_MFIN_NONE;
+      m->fin_count--;
+      gc_model_touch(m);
+    }
+    if (o->fin == GC_MFIN_QUEUED && m->running_depth == 0) {
+      violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
+                "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
+                "next cycle's mark",
+                (unsigned)id, (unsigned long long)o->fin_cycle + 1);
+      o->fin = GC_MFIN_RAN; /* reported; from now on an ordinary object */
+      gc_model_touch(m);
     }
   }
+}
+
+/* MARK_START: record the snapshot, what the roots reach now (model_graph.h). O(model objects +
+ * reachable fields). */
+static void record_snapshot(mcheck *ck) {
+  gc_model *m = ck->m;
+  settle_finalizers(ck);
+  if (++m->mark_serial == 0) { /* wrapped: an old kept_mark could look current */
+    for (size_t id = 0; id < m->obj_count; id++) m->objs[id].kept_mark = 0;
+    m->mark_serial = 1;
+  }
   gc_model_reach_current(m);
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_LIVE && o->epoch == m->epoch) o->kept_mark = m->mark_serial;
+  }
+  m->marking = 1;
+  m->start_cycle = m->heap->cycles;
+  m->start_gen = m->gen;
+}
+
+/* MARK_DONE: what this cycle keeps, as the epoch marks of one walk: what the roots reach now,
+ * plus the snapshot when anything changed since it was taken (else the two are one set), closed
+ * under pointer fields. A MARK_DONE with no MARK_START check of its cycle before it (the model
+ * attached, or its pass turned on, while a cycle marked) has no snapshot: the roots alone decide,
+ * which is the stop-the-world rule. */
+static void reach_kept(gc_model *m) {
+  gc_model_reach_current(m);
+  if (!m->marking || m->start_cycle != m->heap->cycles || m->gen == m->start_gen) return;
+  size_t sp = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state != GC_MOBJ_LIVE || o->kept_mark != m->mark_serial || o->epoch == m->epoch)
+      continue;
+    gc_model_reach_visit(m, &sp, (gc_model_id)id, GC_MODEL_NONE, GC_MODEL_NONE, GC_MVIA_SNAPSHOT);
+  }
+  if (sp > 0) {
+    gc_model_reach_drain(m, sp);
+    gc_model_touch(m); /* the marks are more than the roots reach: the next check walks again */
+  }
+}
+
+/* MARK_DONE: an object with a finalizer set that the cycle does not keep is queued and survives
+ * (as the collector queues the finalizer blocks it did not mark, INV-FIN-1); whatever else the
+ * cycle does not keep must be gone when its sweep ends. */
+static void doom_unreachable(mcheck *ck) {
+  gc_model *m = ck->m;
+  reach_kept(m);
+  m->marking = 0;
   if (m->fin_count > 0) {
     size_t sp = 0;
     for (size_t id = 0; id < m->obj_count; id++) {
@@ -299,8 +347,9 @@ static void settle_doomed(mcheck *ck) {
     if (o->state != GC_MOBJ_DOOMED) continue;
     if (block_exists(ck, o)) {
       violation(ck, GC_VK_MODEL_NOT_FREED, id,
-                "model object #%u was unreachable in the model when cycle %llu's marking ended, "
-                "and its block is still in the heap after that cycle's sweep",
+                "model object #%u was unreachable in the model when cycle %llu's marking began "
+                "(and no conservative word held it when it ended), and its block is still in the "
+                "heap after that cycle's sweep",
                 (unsigned)id, (unsigned long long)m->doomed_cycle + 1);
       o->state = GC_MOBJ_LIVE; /* still unreachable: doomed again next cycle */
       m->images_exact = 0;     /* and it may point at doomed objects being released now */
@@ -349,6 +398,7 @@ static void check_live_count(mcheck *ck, size_t model_blocks) {
 }
 
 size_t gc_model_check(gc_model *m, gc_hook_point point, gc_verify_reports *out) {
+  if (point == GC_HOOK_MARK_SLICE) return 0; /* no index while the world runs (below) */
   gc_heapindex_build(&m->index, m->heap);
   return gc_model_check_with_index(m, point, out, &m->index);
 }
@@ -360,6 +410,9 @@ size_t gc_verify_model_run(const gc_verify_run *run) {
 
 size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_reports *out,
                                  gc_heapindex *ix) {
+  /* A mark slice: the world runs and other domains mutate, so the model has nothing to compare
+   * until the termination stop (the satb pass checks the slices); pending reports wait too. */
+  if (point == GC_HOOK_MARK_SLICE) return 0;
   mcheck ck;
   memset(&ck, 0, sizeof ck);
   ck.m = m;
@@ -367,9 +420,14 @@ size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_rep
   ck.ix = ix;
   flush_pending(&ck);
   switch (point) {
-    case GC_HOOK_MARK_DONE:
+    case GC_HOOK_MARK_START:
       /* Left over from a cycle whose SWEPT check did not run: that sweep is over (INV-COL-1),
        * so they can be settled now. */
+      if (m->doomed_count > 0) settle_doomed(&ck);
+      record_snapshot(&ck);
+      break;
+    case GC_HOOK_MARK_SLICE: break; /* returned above */
+    case GC_HOOK_MARK_DONE:
       if (m->doomed_count > 0) settle_doomed(&ck);
       doom_unreachable(&ck);
       break;

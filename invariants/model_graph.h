@@ -5,9 +5,20 @@
  * of a gc_value with ids instead of addresses: 0 is NULL, an odd word is the immediate itself,
  * an even non-zero word is (target id + 1) << 1. In a raw or custom object it is the raw word.
  *
- * Object states. LIVE: allocated, and either reachable at the last mark or allocated since.
- * DOOMED: unreachable when the current cycle's marking ended; its block must be gone when that
- * cycle's sweep ends, at which point the id is released (FREE) for reuse.
+ * Object states. LIVE: allocated, and either kept by the last cycle or allocated since.
+ * DOOMED: unreachable when the current cycle's marking began (and not rescued by a conservative
+ * word when it ended); its block must be gone when that cycle's sweep ends, at which point the id
+ * is released (FREE) for reuse.
+ *
+ * The snapshot (INV-BARRIER-1 in gc/heap.h, as an embedder sees it). A cycle keeps what was
+ * reachable when its marking began and what was allocated while it marked (born MARKED); with
+ * incremental marking what the mutator drops in between is floating garbage, kept by this cycle
+ * and freed by the next if still unreachable then. The model records the first set at
+ * GC_HOOK_MARK_START and the second as it records allocations (gc_mobj.kept_mark ==
+ * gc_model.mark_serial), and decides at GC_HOOK_MARK_DONE: kept = that set, plus what the roots
+ * reach now (the termination stop scans the conservative ranges again, so a word written while
+ * marking may still rescue a block the start found dead), closed under pointer fields. With
+ * stop-the-world marking the two points are one stop and the set is exactly what the roots reach.
  */
 #ifndef INVARIANTS_MODEL_GRAPH_H
 #define INVARIANTS_MODEL_GRAPH_H
@@ -37,6 +48,7 @@ enum gc_mobj_fin { GC_MFIN_NONE, GC_MFIN_SET, GC_MFIN_QUEUED, GC_MFIN_RAN, GC_MF
 #define GC_MVIA_QUEUED       (UINT32_MAX - 1) /* an object whose finalizer is queued */
 #define GC_MVIA_CONSERVATIVE (UINT32_MAX - 2) /* a word of a conservative range points into it */
 #define GC_MVIA_RUNNING      (UINT32_MAX - 3) /* an object whose finalizer is running */
+#define GC_MVIA_SNAPSHOT     (UINT32_MAX - 4) /* reachable when marking began, or born since */
 
 /* A conservative range (gc_model_range_add): the driver's words, resolved by the model itself. */
 typedef struct gc_mrange {
@@ -69,9 +81,11 @@ typedef struct gc_mobj {
   uint32_t epoch;       /* the last reachability walk that reached it */
   gc_model_id parent;   /* how that walk reached it: the referrer, or GC_MODEL_NONE from a root */
   gc_model_id holder;   /* parent NONE: the finalizable object whose field held it, or NONE */
-  uint32_t via;      /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
-  uint32_t rooted;   /* model roots holding it */
-  uintptr_t *fields; /* wsize words, encoded (top of this file) */
+  uint32_t via;    /* field of parent (or holder), root index, GC_MVIA_PINNED or GC_MVIA_QUEUED */
+  uint32_t rooted; /* model roots holding it */
+  uint32_t kept_mark; /* == gc_model.mark_serial: reachable when that mark began, or allocated
+                       * while it marked: this cycle keeps it (the snapshot, top of this file) */
+  uintptr_t *fields;  /* wsize words, encoded (top of this file) */
   /* Scanned objects: wsize words, what the block's fields must hold as of the stores that made
    * them (a pointer field: its target's val then), so a check compares the block in one go.
    * It equals what the encoded fields decode to now (expected_field in model_check.c) for every
@@ -130,6 +144,14 @@ struct gc_model {
    * that was not freed (model.not-freed) and is live again, a walk or a doomed list cut short
    * by out of memory. Then checks decode every field as they always could. */
   int images_exact;
+  gc_domain *dom; /* the domain whose stores the model makes (gc_model_set_domain) */
+  /* The snapshot of the cycle marking now (top of this file). mark_serial counts the mark starts
+   * the model saw; marking is 1 from a MARK_START check to the MARK_DONE check of the same cycle
+   * (start_cycle), and start_gen is `gen` right after the MARK_START walk: unchanged at MARK_DONE
+   * (a stop-the-world mark, or nothing mutated meanwhile), the kept set is what the roots reach. */
+  uint32_t mark_serial;
+  int marking;
+  uint64_t start_cycle, start_gen;
   gc_model_id *doomed; /* objects doomed at the last MARK_DONE */
   size_t doomed_count, doomed_capacity;
   uint64_t doomed_cycle;

@@ -634,6 +634,191 @@ static void running_block_freed_under_its_finalizer(void) {
   fixture_free(&f);
 }
 
+/* ---- The phases of a cycle: the snapshot at mark start ------------------------------------- */
+
+/* Each runs in both marking modes. With marking=incremental, GC_COLLECT_START returns with the
+ * mark under way, so what the test does next lands mid-mark; with marking=stw it is a whole cycle
+ * and the same mutations land after it. What each test checks holds in both: a cycle keeps what
+ * was reachable when it began and what was born while it marked, and the next frees it. */
+static const char *const phase_params[] = {"verify=model,marking=stw,percent=off",
+                                           "verify=model,marking=incremental,percent=off"};
+
+/* Mark slices until the cycle marking now (if any) has rotated its colours. */
+static void finish_cycle(fixture *f) {
+  gc_stats s0, s;
+  gc_get_stats(f->h, &s0);
+  for (int i = 0; i < 100000; i++) {
+    gc_get_stats(f->h, &s);
+    if (s.cycles != s0.cycles || !f->h->marking) return;
+    gc_collect(f->d, GC_COLLECT_SLICE);
+  }
+  CHECK(!"the cycle never ended");
+}
+
+/* What the cycle just ended kept: its block survived the rotation and the model agrees. */
+static int kept_by_last_cycle(const fixture *f, gc_model_id obj) {
+  gc_value v = gc_model_value(f->m, obj);
+  return gc_model_is_live(f->m, obj) && v != 0 && gc_hd_val(v) != 0 &&
+         colour_of(v) != f->h->colours.garbage;
+}
+
+/* X reachable when marking begins, dropped mid-mark: floating garbage. This cycle keeps it (the
+ * model does not require it freed, and counts it at the sweep end), the next frees it. */
+static void dropped_mid_mark_kept_one_cycle(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    fixture f;
+    fixture_build(&f, phase_params[mode]);
+    gc_model *m = f.m;
+    gc_model_id x = gc_model_alloc(m, f.d, 2, GC_TAG_SCAN);
+    CHECK(gc_model_store_ptr(m, x, 0, f.b));
+    gc_model_root_set(m, 2, x);
+    gc_collect(f.d, GC_COLLECT_START);
+    CHECK(f.h->marking == (uintptr_t)mode); /* incremental: under way */
+    gc_model_root_clear(m, 2);
+    CHECK(gc_model_store_null(m, f.a, 0)); /* B now held by L only */
+    finish_cycle(&f);
+    CHECK(mode == 0 || !gc_model_is_live(m, x) || kept_by_last_cycle(&f, x));
+    if (mode == 1) CHECK(kept_by_last_cycle(&f, x));
+    gc_value xv = gc_model_value(m, x);
+    gc_collect(f.d, GC_COLLECT_FULL); /* the sweep end of that cycle, then one more */
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    CHECK(!gc_model_is_live(m, x) && gc_model_id_of(m, xv) != x);
+    CHECK(gc_model_is_live(m, f.b));
+    fixture_free(&f);
+  }
+}
+
+/* Y allocated while the cycle marks and never stored anywhere: born MARKED, kept by this cycle,
+ * freed by the next. */
+static void born_while_marking_kept_one_cycle(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    fixture f;
+    fixture_build(&f, phase_params[mode]);
+    gc_collect(f.d, GC_COLLECT_START);
+    gc_model_id y = gc_model_alloc(f.m, f.d, 3, GC_TAG_SCAN);
+    gc_model_id big = gc_model_alloc(f.m, f.d, 300, GC_TAG_SCAN);
+    CHECK(gc_model_store_ptr(f.m, big, 299, y));
+    finish_cycle(&f);
+    if (mode == 1) CHECK(kept_by_last_cycle(&f, y) && kept_by_last_cycle(&f, big));
+    gc_collect(f.d, GC_COLLECT_MAJOR); /* settles the first cycle at its sweep end */
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    gc_collect(f.d, GC_COLLECT_FULL);
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    CHECK(!gc_model_is_live(f.m, y) && !gc_model_is_live(f.m, big));
+    fixture_free(&f);
+  }
+}
+
+/* Z unreachable when marking begins must be freed by this cycle's sweep, even if nothing happens
+ * meanwhile: a collector that keeps it (marked at mark-done, as a barrier that shaded a block
+ * the snapshot never held would) is model.not-freed. */
+static gc_value keep_me;
+static void mark_it(gc_heap *h, void *arg) { set_colour(keep_me, h->colours.marked); }
+
+static void unreachable_at_mark_start_freed(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    fixture f;
+    fixture_build(&f, phase_params[mode]);
+    gc_model_id z = gc_model_alloc(f.m, f.d, 2, GC_TAG_SCAN);
+    gc_model_id w = gc_model_alloc(f.m, f.d, 2, GC_TAG_SCAN);
+    gc_model_root_set(f.m, 3, w);
+    keep_me = gc_model_value(f.m, z);
+    f.hook.point = GC_HOOK_MARK_DONE;
+    f.hook.fn = mark_it;
+    f.hook.armed = 1;
+    gc_collect(f.d, GC_COLLECT_START);
+    gc_model_root_clear(f.m, 3); /* W: floating garbage (incremental), no report */
+    finish_cycle(&f);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    const gc_verify_reports *r = gc_verify_reports_of(f.v);
+    CHECK_ONLY_KIND(r, GC_VK_MODEL_NOT_FREED);
+    CHECK(r->count >= 1 && r->items[0].block == keep_me);
+    CHECK(r->count >= 1 && strstr(r->items[0].what, "marking began") != NULL);
+    fixture_free(&f);
+  }
+}
+
+/* A block born while marking that the collector frees anyway (unmarked at mark-done, as a
+ * collector that allocated it white would): the model kept it, so the sweep's live count is one
+ * short. Incremental only: in the stw mode nothing is born while marking. */
+static void born_white_block_freed(void) {
+  fixture f;
+  fixture_build(&f, phase_params[1]);
+  gc_collect(f.d, GC_COLLECT_START);
+  gc_model_id y = gc_model_alloc(f.m, f.d, 3, GC_TAG_SCAN);
+  unmark_me = gc_model_value(f.m, y);
+  f.hook.point = GC_HOOK_MARK_DONE;
+  f.hook.fn = unmark;
+  f.hook.armed = 1;
+  finish_cycle(&f);
+  f.hook.armed = 0;
+  collect_expect(&f, GC_VK_MODEL_LIVE_COUNT);
+  fixture_free(&f);
+}
+
+/* A conservative word written mid-mark into a block unreachable at mark start: the termination
+ * stop scans the ranges again and keeps it, and the model allows that. */
+static uintptr_t phase_words[2];
+
+static void conservative_word_mid_mark_rescues(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    fixture f;
+    fixture_build(&f, phase_params[mode]);
+    memset(phase_words, 0, sizeof phase_words);
+    CHECK(gc_model_range_add(f.m, phase_words, 2));
+    gc_model_id v = gc_model_alloc(f.m, f.d, 4, GC_TAG_SCAN);
+    gc_model_id child = gc_model_alloc(f.m, f.d, 1, GC_TAG_RAW);
+    CHECK(gc_model_store_ptr(f.m, v, 2, child));
+    /* (stw: the word is written before the cycle, which keeps V through it as well) */
+    if (mode == 1) gc_collect(f.d, GC_COLLECT_START);
+    gc_model_range_store(f.m, 0, 1, gc_model_value(f.m, v) + 5); /* interior */
+    finish_cycle(&f);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    CHECK(gc_model_is_live(f.m, v) && gc_model_is_live(f.m, child));
+    gc_model_range_store(f.m, 0, 1, 0);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    CHECK(!gc_model_is_live(f.m, v) && !gc_model_is_live(f.m, child));
+    fixture_free(&f);
+  }
+}
+
+/* Finalizers follow the snapshot: F1, unreachable when marking begins, is queued by this cycle;
+ * F2, reachable then and dropped mid-mark, is kept (MARKED) and queued by the next. Each
+ * finalizer counts its runs (tag 1: F1, tag 2: F2). */
+static unsigned phase_fin_runs[3];
+static void count_fin_run(void *user, gc_model_id obj, uint64_t tag) {
+  (void)user;
+  (void)obj;
+  phase_fin_runs[tag]++;
+}
+
+static void finalizers_queued_by_the_snapshot(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    fixture f;
+    fixture_build(&f, phase_params[mode]);
+    memset(phase_fin_runs, 0, sizeof phase_fin_runs);
+    gc_model_set_fin_callback(f.m, count_fin_run, NULL);
+    gc_model_id f1 = gc_model_alloc(f.m, f.d, 1, GC_TAG_SCAN);
+    gc_model_id f2 = gc_model_alloc(f.m, f.d, 1, GC_TAG_SCAN);
+    CHECK(gc_model_finalizer_set_calling(f.m, f1, 1) && gc_model_finalizer_set_calling(f.m, f2, 2));
+    gc_model_root_set(f.m, 4, f2);
+    gc_collect(f.d, GC_COLLECT_START);
+    gc_model_root_clear(f.m, 4);
+    finish_cycle(&f);
+    gc_run_finalizers(f.d);
+    CHECK(phase_fin_runs[1] == 1 && phase_fin_runs[2] == 0);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    gc_run_finalizers(f.d);
+    CHECK(phase_fin_runs[1] == 1 && phase_fin_runs[2] == 1);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    CHECK_NO_REPORT(gc_verify_reports_of(f.v));
+    CHECK(!gc_model_is_live(f.m, f1) && !gc_model_is_live(f.m, f2));
+    fixture_free(&f);
+  }
+}
+
 int main(void) {
   RUN(clean_heap_passes);
   RUN(misuse_changes_nothing);
@@ -658,5 +843,11 @@ int main(void) {
   RUN(reviving_finalizer);
   RUN(calling_finalizer_collects_and_rearms);
   RUN(running_block_freed_under_its_finalizer);
+  RUN(dropped_mid_mark_kept_one_cycle);
+  RUN(born_while_marking_kept_one_cycle);
+  RUN(unreachable_at_mark_start_freed);
+  RUN(born_white_block_freed);
+  RUN(conservative_word_mid_mark_rescues);
+  RUN(finalizers_queued_by_the_snapshot);
   CHECK_MAIN_END();
 }

@@ -37,7 +37,7 @@ void gc_verify_stats_record(gc_verify_history *h, gc_heap *heap);
 /* One run of one pass. */
 typedef struct gc_verify_run {
   gc_heap *heap;
-  const char *point;          /* "mark-done", "cycled", "swept", "direct" */
+  const char *point;          /* a hook point's name (gc_verify_point_name), or "direct" */
   gc_verify_reports *out;     /* NULL: only count */
   gc_verify_scratch *scratch; /* NULL: the pass uses its own and frees it */
   /* 1: scratch->index was built for this heap at this point, after the last change to the heap
@@ -52,12 +52,23 @@ typedef struct gc_verify_run {
   /* The verifier's record of the heap's last sweep end (hook points and gc_verify_pass_now);
    * NULL for a pass called on its own (the stats pass then checks what needs no history). */
   gc_verify_history *history;
+  /* The verifier's record of the heap when the current cycle's marking began (snapshot.h), for
+   * the passes that need it (GC_VERIFY_NEEDS_SNAPSHOT); NULL when the pass runs on its own. */
+  struct gc_verify_snapshot *snapshot;
+  /* At GC_HOOK_MARK_SLICE: the domain whose slice ended, the only one whose state a pass may
+   * read then (the world runs); NULL at every other point. */
+  gc_domain *domain;
 } gc_verify_run;
 
 /* What a pass needs the verifier to provide (the NEEDS column of gc/passes.h). */
 enum gc_verify_needs {
   GC_VERIFY_NEEDS_INDEX = 1u << 0, /* scratch->index built at this point (index_built) */
   GC_VERIFY_NEEDS_MODEL = 1u << 1, /* run->model and run->hook: runs only at hook points */
+  /* run->snapshot: the verifier records the heap at GC_HOOK_MARK_START (snapshot.h) when a pass
+   * of the mask needs it and either runs there itself or the cycle marks incrementally (a pass
+   * that needs it only for incremental cycles, such as checkmark, costs nothing in the stw
+   * mode). */
+  GC_VERIFY_NEEDS_SNAPSHOT = 1u << 2,
 };
 
 /* Each pass's run function (the RUN column of gc/passes.h): the number of violations found. */
@@ -96,7 +107,8 @@ int gc_verify_report_path(gc_verify_report *r, const char *origin, const gc_veri
  * path steps) for the Graphviz writer. */
 void gc_verify_report_neighbourhood(gc_verify_report *r, gc_heapindex *ix);
 
-/* "mark-done", "cycled", "swept": the name reports give a hook point. */
+/* "mark-done", "cycled", "swept", "mark-start", "mark-slice": the name reports give a hook
+ * point. */
 const char *gc_verify_point_name(gc_hook_point point);
 
 /* "UNMARKED", ... for a header's colour; "none" for a zero header. */
@@ -109,5 +121,9 @@ const char *gc_verify_colour_of(const gc_heap *heap, gc_header hd);
  * enumeration: for reports only. */
 void gc_verify_describe_root(gc_heap *heap, gc_heapindex *ix, size_t ordinal, char *buf,
                              size_t buf_len);
+
+/* Which root set holds the root slot `slot` now, in the same words; a slot no set holds now is
+ * described as an embedder scanner's. */
+void gc_verify_describe_slot(gc_heap *heap, gc_value *slot, char *buf, size_t buf_len);
 
 #endif /* INVARIANTS_PASS_H */

@@ -89,15 +89,17 @@ static size_t check_mark(const gc_verify_run *run) {
           (unsigned long long)floor);
     }
   }
-  uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes);
+  uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes) +
+                          w->born_marked_words * (uint64_t)c->redarken_passes;
   if (c->fields_scanned > fields_bound) {
     found += gc_verify_state_violation(
         run, GC_VK_PERF_MARK_WORK, "the marker",
         "marking scanned %zu fields in %zu block scans, above the %zu fields of "
-        "the %zu scanned blocks it marked times 1 + %zu re-darkening pass(es) = "
-        "%llu (INV-MARKWORK-1)",
+        "the %zu scanned blocks it marked times 1 + %zu re-darkening pass(es), plus %llu words "
+        "born MARKED times the passes = %llu (INV-MARKWORK-1)",
         c->fields_scanned, c->blocks_scanned, c->scan_fields_marked, c->scan_blocks_marked,
-        c->redarken_passes, (unsigned long long)fields_bound);
+        c->redarken_passes, (unsigned long long)w->born_marked_words,
+        (unsigned long long)fields_bound);
   }
   if (c->redarkened > c->flagged) {
     found += gc_verify_state_violation(

@@ -98,9 +98,10 @@ static void clean_cycles_with_tiny_stack_pass(void) {
 }
 
 /* The bound of INV-OVERFLOW-1 is exact with one marker: a 4-entry stack (2 buffers of 2) holds
- * the four blocks the roots reach at once, and the fifth overflows it. */
+ * the four blocks the roots reach at once, and the fifth overflows it. One marker is the stw
+ * mode's (incremental marking counts the shade marker too): marking=stw. */
 static void overflow_bound_is_exact(int blocks) {
-  gc_heap *h = breaking_heap("verify=perf,markstack=4");
+  gc_heap *h = breaking_heap("marking=stw,verify=perf,markstack=4");
   gc_domain *d = gc_main_domain(h);
   gc_value slots[5] = {0};
   gc_frame frame;
@@ -226,7 +227,7 @@ static void overflow_of_a_small_mark(void) {
  * violation, one block above it is not. */
 static void overflow_bound_with_handoffs(void) {
   fixture f;
-  fixture_build(&f, "verify=perf,markstack=4096", 10);
+  fixture_build(&f, "marking=stw,verify=perf,markstack=4096", 10);
   gc_collect(f.d, GC_COLLECT_FULL);
   CHECK_NO_REPORT(reports(&f));
   gc_cycle_work *w = &f.h->cycle_work;
@@ -290,11 +291,14 @@ static void redarken_passes_not_counted(void) {
 
 /* ---- perf.lone-handoff --------------------------------------------------------------------- */
 
+/* Handoffs belong to the stw mode's parallel mark (incremental slices hand nothing off, and count
+ * the shade marker among the markers): these tests say marking=stw. */
+
 static void one_handoff(gc_heap *h, void *arg) { h->cycle_work.handoffs = 1; }
 
 static void handoff_with_one_marker(void) {
   fixture f;
-  fixture_build(&f, "verify=perf", 3000);
+  fixture_build(&f, "marking=stw,verify=perf", 3000);
   arm(&f, GC_HOOK_MARK_DONE, one_handoff);
   gc_collect(f.d, GC_COLLECT_MAJOR);
   check_one(&f, GC_VK_PERF_LONE_HANDOFF,
@@ -306,7 +310,7 @@ static void handoff_with_one_marker(void) {
 /* Called directly after the cycle: the mark's counters are still there. */
 static void handoffs_seen_after_the_cycle(void) {
   fixture f;
-  fixture_build(&f, "verify=perf", 10);
+  fixture_build(&f, "marking=stw,verify=perf", 10);
   gc_collect(f.d, GC_COLLECT_FULL);
   f.h->cycle_work.handoffs = 3;
   gc_verify_reports out;
@@ -323,7 +327,7 @@ static void handoffs_seen_after_the_cycle(void) {
  * leader's to mark), so a handoff is one too many; with two markers it would be fine. */
 static void handoff_while_the_other_domain_blocks(void) {
   fixture f;
-  fixture_build(&f, "verify=perf", 10);
+  fixture_build(&f, "marking=stw,verify=perf", 10);
   gc_domain *other = gc_domain_create(f.h); /* born in a blocking section */
   CHECK(other != NULL);
   arm(&f, GC_HOOK_MARK_DONE, one_handoff);

@@ -25,10 +25,9 @@ static const pass_row passes[GC_VPASS_COUNT] = {
 };
 
 static const char *const point_names[GC_VPOINT_COUNT] = {
-    [GC_VPOINT_MARK_DONE] = "mark-done",
-    [GC_VPOINT_CYCLED] = "cycled",
-    [GC_VPOINT_SWEPT] = "swept",
-    [GC_VPOINT_OP] = "op",
+    [GC_VPOINT_MARK_DONE] = "mark-done",   [GC_VPOINT_CYCLED] = "cycled",
+    [GC_VPOINT_SWEPT] = "swept",           [GC_VPOINT_MARK_START] = "mark-start",
+    [GC_VPOINT_MARK_SLICE] = "mark-slice", [GC_VPOINT_OP] = "op",
 };
 
 typedef struct kind_row {

@@ -46,6 +46,8 @@ typedef enum gc_verify_point_id {
   GC_VPOINT_MARK_DONE = GC_HOOK_MARK_DONE,
   GC_VPOINT_CYCLED = GC_HOOK_CYCLED,
   GC_VPOINT_SWEPT = GC_HOOK_SWEPT,
+  GC_VPOINT_MARK_START = GC_HOOK_MARK_START,
+  GC_VPOINT_MARK_SLICE = GC_HOOK_MARK_SLICE,
   GC_VPOINT_OP, /* by the fuzz driver while an op runs */
   GC_VPOINT_COUNT
 } gc_verify_point_id;
@@ -53,7 +55,7 @@ typedef enum gc_verify_point_id {
 /* 1 when the pass runs at the point: a hook point of its row in gc/passes.h, "op" for the
  * driver. */
 int gc_verify_pass_runs_at(gc_verify_pass_id pass, gc_verify_point_id point);
-/* "mark-done", "cycled", "swept", "op"; "" out of range. */
+/* "mark-done", "cycled", "swept", "mark-start", "mark-slice", "op"; "" out of range. */
 const char *gc_verify_point_id_name(gc_verify_point_id point);
 
 /* Every violation a pass or the fuzz driver reports: one per row of GC_VERIFY_KIND_TABLE
@@ -104,7 +106,8 @@ typedef struct gc_verify_edge {
 typedef struct gc_verify_report {
   gc_verify_kind kind;
   uint64_t cycle;    /* heap->cycles when the pass ran */
-  const char *point; /* "mark-done", "cycled", "swept", or "direct" (called outside a hook) */
+  const char *point; /* "mark-done", "cycled", "swept", "mark-start", "mark-slice", or "direct"
+                      * (called outside a hook) */
   gc_value block;    /* the bad block or pointer; 0 when the report is about no single block */
   int has_header;    /* `header` was read (the address is a block start the heap knows) */
   gc_header header;

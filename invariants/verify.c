@@ -1,6 +1,7 @@
 /* The verifier: the hook that runs the passes at their points, in abort or collect mode. */
 #include "invariants/verify.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "gc/heap.h"
 #include "invariants/model_graph.h"
 #include "invariants/pass.h"
+#include "invariants/snapshot.h"
 
 struct gc_verifier {
   gc_heap *heap;
@@ -21,6 +23,13 @@ struct gc_verifier {
   gc_verify_scratch own_scratch;       /* scratch when no one lends the verifier theirs */
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
   gc_verify_history history;           /* the heap's last sweep end, for the stats pass */
+  gc_verify_snapshot snapshot;         /* the heap at the last mark start (snapshot.h) */
+  /* Mark slices end on several threads at once, with the world running: their passes take
+   * turns, so the reports, the run counts and the snapshot's slice records have one writer at
+   * a time. A plain mutex, not the platform's: it is no protocol of the collector, and nothing
+   * under it reaches a scheduling point, so under the controlled scheduler it is never held
+   * across a switch. */
+  pthread_mutex_t slice_lock;
 };
 
 void gc_verify_fail_and_abort(const gc_verify_reports *r, long op, const char *dot_path,
@@ -52,14 +61,41 @@ static int pass_runs(const gc_verifier *v, const pass_row *p, unsigned mask, gc_
          (!(p->needs & GC_VERIFY_NEEDS_MODEL) || v->model != NULL);
 }
 
-size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
+/* At a mark start: does a pass of `mask` need the record of it? One that runs there, or any one
+ * when the cycle marks incrementally (checkmark's floating garbage; in the stw mode it needs
+ * none, so it costs nothing there). */
+static int snapshot_wanted(gc_verifier *v, unsigned mask) {
+  int incremental = gc_atomic_load_relaxed(&v->heap->marking_mode) == GC_MARKING_INCREMENTAL;
+  for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
+    const pass_row *p = &passes[b];
+    if (!(mask & gc_verify_pass_mask(p->id)) || !(p->needs & GC_VERIFY_NEEDS_SNAPSHOT)) continue;
+    if (incremental || (p->points & GC_HOOK_BIT(GC_HOOK_MARK_START))) return 1;
+  }
+  return 0;
+}
+
+/* The passes of one point; at a mark slice, the caller holds slice_lock. */
+static size_t run_passes(gc_verifier *v, unsigned mask, gc_hook_point point) {
   gc_verify_run run = {.heap = v->heap,
                        .point = gc_verify_point_name(point),
                        .out = &v->reports,
                        .scratch = v->scratch,
                        .hook = point,
                        .model = v->model,
-                       .history = &v->history};
+                       .history = &v->history,
+                       .snapshot = &v->snapshot,
+                       .domain = point == GC_HOOK_MARK_SLICE ? gc_heap_hook_domain(v->heap) : NULL};
+  /* The world runs at a slice: no index (other domains' lists move), and nothing without the
+   * domain whose slice ended. */
+  if (point == GC_HOOK_MARK_SLICE && run.domain == NULL) return 0;
+  if (point == GC_HOOK_MARK_START) {
+    v->snapshot.taken = 0;
+    if (snapshot_wanted(v, mask)) {
+      run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
+      run.index_built = 1;
+      gc_verify_snapshot_take(&v->snapshot, v->heap, &v->scratch->index);
+    }
+  }
   size_t found = 0;
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
@@ -67,12 +103,24 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
     /* One heap index for every pass of this point: they only read the heap, so the index built
      * before the first is the index each would build for itself. (A chained hook that breaks the
      * heap on purpose ran before this.) */
-    if ((p->needs & GC_VERIFY_NEEDS_INDEX) && !run.index_built) {
+    if ((p->needs & GC_VERIFY_NEEDS_INDEX) && !run.index_built && point != GC_HOOK_MARK_SLICE) {
       run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
       run.index_built = 1;
     }
     v->runs[b]++;
     found += p->run(&run);
+  }
+  return found;
+}
+
+size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
+  size_t found;
+  if (point == GC_HOOK_MARK_SLICE) {
+    pthread_mutex_lock(&v->slice_lock);
+    found = run_passes(v, mask, point);
+    pthread_mutex_unlock(&v->slice_lock);
+  } else {
+    found = run_passes(v, mask, point);
   }
   /* Every sweep end is the stats pass's history; the pass records it itself when it ran. */
   if (point == GC_HOOK_SWEPT && !(mask & GC_VERIFY_STATS)) {
@@ -89,7 +137,8 @@ size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out)
                        .point = "direct",
                        .out = out,
                        .scratch = v->scratch,
-                       .history = &v->history};
+                       .history = &v->history,
+                       .snapshot = &v->snapshot};
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
     /* A pass that needs the model belongs to hook points: not called directly. */
@@ -114,6 +163,7 @@ gc_verifier *gc_verify_install(gc_heap *heap, gc_verify_mode mode) {
   v->prev_hook = heap->hook;
   v->prev_user = heap->hook_user;
   v->scratch = &v->own_scratch;
+  pthread_mutex_init(&v->slice_lock, NULL);
   gc_verify_reports_init(&v->reports);
   const char *dot = getenv("GCFUZZ_VERIFY_DOT");
   if (dot != NULL && dot[0] != '\0') gc_verify_set_dot_path(v, dot);
@@ -128,6 +178,8 @@ void gc_verify_uninstall(gc_verifier *v) {
   }
   gc_verify_reports_free(&v->reports);
   gc_verify_scratch_free(&v->own_scratch);
+  gc_verify_snapshot_free(&v->snapshot);
+  pthread_mutex_destroy(&v->slice_lock);
   free(v->dot_path);
   free(v);
 }

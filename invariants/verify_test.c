@@ -96,8 +96,9 @@ static void note(gc_heap *h, gc_hook_point point, void *user) {
   if (trail_len + 1 < sizeof trail) trail[trail_len++] = "mcsSl"[point];
 }
 
+/* The trail of one stw cycle (an incremental one adds its slices): marking=stw. */
 static void existing_hook_runs_first_and_comes_back(void) {
-  gc_heap *h = breaking_heap("verify=reach+swept+checkmark");
+  gc_heap *h = breaking_heap("marking=stw,verify=reach+swept+checkmark");
   int user = 0;
   gc_set_hook(h, note, &user);
   gc_verifier *v = gc_verify_install(h, GC_VERIFY_COLLECT);

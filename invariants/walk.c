@@ -335,7 +335,7 @@ static void find_conservative_visit(void *ctx, gc_value block, const uintptr_t *
 }
 
 /* Which root set holds `slot`: each set the root enumeration draws from, in words. */
-static void describe_slot(gc_heap *heap, gc_value *slot, char *buf, size_t buf_len) {
+void gc_verify_describe_slot(gc_heap *heap, gc_value *slot, char *buf, size_t buf_len) {
   for (size_t i = 0; i < heap->global_roots.count; i++) {
     if (heap->global_roots.items[i] == (void *)slot) {
       snprintf(buf, buf_len, "global root #%zu (slot %p)", i, (void *)slot);
@@ -391,7 +391,7 @@ void gc_verify_describe_root(gc_heap *heap, gc_heapindex *ix, size_t ordinal, ch
   f.want = ordinal;
   gc_verify_visit_roots(heap, ix, find_root_visit, find_conservative_visit, &f);
   if (f.slot != NULL) {
-    describe_slot(heap, f.slot, buf, buf_len);
+    gc_verify_describe_slot(heap, f.slot, buf, buf_len);
     return;
   }
   if (f.word != NULL) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz/driver/verdict.h"
+#include "gc/heap.h" /* whether a cycle marks */
 #include "invariants/corrupt.h"
 
 /* One corrupt op: the catalogue's corruption, and the op's own bookkeeping. */
@@ -171,7 +172,12 @@ void drv_op_corrupt(driver *d, mutator *m, fuzz_corruption which, int slot, int 
                          .slot_count = FUZZ_SLOTS,
                          .slot = slot,
                          .n = n};
-  if (!gc_corruption_prepare(&op.c)) {
+  /* While an incremental cycle marks, the passes checked between two ops look at a heap in
+   * mid-cycle (MARKED blocks before the colours rotate, a sweep not begun): they hold only
+   * between cycles. Only the corruptions planted at a mark-done, which run a collection of their
+   * own, apply (that collection first finishes the mark under way). */
+  int marking = __atomic_load_n(&d->heap->marking, __ATOMIC_ACQUIRE) != 0;
+  if ((marking && !gc_corruption_at_mark_done((size_t)row)) || !gc_corruption_prepare(&op.c)) {
     trace_no_op(d, &op);
     return;
   }

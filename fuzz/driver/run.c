@@ -52,8 +52,8 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   d->in_hook++;
   if (point == GC_HOOK_MARK_DONE) d->in_stw = 1;
   if (d->opt->trace != NULL) {
-    static const char *const names[] = {"mark-done", "cycled", "swept"};
-    fprintf(d->opt->trace, "        [cycle %s]\n", names[point]);
+    fprintf(d->opt->trace, "        [cycle %s]\n",
+            gc_verify_point_id_name((gc_verify_point_id)point));
   }
   /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
@@ -248,6 +248,7 @@ static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
   mutator *m = &d->muts[0];
   drv_thread_mutator = m;
   m->dom = d->domains[0] = gc_main_domain(d->heap);
+  d->markslice = gc_heap_config(d->heap)->mark_slice_words;
   /* The verifier runs from the driver's hook (driver_check_cycle), in collect mode: the driver
    * prints each report with the op it belongs to, then aborts if asked to. */
   d->verifier = gc_verify_install(d->heap, GC_VERIFY_COLLECT);

@@ -112,6 +112,9 @@ static void op_store(driver *d, mutator *m, fuzz_arg dst, int is_imm, int value)
   size_t f = (size_t)dst.b;
   if (f >= gc_model_wsize(d->model, obj)) return;
   if (gc_model_tag(d->model, obj) <= GC_TAG_SCAN_MAX) {
+    /* The barrier runs on this thread's domain. Scheduled threads share the model, so it is set
+     * here, at the store: no scheduling point lies between this and the model's gc_store. */
+    gc_model_set_domain(d->model, m->dom);
     if (is_imm) {
       gc_model_store_imm(d->model, obj, f, value);
     } else {
@@ -328,12 +331,27 @@ static void set_param(driver *d, mutator *m, const char *text) {
 
 static void op_param(driver *d, mutator *m, fuzz_arg arg) {
   char text[64];
-  long v = fuzz_param_value((fuzz_param)arg.a, (size_t)arg.b);
-  if (v < 0) {
-    snprintf(text, sizeof text, "%s=off", fuzz_param_name((fuzz_param)arg.a));
+  fuzz_param p = (fuzz_param)arg.a;
+  const char *name = fuzz_param_value_name(p, (size_t)arg.b);
+  if (name != NULL) {
+    snprintf(text, sizeof text, "%s=%s", fuzz_param_name(p), name);
   } else {
-    snprintf(text, sizeof text, "%s=%ld", fuzz_param_name((fuzz_param)arg.a), v);
+    snprintf(text, sizeof text, "%s=%ld", fuzz_param_name(p), fuzz_param_value(p, (size_t)arg.b));
   }
+  if (p == FUZZ_PARAM_MARKSLICE) d->markslice = (size_t)fuzz_param_value(p, (size_t)arg.b);
+  set_param(d, m, text);
+}
+
+/* mark_slice N: one GC_COLLECT_SLICE whose mark budget is N words. The budget is the heap's
+ * markslice parameter, set for the call and put back after it to the program's own (its last
+ * `param markslice`, read after the slice: on scheduled threads another domain may set one
+ * while this slice runs), which still paces the slices its allocations run. */
+static void op_mark_slice(driver *d, mutator *m, int words) {
+  char text[48];
+  snprintf(text, sizeof text, "markslice=%d", words > 0 ? words : 1);
+  set_param(d, m, text);
+  gc_collect(m->dom, GC_COLLECT_SLICE);
+  snprintf(text, sizeof text, "markslice=%zu", d->markslice);
   set_param(d, m, text);
 }
 
@@ -397,7 +415,8 @@ static int same_config(const gc_config *a, const gc_config *b) {
          a->mark_stack_entries == b->mark_stack_entries &&
          a->heap_limit_bytes == b->heap_limit_bytes && a->pools_per_batch == b->pools_per_batch &&
          a->free_pools_kept == b->free_pools_kept && a->fail_alloc_after == b->fail_alloc_after &&
-         a->trace == b->trace && a->verify == b->verify;
+         a->trace == b->trace && a->verify == b->verify && a->marking == b->marking &&
+         a->mark_slice_words == b->mark_slice_words;
 }
 
 static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
@@ -636,6 +655,7 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
     case FUZZ_OP_SELF:
       if (m->body_depth > 0) set_slot(d, m, a[0].a, m->fin_self);
       break;
+    case FUZZ_OP_MARK_SLICE: op_mark_slice(d, m, a[0].a); break;
     case FUZZ_OP_COUNT: break;
   }
 }

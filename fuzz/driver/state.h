@@ -116,6 +116,7 @@ typedef struct driver {
   /* What the driver expects of allocation. */
   unsigned fail_countdown; /* the injected failure hits when this reaches 0 on an allocation */
   size_t limit_bytes;      /* 0: no heap limit */
+  size_t markslice;        /* the program's markslice parameter, which mark_slice puts back */
 
   /* FUZZ_SCHEDULED, FUZZ_FREE_THREADS: the threads (see "Running on threads"). */
   fuzz_sched *sched;

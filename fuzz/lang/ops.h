@@ -64,32 +64,34 @@ enum {
 /* ---- Operand kinds ------------------------------------------------------------------------ */
 
 /* How an operand is encoded (bytes), decoded (modulo) and written in text. */
-#define FUZZ_OPERAND_KINDS(X)                                                                 \
-  X(NONE, 0, "")                                                                              \
-  X(SLOT, 1, "a slot s0..s15")                                                                \
-  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                     \
-  X(GLOBAL, 1, "a global root cell g0..g7")                                                   \
-  X(KIND, 1, "a block kind: scan, raw or custom")                                             \
-  X(SMALL, 1, "a small size 1..127 (fields)")                                                 \
-  X(LARGE, 2, "a large size 128..1151 (fields)")                                              \
-  X(INT, 1, "an integer 0..255")                                                              \
-  X(COLLECT, 1, "a collection: slice, major or full")                                         \
-  X(PARAM, 2, "a parameter (percent, mintrigger, sweep, markstack, batch, keep) and a value") \
-  X(FAIL, 1, "an allocation count 1..64, or off")                                             \
-  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                 \
-  X(MISUSE, 1,                                                                                \
-    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                   \
-    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                     \
-  X(DOMAIN, 1, "a domain d0..d3")                                                             \
-  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                              \
-  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                     \
-  X(OFFSET, 1,                                                                                \
-    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "              \
-    "header), or end, end+N, end-N from one past its last field (-28..+27)")                  \
-  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")              \
-  X(BODY, 1, "a body length 0..8: the next N ops are the body")                               \
-  X(CORRUPTION, 1,                                                                            \
-    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "              \
+#define FUZZ_OPERAND_KINDS(X)                                                                   \
+  X(NONE, 0, "")                                                                                \
+  X(SLOT, 1, "a slot s0..s15")                                                                  \
+  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                       \
+  X(GLOBAL, 1, "a global root cell g0..g7")                                                     \
+  X(KIND, 1, "a block kind: scan, raw or custom")                                               \
+  X(SMALL, 1, "a small size 1..127 (fields)")                                                   \
+  X(LARGE, 2, "a large size 128..1151 (fields)")                                                \
+  X(INT, 1, "an integer 0..255")                                                                \
+  X(COLLECT, 1, "a collection: slice, major, full or start")                                    \
+  X(PARAM, 2,                                                                                   \
+    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice) and " \
+    "a value")                                                                                  \
+  X(FAIL, 1, "an allocation count 1..64, or off")                                               \
+  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                   \
+  X(MISUSE, 1,                                                                                  \
+    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                     \
+    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                       \
+  X(DOMAIN, 1, "a domain d0..d3")                                                               \
+  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                                \
+  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                       \
+  X(OFFSET, 1,                                                                                  \
+    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "                \
+    "header), or end, end+N, end-N from one past its last field (-28..+27)")                    \
+  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
+  X(BODY, 1, "a body length 0..8: the next N ops are the body")                                 \
+  X(CORRUPTION, 1,                                                                              \
+    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "                \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
 
 typedef enum fuzz_operand_kind {
@@ -106,8 +108,8 @@ typedef enum fuzz_block_kind {
   FUZZ_KIND_CUSTOM,
   FUZZ_KIND_COUNT
 } fuzz_block_kind;
-/* COLLECT values: the same order as gc_collect_kind. */
-enum { FUZZ_COLLECT_COUNT = 3 };
+/* COLLECT values: the same order as gc_collect_kind (start: GC_COLLECT_START). */
+enum { FUZZ_COLLECT_COUNT = 4 };
 /* PARAM names; each has a table of values (fuzz/lang/program.c) chosen to reach edge cases. */
 typedef enum fuzz_param {
   FUZZ_PARAM_PERCENT,
@@ -116,6 +118,8 @@ typedef enum fuzz_param {
   FUZZ_PARAM_MARKSTACK,
   FUZZ_PARAM_BATCH,
   FUZZ_PARAM_KEEP,
+  FUZZ_PARAM_MARKING,   /* stw or incremental: the heap's marking mode from here on */
+  FUZZ_PARAM_MARKSLICE, /* the incremental mark slice's least budget, in words */
   FUZZ_PARAM_COUNT
 } fuzz_param;
 /* MISUSE values: calls the API must refuse with a documented error, changing nothing. */
@@ -208,7 +212,9 @@ typedef enum fuzz_misuse {
   X(SPACE_ORPHAN_PASSED_OVER, "space.orphan-passed-over")                   \
   X(CHECKMARK_OVER_RETAINED, "checkmark.over-retained")                     \
   X(CHECKMARK_OVER_RETAINED_FREE_SLOT, "checkmark.over-retained/free-slot") \
-  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")
+  X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")   \
+  X(SATB_UNMARKED, "satb.unmarked")                                         \
+  X(SATB_BORN_WHITE, "satb.born-white")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
@@ -246,10 +252,13 @@ typedef enum fuzz_corruption {
   X(UNROOT, "unroot", GLOBAL, NONE, NONE,                                                         \
     "unregister gN and clear it (unregistering an unregistered cell must fail with "              \
     "unknown-root)")                                                                              \
-  X(COLLECT, "collect", COLLECT, NONE, NONE, "gc_collect: slice, major or full")                  \
+  X(COLLECT, "collect", COLLECT, NONE, NONE,                                                      \
+    "gc_collect: slice, major, full, or start (a cycle, returning with marking under way when "   \
+    "marking=incremental; a whole cycle when stw)")                                               \
   X(PARAM, "param", PARAM, NONE, NONE,                                                            \
     "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "     \
-    "batch (pools mapped at once) or keep (empty pools kept)")                                    \
+    "batch (pools mapped at once), keep (empty pools kept), marking (stw or incremental: a "      \
+    "program runs stw until it says otherwise) or markslice (words)")                             \
   X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")       \
   X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")             \
   X(PIN, "pin", SLOT, NONE, NONE,                                                                 \
@@ -312,7 +321,10 @@ typedef enum fuzz_corruption {
     ". No-op while its finalizer is queued")                                                      \
   X(SELF, "self", SLOT, NONE, NONE,                                                               \
     "in a finalizer body: sD = the block whose finalizer is running (a resurrection); elsewhere " \
-    "a no-op")
+    "a no-op")                                                                                    \
+  X(MARK_SLICE, "mark_slice", INT, NONE, NONE,                                                    \
+    "gc_collect slice with markslice=N words (0: 1) for this slice only: mark work while an "     \
+    "incremental cycle marks, else a sweep slice")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -390,6 +402,9 @@ const char *fuzz_param_name(fuzz_param p);
 size_t fuzz_param_value_count(fuzz_param p);
 /* The value of entry i; for percent, -1 means off. */
 long fuzz_param_value(fuzz_param p, size_t i);
+/* The name entry i is written with in text and in gc_set_params ("off", "stw", "incremental"),
+ * or NULL for a number. */
+const char *fuzz_param_value_name(fuzz_param p, size_t i);
 size_t fuzz_limit_count(void);
 size_t fuzz_limit_bytes(size_t i); /* 0: off */
 

@@ -20,7 +20,7 @@ const fuzz_operand_info fuzz_operand_table[FUZZ_OPND_KIND_COUNT] = {
 };
 
 const char *const fuzz_kind_names[FUZZ_KIND_COUNT] = {"scan", "raw", "custom"};
-const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT] = {"slice", "major", "full"};
+const char *const fuzz_collect_names[FUZZ_COLLECT_COUNT] = {"slice", "major", "full", "start"};
 const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
     [FUZZ_MISUSE_ALLOC0] = "alloc0",
     [FUZZ_MISUSE_TOO_LARGE] = "too-large",
@@ -48,11 +48,17 @@ static const long sweep_values[] = {1, 4, 16, 64, 256, 1024, 16384};
 static const long markstack_values[] = {4, 5, 8, 16, 64, 1024, 65536};
 static const long batch_values[] = {1, 2, 4, 16};
 static const long keep_values[] = {0, 1, 4, 64};
+/* marking: gc_marking_mode's order is not ours to rely on; the names are what gc_set_params
+ * reads. markslice: from a slice per few blocks to the default and beyond. */
+static const long marking_values[] = {0, 1};
+static const char *const marking_names[] = {"stw", "incremental"};
+static const long markslice_values[] = {1, 16, 256, 4096, 65536};
 
 static const struct {
   const char *name;
   const long *values;
   size_t count;
+  const char *const *names; /* the values' names, or NULL: numbers (percent's -1 is off) */
 } param_table[FUZZ_PARAM_COUNT] = {
     [FUZZ_PARAM_PERCENT] = {"percent", percent_values, sizeof percent_values / sizeof(long)},
     [FUZZ_PARAM_MINTRIGGER] = {"mintrigger", mintrigger_values,
@@ -62,11 +68,19 @@ static const struct {
                               sizeof markstack_values / sizeof(long)},
     [FUZZ_PARAM_BATCH] = {"batch", batch_values, sizeof batch_values / sizeof(long)},
     [FUZZ_PARAM_KEEP] = {"keep", keep_values, sizeof keep_values / sizeof(long)},
+    [FUZZ_PARAM_MARKING] = {"marking", marking_values, sizeof marking_values / sizeof(long),
+                            marking_names},
+    [FUZZ_PARAM_MARKSLICE] = {"markslice", markslice_values,
+                              sizeof markslice_values / sizeof(long)},
 };
 
 const char *fuzz_param_name(fuzz_param p) { return param_table[p].name; }
 size_t fuzz_param_value_count(fuzz_param p) { return param_table[p].count; }
 long fuzz_param_value(fuzz_param p, size_t i) { return param_table[p].values[i]; }
+const char *fuzz_param_value_name(fuzz_param p, size_t i) {
+  if (param_table[p].names != NULL) return param_table[p].names[i];
+  return p == FUZZ_PARAM_PERCENT && param_table[p].values[i] < 0 ? "off" : NULL;
+}
 
 /* Heap limits in KiB; 0 is off. 32 KiB is one pool: the first pool fits, the second does not. */
 static const size_t limit_kib[] = {0, 32, 64, 96, 128, 256, 512, 1024, 4096};
@@ -86,7 +100,7 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
     FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
-    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,
+    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE,
 };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
                "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
@@ -94,10 +108,11 @@ const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / size
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
 static const fuzz_opcode roots_ops[] = {
-    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE, FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
-    FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,  FUZZ_OP_POP,       FUZZ_OP_COLLECT,
-    FUZZ_OP_PARAM,      FUZZ_OP_PIN,         FUZZ_OP_UNPIN, FUZZ_OP_RANGE,     FUZZ_OP_RANGE_INT,
-    FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,
+    FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM,
+    FUZZ_OP_LOAD,       FUZZ_OP_DROP,        FUZZ_OP_COPY,      FUZZ_OP_PUSH,
+    FUZZ_OP_POP,        FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,
+    FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_RANGE_WORD,
+    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
 
@@ -111,7 +126,7 @@ static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,       FUZZ_OP_TERMINATE, FUZZ_OP_ON,        FUZZ_OP_FIN,
     FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK,     FUZZ_OP_UNBLOCK,
     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,    FUZZ_OP_FIN_DO,
-    FUZZ_OP_SELF,
+    FUZZ_OP_SELF,       FUZZ_OP_MARK_SLICE,
 };
 const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
                                         sizeof schedule_ops / sizeof schedule_ops[0]};

@@ -20,11 +20,11 @@ static void format_limit(size_t index, char *buf, size_t len) {
 }
 
 static void format_param_value(fuzz_param p, size_t index, char *buf, size_t len) {
-  long v = fuzz_param_value(p, index);
-  if (p == FUZZ_PARAM_PERCENT && v < 0) {
-    snprintf(buf, len, "off");
+  const char *name = fuzz_param_value_name(p, index);
+  if (name != NULL) {
+    snprintf(buf, len, "%s", name);
   } else {
-    snprintf(buf, len, "%ld", v);
+    snprintf(buf, len, "%ld", fuzz_param_value(p, index));
   }
 }
 
@@ -208,7 +208,8 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
   }
   if (p < 0) {
     return fail_at(lc, col,
-                   "unknown parameter %s (percent, mintrigger, sweep, markstack, batch, keep)",
+                   "unknown parameter %s (percent, mintrigger, sweep, markstack, batch, keep, "
+                   "marking, markslice)",
                    quote(tok, len).text);
   }
   const char *vtok;
@@ -217,17 +218,18 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
     return fail_at(lc, lc->pos + 1, "missing the value of parameter %s",
                    fuzz_param_name((fuzz_param)p));
   }
-  int is_off = p == FUZZ_PARAM_PERCENT && token_is(vtok, vlen, "off");
-  long want = is_off ? -1 : parse_decimal(vtok, vlen);
+  long want = parse_decimal(vtok, vlen);
   size_t n = fuzz_param_value_count((fuzz_param)p);
   for (size_t i = 0; i < n; i++) {
-    if ((want >= 0 || is_off) && fuzz_param_value((fuzz_param)p, i) == want) {
+    const char *name = fuzz_param_value_name((fuzz_param)p, i);
+    if (name != NULL ? token_is(vtok, vlen, name)
+                     : want >= 0 && fuzz_param_value((fuzz_param)p, i) == want) {
       arg->a = p;
       arg->b = (int)i;
       return 1;
     }
   }
-  char choices[128];
+  char choices[160];
   size_t used = 0;
   for (size_t i = 0; i < n && used < sizeof choices; i++) {
     char v[16];

@@ -205,6 +205,11 @@ static void every_op_has_its_text(void) {
   assemble_one("collect major", "collect major");
   assemble_one("collect full", "collect full");
   assemble_one("param percent off", "param percent off");
+  assemble_one("param marking incremental", "param marking incremental");
+  assemble_one("param marking stw", "param marking stw");
+  assemble_one("param markslice 256", "param markslice 256");
+  assemble_one("collect start", "collect start");
+  assemble_one("mark_slice 16", "mark_slice 16");
   assemble_one("param markstack 4", "param markstack 4");
   assemble_one("param sweep 1", "param sweep 1");
   assemble_one("param mintrigger 0", "param mintrigger 0");
@@ -284,9 +289,10 @@ static void malformed_text_is_refused_with_line_and_column(void) {
   refused("\n\n  store s3 s5", 3, 9, "store: 's3' is not a field");
   refused("store s3.64 s5", 1, 7, "store: 's3.64' is not a field");
   refused("collect", 1, 8, "missing operand");
-  refused("collect minor", 1, 9, "slice, major or full");
+  refused("collect minor", 1, 9, "slice, major, full or start");
   refused("param markstack 3", 1, 17, "one of: 4, 5, 8");
   refused("param percent", 1, 14, "missing the value");
+  refused("param marking 1", 1, 15, "marking cannot be '1' (one of: stw, incremental)");
   refused("param gogc 100", 1, 7, "unknown parameter");
   refused("param batch 3", 1, 13, "one of: 1, 2, 4, 16");
   refused("misuse everything", 1, 8, "a misuse");

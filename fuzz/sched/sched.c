@@ -241,6 +241,7 @@ const char *fuzz_sched_kind_name(int kind) {
     case GC_PLAT_SAFEPOINT: return "safepoint";
     case GC_PLAT_LOAD: return "load";
     case GC_PLAT_STORE: return "store";
+    case GC_PLAT_MARK: return "mark";
     case FUZZ_SCHED_SPAWN: return "spawn";
     case FUZZ_SCHED_END: return "end";
     case AT_START: return "start";

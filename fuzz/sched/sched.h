@@ -1,6 +1,6 @@
 /* The controlled scheduler: runs a few real threads one at a time and chooses, at every scheduling
  * point of gc/platform.h (lock, trylock, unlock, atomic read-modify-write, barrier, spin turn,
- * safepoint, protocol load and store), which thread runs next. The choice comes from the fuzz
+ * safepoint, protocol load and store, the start of a mark slice), which thread runs next. The choice comes from the fuzz
  * input's bytes or from PCT (seeded random priorities), so any interleaving can be asked for, and
  * the same configuration and thread programs always give the same interleaving: every failure
  * replays.
@@ -8,7 +8,7 @@
  * Model. A managed thread stands at a point until the scheduler resumes it. It is runnable unless
  * it stands at GC_PLAT_LOCK on a mutex the owner table says is held (INV-SCHED-1 below); a thread
  * at GC_PLAT_SPIN or GC_PLAT_BARRIER yields: it is not picked again while another thread is
- * runnable. A protocol load or store (GC_PLAT_LOAD, GC_PLAT_STORE) is a plain choice: the thread
+ * runnable. A protocol load or store (GC_PLAT_LOAD, GC_PLAT_STORE) or a mark slice's start (GC_PLAT_MARK) is a plain choice: the thread
  * stays runnable and nothing is waited for; the access happens when the thread is resumed, so a
  * switch there puts the other threads between this access and the thread's previous one. No live thread runnable is a deadlock; every runnable thread only spinning for
  * `livelock_steps` steps is a livelock. Both stop the run with a report naming where each thread
