@@ -17,7 +17,7 @@
  * not wait for the main one. The protocol is gc/domain_test.c's.
  *
  * BENCH_PAUSES=1 in the environment (ci/bench sets it) makes bk_fini print the heap's pause
- * history on stderr, one `PAUSES cycles=N marking=M pauses=K max_ns=X ns=P1,P2,...` line.
+ * history on stderr, one `PAUSES cycles=N marking=M pauses=K max_ns=X max_slice_ns=Y ns=...` line.
  * The marking mode is the heap's (GCFUZZ_PARAMS=marking=stw|incremental, else the default):
  * ci/bench runs the same program in both modes. */
 #ifndef BENCH_BACKEND_GCFUZZ_H
@@ -59,28 +59,31 @@ static inline void bk_fini(void) {
     gc_get_stats(bk_heap, &s);
     fprintf(stderr,
             "gcfuzz: marking=%s cycles=%llu pauses=%llu mark_slices=%llu alloc_blocks=%llu "
-            "freed_blocks=%llu pool_max_mib=%.1f large_max_mib=%.1f max_pause_ms=%.3f\n",
+            "freed_blocks=%llu pool_max_mib=%.1f large_max_mib=%.1f max_pause_ms=%.3f "
+            "max_slice_ms=%.3f\n",
             gc_heap_config(bk_heap)->marking == GC_MARKING_INCREMENTAL ? "incremental" : "stw",
             (unsigned long long)s.cycles, (unsigned long long)s.pauses,
             (unsigned long long)s.mark_slices, (unsigned long long)s.alloc_blocks,
             (unsigned long long)s.freed_blocks,
             (double)s.pool_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.large_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
-            (double)s.max_pause_ns * 1e-6);
+            (double)s.max_pause_ns * 1e-6, (double)s.max_slice_ns * 1e-6);
   }
   if (getenv("BENCH_PAUSES") != NULL) {
     /* The pause history (the last GC_PAUSE_HISTORY stops of the world), for ci/bench's
      * pause-time distribution: `PAUSES cycles=N marking=stw|incremental pauses=<stops in all>
-     * max_ns=<the longest stop of the run> ns=P1,P2,...`, oldest first. max_ns is
-     * gc_stats.max_pause_ns: the ring holds only the last stops, the longest may be older. */
+     * max_ns=<the longest stop of the run> max_slice_ns=<the longest mark slice> ns=P1,P2,...`,
+     * oldest first. max_ns is gc_stats.max_pause_ns: the ring holds only the last stops, the
+     * longest may be older. A slice is no stop, but its mutator waits for it (0 in stw). */
     static uint64_t pauses[GC_PAUSE_HISTORY];
     size_t n = gc_pause_history(bk_heap, pauses, GC_PAUSE_HISTORY);
     gc_stats s;
     gc_get_stats(bk_heap, &s);
-    fprintf(stderr, "PAUSES cycles=%llu marking=%s pauses=%llu max_ns=%llu ns=",
+    fprintf(stderr, "PAUSES cycles=%llu marking=%s pauses=%llu max_ns=%llu max_slice_ns=%llu ns=",
             (unsigned long long)s.cycles,
             gc_heap_config(bk_heap)->marking == GC_MARKING_INCREMENTAL ? "incremental" : "stw",
-            (unsigned long long)s.pauses, (unsigned long long)s.max_pause_ns);
+            (unsigned long long)s.pauses, (unsigned long long)s.max_pause_ns,
+            (unsigned long long)s.max_slice_ns);
     for (size_t i = 0; i < n; i++)
       fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)pauses[i]);
     fputc('\n', stderr);

@@ -31,8 +31,9 @@ each, with the ratios gcfuzz/bdwgc, gcfuzz/malloc, gcfuzz-2/bdwgc-2 and gcfuzz-2
 (below 1: gcfuzz is faster or smaller). gcfuzz runs in both marking modes: `gcfuzz` is the
 collector's default mode, the other is named (gcfuzz-incremental while the default is stw,
 gcfuzz-stw once it is incremental; -2 after it on two threads); bdwgc-incr is bdwgc with
-GC_enable_incremental. gcfuzz rows add pause_max_ms (each run's longest stop of the world) and
-pause_p99_ms (the p99 of its last 256 stops), medians over the rounds; the ratios include
+GC_enable_incremental. gcfuzz rows add pause_max_ms (each run's longest stop of the world),
+pause_p99_ms (the p99 of its last 256 stops) and slice_max_ms (its longest incremental mark
+slice, which stalls its mutator without a stop), medians over the rounds; the ratios include
 incremental/stw (wall, peak, pauses), incremental/bdwgc and bdwgc-incr/bdwgc. Then the programs
 that print their own rows: verify (the verification passes against one full mark, at 10^4,
 10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
@@ -219,8 +220,9 @@ def pauses_of(text):
 
 def pause_fields(text):
   """The last PAUSES line as a dict: cycles, pauses_ns (the ring, oldest first), and when the
-  program prints them marking (its mode), pauses (every stop of the run) and max_ns (the longest
-  stop of the run, which the ring may no longer hold); None without a well-formed line."""
+  program prints them marking (its mode), pauses (every stop of the run), max_ns (the longest
+  stop of the run, which the ring may no longer hold) and max_slice_ns (the longest incremental
+  mark slice: no stop, but its mutator waits); None without a well-formed line."""
   found = None
   for line in text.splitlines():
     if line.startswith("PAUSES "):
@@ -230,7 +232,7 @@ def pause_fields(text):
                  "pauses_ns": [int(p) for p in fields.get("ns", "").split(",") if p]}
         if "marking" in fields:
           found["marking"] = fields["marking"]
-        for k in ("pauses", "max_ns"):
+        for k in ("pauses", "max_ns", "max_slice_ns"):
           if k in fields:
             found[k] = int(fields[k])
       except ValueError:
@@ -273,14 +275,15 @@ def ratio(a, b):
   return None if a is None or b is None or b == 0 else a / b
 
 
-PAUSE_FIELDS = ("pause_max_ms", "pause_p99_ms")
+PAUSE_FIELDS = ("pause_max_ms", "pause_p99_ms", "slice_max_ms")
 
 
 def table(rows, ratios):
   out = []
-  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s" % c).rstrip())
-  line("bench", "size", "backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms")
-  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12)
+  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s %12s" % c).rstrip())
+  line("bench", "size", "backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
+       "slice_max_ms")
+  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12, "-" * 12)
   for i, r in enumerate(rows):
     # A median as the benchmarks' table has it (three decimals for seconds, one for MiB); a
     # ROW program's figure as it printed it. Pause columns only for the rows that have them.
@@ -469,7 +472,7 @@ class Bench:
             self.failures += 1
             continue
           print("%s  %8.3f s  %8.1f MiB" % (head, wall, peak or 0), flush=True)
-          samples.setdefault((bench, be), ([], [], [], [], set()))
+          samples.setdefault((bench, be), ([], [], [], [], set(), []))
           samples[(bench, be)][0].append(wall)
           if peak is not None:
             samples[(bench, be)][1].append(peak)
@@ -477,11 +480,14 @@ class Bench:
           if found is not None:
             samples[(bench, be)][2].append(top)
             samples[(bench, be)][3].append(p99)
+            if "max_slice_ns" in found:
+              samples[(bench, be)][5].append(found["max_slice_ns"] / 1e6)
             if "marking" in found:
               samples[(bench, be)][4].add(found["marking"])
     for bench in self.a.benches:
       for be in available:
-        walls, peaks, tops, p99s, modes = samples.get((bench, be), ([], [], [], [], set()))
+        walls, peaks, tops, p99s, modes, slices = samples.get((bench, be),
+                                                              ([], [], [], [], set(), []))
         if not walls:
           continue
         row = {"bench": bench, "size": str(self.size(bench)), "backend": be,
@@ -492,6 +498,9 @@ class Bench:
           # Each run's longest stop and the p99 of its last 256, medians over the rounds.
           row["pause_max_ms"] = median_or_none(tops, 3)
           row["pause_p99_ms"] = median_or_none(p99s, 3)
+          # The longest mark slice (incremental; 0 in stw): a stall of the mutator, no stop.
+          if slices:
+            row["slice_max_ms"] = median_or_none(slices, 3)
           if len(modes) == 1:
             row["marking"] = modes.pop()
         self.rows.append(row)

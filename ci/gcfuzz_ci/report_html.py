@@ -551,9 +551,11 @@ def bench_html(outdir, ratios):
     by = {r["backend"]: r for r in rows}
     out = ['<h2 id="b-%s-%s">%s %s</h2>' % (e(bench), e(size), e(bench), e(size)),
            '<div class="charts">',
-           table(["backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms"],
+           table(["backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
+                  "slice_max_ms"],
                  [[r["backend"], r["wall_s"], r.get("peak_mib", "-"),
-                   r.get("pause_max_ms", "-"), r.get("pause_p99_ms", "-")] for r in rows])]
+                   r.get("pause_max_ms", "-"), r.get("pause_p99_ms", "-"),
+                   r.get("slice_max_ms", "-")] for r in rows])]
     bars = []
     for pair in ratios:
       num, den = pair.split("/", 1)

@@ -78,10 +78,10 @@ class BenchTest(unittest.TestCase):
 
   def test_pause_fields(self):
     err = ("BENCH wall_s=1\nPAUSES cycles=3 marking=incremental pauses=700 max_ns=9000000 "
-           "ns=" + ",".join(str(i * 1000) for i in range(1, 101)) + "\n")
+           "max_slice_ns=250000 ns=" + ",".join(str(i * 1000) for i in range(1, 101)) + "\n")
     found = cmd_bench.pause_fields(err)
-    self.assertEqual((found["cycles"], found["marking"], found["pauses"], found["max_ns"]),
-                     (3, "incremental", 700, 9000000))
+    self.assertEqual((found["cycles"], found["marking"], found["pauses"], found["max_ns"],
+                      found["max_slice_ns"]), (3, "incremental", 700, 9000000, 250000))
     # The max is the run's (max_ns), not the ring's; the p99 is the ring's.
     self.assertEqual(cmd_bench.pause_figures(found), (9.0, 0.099))
     # An older program: no max_ns, the ring's max.
