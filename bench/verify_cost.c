@@ -14,6 +14,9 @@
  *              (gc_mark_undo_full then makes every block UNMARKED again, nothing is lost)
  *   reach      the pass, on the UNMARKED heap (what GC_HOOK_CYCLED sees)
  *   swept      the pass, on the swept heap (what GC_HOOK_SWEPT sees)
+ *   satb       the pass at its two points around the mark: GC_HOOK_MARK_START (the snapshot of
+ *              what the roots reach, on the unmarked heap) and GC_HOOK_MARK_DONE (every recorded
+ *              block MARKED); the two times added (its slice-end check has nothing to do here)
  *
  * Passes run through a verifier (gc_verify_run_point), as they do after every cycle: with its
  * scratch memory kept from one run to the next. The median of the runs is reported, one line per
@@ -88,8 +91,8 @@ static double median(double *t, int n) {
   return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-enum { MARK, CHECKMARK, REACH, SWEPT, BACKENDS };
-static const char *const backend_names[BACKENDS] = {"mark", "checkmark", "reach", "swept"};
+enum { MARK, CHECKMARK, REACH, SWEPT, SATB, BACKENDS };
+static const char *const backend_names[BACKENDS] = {"mark", "checkmark", "reach", "swept", "satb"};
 
 static void measure(size_t blocks, int runs, double out[BACKENDS]) {
   gc_config cfg;
@@ -112,9 +115,13 @@ static void measure(size_t blocks, int runs, double out[BACKENDS]) {
   double *t[BACKENDS];
   for (int b = 0; b < BACKENDS; b++) t[b] = calloc((size_t)runs, sizeof(double));
   for (int r = -1; r < runs; r++) { /* run -1 warms up caches and the verifier's scratch */
+    double s0 = bench_now();
+    gc_verify_run_point(v, GC_VERIFY_SATB, GC_HOOK_MARK_START); /* the snapshot */
     double t0 = bench_now();
     gc_mark_heap(h);
     double t1 = bench_now();
+    gc_verify_run_point(v, GC_VERIFY_SATB, GC_HOOK_MARK_DONE); /* every recorded block MARKED */
+    double s1 = bench_now();
     gc_verify_run_point(v, GC_VERIFY_CHECKMARK, GC_HOOK_MARK_DONE);
     double t2 = bench_now();
     /* Everything is MARKED: all UNMARKED again, as after the cycle's colour rotation. */
@@ -130,7 +137,8 @@ static void measure(size_t blocks, int runs, double out[BACKENDS]) {
     }
     if (r < 0) continue;
     t[MARK][r] = t1 - t0;
-    t[CHECKMARK][r] = t2 - t1;
+    t[CHECKMARK][r] = t2 - s1;
+    t[SATB][r] = (t0 - s0) + (s1 - t1);
     t[REACH][r] = t4 - t3;
     t[SWEPT][r] = t5 - t4;
   }
@@ -162,12 +170,12 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
   }
-  fprintf(stderr, "%10s %10s %12s %12s %12s\n", "blocks", "mark ms", "checkmark/x", "reach/x",
-          "swept/x");
+  fprintf(stderr, "%10s %10s %12s %12s %12s %12s\n", "blocks", "mark ms", "checkmark/x", "reach/x",
+          "swept/x", "satb/x");
   for (size_t i = 0; i < nsizes; i++) {
-    fprintf(stderr, "%10zu %10.3f %12.2f %12.2f %12.2f\n", sizes[i], res[i][MARK] * 1e3,
+    fprintf(stderr, "%10zu %10.3f %12.2f %12.2f %12.2f %12.2f\n", sizes[i], res[i][MARK] * 1e3,
             res[i][CHECKMARK] / res[i][MARK], res[i][REACH] / res[i][MARK],
-            res[i][SWEPT] / res[i][MARK]);
+            res[i][SWEPT] / res[i][MARK], res[i][SATB] / res[i][MARK]);
   }
   if (nsizes > 1) {
     fprintf(stderr, "growth (ratio at %zu / ratio at %zu):", sizes[nsizes - 1], sizes[0]);

@@ -35,8 +35,8 @@ GC_enable_incremental. gcfuzz rows add pause_max_ms (each run's longest stop of 
 pause_p99_ms (the p99 of its last 256 stops) and slice_max_ms (its longest incremental mark
 slice, which stalls its mutator without a stop), medians over the rounds; the ratios include
 incremental/stw (wall, peak, pauses), incremental/bdwgc and bdwgc-incr/bdwgc. Then the programs
-that print their own rows: verify (the verification passes against one full mark, at 10^4,
-10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
+that print their own rows: verify (the verification passes, satb included, against one full
+mark, at 10^4, 10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
 and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain).
 
   --quick       small sizes (binary-trees 16, GCBench stretch depth 16, verify 10^4 and 10^5
@@ -95,7 +95,8 @@ RATIOS = ["gcfuzz/bdwgc", "gcfuzz/malloc", "gcfuzz-2/bdwgc-2", "gcfuzz-2/malloc-
           "gcfuzz-incremental/bdwgc", "gcfuzz-incremental/bdwgc-incr", "gcfuzz/bdwgc-incr",
           "gcfuzz-incremental-2/bdwgc-2", "gcfuzz-incremental-2/bdwgc-incr-2",
           "gcfuzz-2/bdwgc-incr-2", "bdwgc-incr/bdwgc", "bdwgc-incr-2/bdwgc-2",
-          "checkmark/mark", "reach/mark", "swept/mark", "markers-1/markers-2", "gc_store/plain"]
+          "checkmark/mark", "reach/mark", "swept/mark", "satb/mark", "markers-1/markers-2",
+          "gc_store/plain"]
 # name: (Bazel target, arguments, arguments with --quick, title of its summary)
 ROW_PROGRAMS = {
     "verify": ("verify_cost", "5 10000 100000 1000000", "3 10000 100000",
@@ -107,8 +108,6 @@ ROW_PROGRAMS = {
                 "barrier: a pointer store outside marking, gc_store vs a plain store, into "
                 "fields of N blocks"),
 }
-# TODO(satb): a `verify` row for the satb pass (invariants/, being written) beside checkmark,
-# reach and swept, once the pass exists: its cost against one full incremental mark.
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
 RUN_TIMEOUT_S = 600
