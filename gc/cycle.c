@@ -262,6 +262,7 @@ static void set_marking(gc_heap *heap, uintptr_t marking) {
     gc_domain *d = heap->domains[i];
     gc_atomic_store_relaxed(&d->head.marking, marking);
     d->slice_alloc_words = d->alloc_words;
+    d->mark_debt_words = 0;
   }
 }
 
@@ -334,31 +335,57 @@ static int incremental_mode(gc_heap *heap) {
   return gc_atomic_load_relaxed(&heap->marking_mode) == GC_MARKING_INCREMENTAL;
 }
 
-void gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
+/* A slice's budget is at most this many times markslice: an allocation of megabytes is paid
+ * for over several slices (the domain's mark debt), not by one that stalls its mutator for the
+ * whole mark. */
+#define GC_SLICE_MAX_FACTOR 32
+
+int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   gc_heap *heap = d->heap;
   if (budget_words == 0) {
     /* Paced by allocation, as OCaml's major slices: twice the words allocated since the last
-     * slice, so marking outruns the mutator, and never less than markslice. */
-    budget_words = gc_param_load(&heap->cfg.mark_slice_words);
+     * slice are owed (so marking outruns the mutator), paid markslice to 32 markslice at a
+     * time. */
+    size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
     uint64_t allocated = d->alloc_words - d->slice_alloc_words;
-    if (allocated <= SIZE_MAX / 2 && 2 * allocated > budget_words) budget_words = 2 * allocated;
+    uint64_t owed = allocated <= UINT64_MAX / 2 ? 2 * allocated : UINT64_MAX;
+    d->mark_debt_words =
+        owed <= UINT64_MAX - d->mark_debt_words ? d->mark_debt_words + owed : UINT64_MAX;
+    uint64_t cap = slice_words <= UINT64_MAX / GC_SLICE_MAX_FACTOR
+                       ? (uint64_t)slice_words * GC_SLICE_MAX_FACTOR
+                       : UINT64_MAX;
+    uint64_t budget = d->mark_debt_words < slice_words ? slice_words : d->mark_debt_words;
+    if (budget > cap) budget = cap;
+    budget_words = budget <= SIZE_MAX ? (size_t)budget : SIZE_MAX;
+    d->mark_debt_words -= d->mark_debt_words < budget ? d->mark_debt_words : budget;
   }
   d->slice_alloc_words = d->alloc_words;
   gc_plat_point_reached(GC_PLAT_MARK, d);
   d->in_collection = 1;
+  gc_atomic_fetch_add(&heap->work.slicing, 1);
   uint64_t start_ns = gc_plat_now_ns();
   int more = gc_mark_slice(d, budget_words);
   d->max_slice_ns = gc_time_max(gc_plat_now_ns() - start_ns, d->max_slice_ns);
+  /* Out of work while another domain is in a slice: that one ends with its leftover shared, or
+   * out of work too and then it tries; stopping the world now would find its work and only
+   * resume (a recheck for every handover of the last buffer between two domains). */
+  int others_slicing = gc_atomic_fetch_sub(&heap->work.slicing, 1) != 1;
   d->mark_slices++;
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
   gc_heap_call_slice_hook(d);
   d->in_collection = 0;
-  if (!more) incremental_terminate(d);
+  if (!more && !others_slicing) incremental_terminate(d);
+  return more || !others_slicing;
 }
 
 /* Mark on d until this cycle's marking is over (other domains may end it meanwhile). */
 static void finish_marking(gc_domain *d) {
-  while (gc_atomic_load_relaxed(&d->head.marking)) gc_cycle_mark_step(d, SIZE_MAX);
+  while (gc_atomic_load_relaxed(&d->head.marking)) {
+    if (!gc_cycle_mark_step(d, SIZE_MAX)) {
+      gc_poll(d); /* out of work, others still slicing: answer their stops meanwhile */
+      gc_plat_spin(d->heap);
+    }
+  }
 }
 
 /* Start a cycle in the heap's mode: the first stop only (incremental), or a whole cycle (stw).

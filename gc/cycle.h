@@ -24,9 +24,10 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason);
  * cycle is marking already. */
 void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason);
 /* One mark slice on d (incremental marking under way): budget_words words of blocks scanned,
- * or 0 for the allocation-paced budget; the domain that finds no grey work left tries to end
- * marking (a stop of the world). */
-void gc_cycle_mark_step(gc_domain *d, size_t budget_words);
+ * or 0 for the allocation-paced budget; the domain that finds no grey work left, and no other
+ * domain in a slice, tries to end marking (a stop of the world). 0 when it found no work but
+ * left termination to a domain still slicing. */
+int gc_cycle_mark_step(gc_domain *d, size_t budget_words);
 /* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
 /* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */

@@ -123,6 +123,7 @@ struct gc_domain {
 
   gc_marker marker;
   uint64_t slice_alloc_words; /* alloc_words at this domain's last mark slice (incremental) */
+  uint64_t mark_debt_words;   /* mark work its allocation owes and its slices have not paid */
   uint64_t mark_slices;       /* mark slices this domain ran (gc_stats.mark_slices) */
   uint64_t max_slice_ns;      /* the longest of them (gc_stats.max_slice_ns) */
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
@@ -179,7 +180,10 @@ typedef struct gc_mark_work {
   void *arena;          /* all buffers, one allocation */
   size_t arena_bsize;   /* its bytes: a new shape that fits in them reuses it */
   uintptr_t overflowed; /* atomic: a push found no room; flagged pools need re-darkening */
+  uintptr_t slicing;    /* atomic: domains in an incremental mark slice now */
   uint64_t handoffs;    /* buffers split for idle markers, since the heap was created */
+  uint64_t shares;      /* buffers put on the full list not full (gc_work_put_partial), since
+                         * the heap was created; under the lock */
 } gc_mark_work;
 
 /* What the current (or last) cycle did and why it started, for the perf pass (invariants/
@@ -195,10 +199,12 @@ typedef struct gc_mark_work {
  * min_trigger_words), both as the pacer read them when it decided.
  *
  * INV-OVERFLOW-1: a push overflows only when every work buffer is out of reach: none on the empty
- * list. With M markers, h handoffs this mark, B buffers of E entries: the pushing marker holds a
- * full buffer or none, each other marker holds at most one buffer that may be empty (the one it
- * pops from, or a fresh one it is about to fill), and every other buffer is full (E entries) or
- * a handoff's half (at least 1 entry, at most h of them). Every entry is a distinct block marked
+ * list. With M markers, h handoffs and shares this mark, B buffers of E entries: the pushing
+ * marker holds a full buffer or none, each other marker holds at most one buffer that may be
+ * empty (the one it pops from, or a fresh one it is about to fill), and every other buffer is
+ * full (E entries) or a handoff's half or a shared partial one (incremental marking: what a
+ * slice left, or a marker's buffer collected at termination; at least 1 entry, at most h of
+ * them). Every entry is a distinct block marked
  * this mark (a block is pushed once, when it turns MARKED), and the prefetch FIFO holds pointers
  * not yet marked, so it takes no entry. So a mark that overflowed marked at least
  * (B - M + 1 - h')E + h' + 1 blocks of a scanned tag, h' = min(h, B - M + 1); with one marker
@@ -233,6 +239,7 @@ typedef struct gc_cycle_work {
    * their fields (at most these words) beside scan_fields_marked. */
   uint64_t born_marked_blocks, born_marked_words;
   uint64_t handoffs;   /* buffers split for idle markers in this mark */
+  uint64_t shares;     /* partial buffers put on the full list in this mark (incremental) */
   gc_mark_counts mark; /* the markers' counts, summed */
 } gc_cycle_work;
 
@@ -428,6 +435,7 @@ struct gc_heap {
   size_t marked_blocks;             /* blocks marked this cycle */
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
   uint64_t handoffs_at_mark_begin;  /* work.handoffs when this mark began */
+  uint64_t shares_at_mark_begin;    /* work.shares when this mark began */
   gc_cycle_work pace_decision;      /* a paced start's snapshot, under stw_lock before the stop */
   uint64_t reported_words_at_reset; /* reported_words (cycle.c) when the pacer last reset */
 

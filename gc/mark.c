@@ -266,6 +266,7 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_atomic_store(&heap->work.overflowed, 0);
   heap->cycle_work.markers = markers;
   heap->handoffs_at_mark_begin = heap->work.handoffs;
+  heap->shares_at_mark_begin = heap->work.shares;
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_mark_init_marker(heap, &heap->domains[i]->marker, markers > 1);
   }
@@ -319,6 +320,7 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   heap->marked_blocks = total.marked_blocks;
   heap->cycle_work.mark = total.counts;
   heap->cycle_work.handoffs = heap->work.handoffs - heap->handoffs_at_mark_begin;
+  heap->cycle_work.shares = heap->work.shares - heap->shares_at_mark_begin;
 }
 
 /* ---- Incremental marking ---------------------------------------------------------------------
@@ -359,6 +361,17 @@ void gc_mark_count_unpinned(gc_heap *heap, gc_header hd) {
   gc_mutex_unlock(&heap->shade_lock);
 }
 
+/* A slice that ends with grey work left shares it: otherwise a domain that runs dry finds
+ * nothing on the shared list while this one sits on work until its next slice, and stops the
+ * world for a termination that can only resume marking (a recheck). Between slices a domain's
+ * buffer then holds only what its barrier pushed. */
+static void share_leftover(gc_domain *d) {
+  gc_workbuf *b = d->marker.buf;
+  if (b == NULL || b->count == 0) return;
+  d->marker.buf = NULL;
+  gc_work_put_partial(&d->heap->work, b);
+}
+
 void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader) {
   gc_mark_begin(heap, heap->domain_count + 1); /* every domain, and the shade marker */
   heap->mark_markers = heap->domain_count + 1;
@@ -369,6 +382,7 @@ void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader) {
     gc_roots_visit_domain(heap->domains[i], visit_root, m);
   }
   flush_prefetch(m);
+  share_leftover(leader); /* the roots' buffer: for whichever domain slices first */
 }
 
 /* Take a full buffer from the shared list, without waiting; NULL if there is none. The shade
@@ -395,7 +409,10 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       scan_block(m, v);
     }
     int flushed = flush_prefetch(m);
-    if (done_words >= budget_words) return 1;
+    if (done_words >= budget_words) {
+      share_leftover(d);
+      return 1;
+    }
     if (flushed) continue;
     gc_workbuf *full = take_full(d->heap);
     if (full == NULL) return 0;
@@ -410,7 +427,7 @@ static void flush_marker(gc_mark_work *w, gc_marker *m) {
   if (b == NULL) return;
   m->buf = NULL;
   if (b->count > 0) {
-    gc_work_put_full(w, b);
+    gc_work_put_partial(w, b);
   } else {
     gc_work_put_empty(w, b);
   }

@@ -11,9 +11,11 @@
  *
  *   A protocol word is shared state through which threads coordinate: a domain's state, the
  *   stop-the-world request, heap->domain_count, the marking flags and counters (work.done,
- *   work.idle, work.full_count, work.overflowed, heap->marking), running_finalizers, the large
- *   index's stale flag; and the heads of the lists threads take from and push onto under a lock while others
- *   run (the orphan lists and the free pools, by running domains; the work lists, by markers). Every load and store of a protocol word is a scheduling point:
+ *   work.idle, work.full_count, work.overflowed, work.slicing, heap->marking),
+ *   running_finalizers, the large index's stale flag; and the heads of the lists threads take
+ *   from and push onto under a lock while others run (the orphan lists and the free pools, by
+ *   running domains; the work lists, by markers). Every load and store of a protocol word is a
+ *   scheduling point:
  *   gc_atomic_load / gc_atomic_store (acquire / release) for a word read without its lock,
  *   GC_GUARDED_LOAD / GC_GUARDED_STORE for a list head read and written under its lock, and the
  *   read-modify-writes as before. A race is a window between two accesses of one thread in which

@@ -23,6 +23,7 @@ work.done|(work\.|w->)done([^A-Za-z0-9_]|$)
 work.idle|(work\.|w->)idle([^A-Za-z0-9_]|$)
 work.full_count|(work\.|w->)full_count
 work.overflowed|(work\.|w->)overflowed
+work.slicing|(work\.|w->)slicing
 running_finalizers|running_finalizers
 large_index.stale|(ix->|large_index\.)stale
 orphans|(orphans\.|o->)(avail|full|large)([^A-Za-z0-9_]|$)

@@ -92,6 +92,13 @@ void gc_work_put_full(gc_mark_work *w, gc_workbuf *b) {
   gc_mutex_unlock(&w->lock);
 }
 
+void gc_work_put_partial(gc_mark_work *w, gc_workbuf *b) {
+  gc_mutex_lock(&w->lock);
+  put_full_with_lock(w, b);
+  w->shares++;
+  gc_mutex_unlock(&w->lock);
+}
+
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
   for (;;) {

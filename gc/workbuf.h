@@ -27,6 +27,10 @@ void gc_work_begin(gc_heap *heap, size_t markers);
 gc_workbuf *gc_work_get_empty(gc_mark_work *w); /* NULL when none is left */
 void gc_work_put_empty(gc_mark_work *w, gc_workbuf *b);
 void gc_work_put_full(gc_mark_work *w, gc_workbuf *b);
+/* A buffer that is not full goes on the full list for any marker to take (incremental marking
+ * shares what a slice leaves; termination collects every marker's): counted in w->shares, as
+ * INV-OVERFLOW-1 counts handoffs' halves. */
+void gc_work_put_partial(gc_mark_work *w, gc_workbuf *b);
 /* A full buffer, waiting while other markers still work; NULL when marking is over. */
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w);
 /* A full buffer if one waits, never waiting (incremental slices); NULL otherwise. */

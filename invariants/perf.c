@@ -76,17 +76,18 @@ static size_t check_mark(const gc_verify_run *run) {
   const gc_mark_counts *c = &w->mark;
   size_t found = 0;
   if (c->overflows > 0) {
-    uint64_t floor =
-        overflow_floor(heap->work.buf_count, heap->work.buf_entries, w->markers, w->handoffs);
+    uint64_t floor = overflow_floor(heap->work.buf_count, heap->work.buf_entries, w->markers,
+                                    w->handoffs + w->shares);
     if (c->scan_blocks_marked <= floor) {
       found += gc_verify_state_violation(
           run, GC_VK_PERF_NEEDLESS_OVERFLOW, "the mark stack",
           "the mark stack overflowed %zu time(s) in a mark of %zu scanned blocks, which fit in "
-          "it: %zu buffers of %zu entries (markstack=%zu), %zu marker(s), %llu handoff(s) leave "
-          "room for %llu entries before a push can find none (INV-OVERFLOW-1)",
+          "it: %zu buffers of %zu entries (markstack=%zu), %zu marker(s), %llu handoff(s) and "
+          "%llu shared partial buffer(s) leave room for %llu entries before a push can find "
+          "none (INV-OVERFLOW-1)",
           c->overflows, c->scan_blocks_marked, heap->work.buf_count, heap->work.buf_entries,
           heap->cfg.mark_stack_entries, w->markers, (unsigned long long)w->handoffs,
-          (unsigned long long)floor);
+          (unsigned long long)w->shares, (unsigned long long)floor);
     }
   }
   uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes) +
