@@ -1,6 +1,7 @@
 /* Domains: creation, termination, blocking sections (see gc.h and INV-DOM-1 in heap.h). */
 #include <stdlib.h>
 
+#include "gc/cycle.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
@@ -117,6 +118,12 @@ void gc_enter_blocking(gc_domain *d) {
 void gc_leave_blocking(gc_domain *d) {
   /* A collection may have claimed the domain: wait until it lets the world go. */
   while (!gc_atomic_cas(&d->state, GC_DOMAIN_BLOCKING, GC_DOMAIN_RUNNING)) gc_plat_spin(d);
+  /* A mark that began with one domain marks with plain stores: it must not meet this one's
+   * compare-and-swaps (heap->mark_parallel). */
+  if (gc_atomic_load_relaxed(&d->head.marking) && !gc_atomic_load(&d->heap->mark_parallel) &&
+      gc_atomic_load(&d->heap->domain_count) > 1) {
+    gc_cycle_make_mark_parallel(d);
+  }
 }
 
 unsigned gc_domain_id(const gc_domain *d) { return d->id; }

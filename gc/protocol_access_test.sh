@@ -31,6 +31,7 @@ free_pools|heap->free_pools([^A-Za-z0-9_]|$)
 work.lists|(work\.|w->)(empty|full)([^A-Za-z0-9_]|$)
 domain_count|domain_count
 marking|heap->marking([^A-Za-z0-9_]|$)
+mark_parallel|(heap->|d->heap->)mark_parallel([^A-Za-z0-9_]|$)
 '
 
 # Exemptions: file:function:word, and why. Keep it short; each line is a claim a reviewer checks.
