@@ -110,11 +110,11 @@ static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_
 
 /* Every block the heap index knows: slot by slot below each pool's frontier (free slots, whose
  * header is 0, included: callers skip them), then every large block. Pools and large blocks in
- * the order of the index's maps. */
+ * the order of the index's lists (the order its build met them). */
 typedef struct block_cursor {
   gc_heapindex *ix;
-  size_t bucket;           /* next bucket of the map being walked */
-  int larges;              /* 0: ix->pools, 1: ix->larges */
+  size_t next;             /* next entry of the list being walked */
+  int larges;              /* 0: ix->pool_list, 1: ix->large_list */
   gc_header *slot, *limit; /* the pool being walked: next slot, its frontier */
   size_t slot_whsize;
 } block_cursor;
@@ -138,16 +138,15 @@ static int next_block(block_cursor *c, heap_block *b) {
       *b = (heap_block){gc_val_hp(hp), *hp, c->slot_whsize};
       return 1;
     }
-    const gc_addrmap *m = c->larges ? &c->ix->larges : &c->ix->pools;
-    if (m->buckets == NULL || c->bucket > m->mask) {
+    if (c->next == (c->larges ? c->ix->large_count : c->ix->pool_count)) {
       if (c->larges) return 0;
       c->larges = 1;
-      c->bucket = 0;
+      c->next = 0;
       continue;
     }
-    const gc_addrmap_entry *e = &m->buckets[c->bucket++];
-    if (!gc_addrmap_live(m, e)) continue;
-    uint64_t value = e->word & GC_ADDRMAP_VALUE_MAX;
+    const gc_addrmap_entry *e =
+        c->larges ? &c->ix->large_list[c->next++] : &c->ix->pool_list[c->next++];
+    uint64_t value = e->word;
     if (c->larges) {
       gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)value);
       *b = (heap_block){gc_val_hp(hp), *hp, SIZE_MAX};

@@ -98,6 +98,16 @@ typedef struct gc_heapindex {
   gc_heap *heap;
   gc_addrmap pools;  /* pool address -> size class */
   gc_addrmap larges; /* large block val -> gc_large * */
+  /* The same entries, each once, in the order the build met them (owner, list, class, list
+   * position): what a pass that visits every pool or large block loops over, in O(pools) and
+   * O(large blocks) rather than over every bucket of a map (up to sixteen times as many in a
+   * fuzzing process, whose maps keep the buckets of earlier, larger heaps). The buffers are kept
+   * from one build to the next. A pool's entry: `key` its address, `word` its class as the map
+   * holds it (GC_NUM_SIZECLASSES when the pool's own was corrupt); a large block's: `key` its
+   * val, `word` its gc_large. (No epoch bits: `word` is the value.) */
+  gc_addrmap_entry *pool_list, *large_list;
+  size_t pool_count, large_count;
+  size_t pool_list_capacity, large_list_capacity;
   /* Large blocks by address, for the interior-pointer diagnosis; built on first need. */
   gc_large **sorted_larges;
   size_t sorted_count, sorted_capacity; /* the buffer is kept from one build to the next */
