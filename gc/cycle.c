@@ -170,8 +170,8 @@ static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *wor
  * cycle may have parked, while it waited for the lock, in another domain's stop that started
  * incremental marking: a second start would reshape the work buffers under the first one's
  * grey work. (Marking starts and ends only under this lock, so the answer holds until the
- * stop.) */
-static int none_marking(gc_heap *heap) { return !gc_atomic_load(&heap->marking); }
+ * stop, and the read is no scheduling point: no other thread can change it meanwhile.) */
+static int none_marking(gc_heap *heap) { return !gc_atomic_load_relaxed(&heap->marking); }
 static int none_marking_and_paced_due(gc_heap *heap) {
   return none_marking(heap) && paced_still_due(heap);
 }
