@@ -41,6 +41,9 @@
  *                 (gc_run_finalizers called from one runs nothing); its block and all it reaches
  *                 stay alive with their contents while it runs (API-LIVE, checked by the model
  *                 when it returns), whatever it allocates, stores, collects or re-arms.
+ *   API-COLLECT   gc_collect(GC_COLLECT_MAJOR or GC_COLLECT_FULL) returns only after a whole
+ *                 cycle (a mark and its colour rotation) ran since the call, the one marking
+ *                 when it was called finished first.
  *   VERIFY-DETECT the verifier's own contract: each corruption the fuzz driver's corrupt op plants
  *                 is reported by the kind its catalogue names, and nothing is reported once the
  *                 corruption is undone.
@@ -185,6 +188,8 @@
     "threads make progress: the collector never spins without end")                             \
   X(DRIVER_FINALIZER_CONTEXT, DRIVER, "driver.finalizer-context", "API-CALLBACK", OP,           \
     "a finalizer runs outside any collection and any other finalizer; gc_run_finalizers from "  \
-    "one runs nothing")
+    "one runs nothing")                                                                         \
+  X(DRIVER_NO_CYCLE, DRIVER, "driver.no-cycle", "API-COLLECT", OP,                              \
+    "gc_collect major or full returns only after a whole cycle ran since the call")
 
 #endif /* INVARIANTS_KINDS_H */

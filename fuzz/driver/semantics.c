@@ -227,6 +227,27 @@ static void op_terminate(driver *d, mutator *m, int n) {
   m->dom = d->blocked[back] ? NULL : d->domains[back];
 }
 
+/* collect: gc_collect. A major or full collection is a whole cycle from the call (API-COLLECT):
+ * on one thread the heap's count of cycles must have grown when it returns, whatever marked
+ * when it was called (a cycle under way is finished first, then one more runs). On threads the
+ * count is not read (the other domains run: gc_get_stats would race with them). */
+static void op_collect(driver *d, mutator *m, gc_collect_kind kind) {
+  int check = d->opt->threads == FUZZ_ONE_THREAD &&
+              (kind == GC_COLLECT_MAJOR || kind == GC_COLLECT_FULL);
+  gc_stats before, after;
+  if (check) gc_get_stats(d->heap, &before);
+  gc_collect(m->dom, kind);
+  if (!check) return;
+  gc_get_stats(d->heap, &after);
+  if (after.cycles <= before.cycles) {
+    drv_violation(d, m, GC_VK_DRIVER_NO_CYCLE,
+                  "gc_collect(%s) on d%d returned with no cycle completed since the call (%llu "
+                  "cycles before and after)",
+                  kind == GC_COLLECT_MAJOR ? "major" : "full", m->on,
+                  (unsigned long long)after.cycles);
+  }
+}
+
 static void op_block(driver *d, mutator *m) {
   if (d->blocked[m->on]) return;
   gc_enter_blocking(d->domains[m->on]);
@@ -619,7 +640,7 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
     case FUZZ_OP_POP: op_pop(d, m); break;
     case FUZZ_OP_ROOT: op_root(d, m, a[0].a, a[1].a); break;
     case FUZZ_OP_UNROOT: drv_op_unroot(d, m, a[0].a); break;
-    case FUZZ_OP_COLLECT: gc_collect(m->dom, (gc_collect_kind)a[0].a); break;
+    case FUZZ_OP_COLLECT: op_collect(d, m, (gc_collect_kind)a[0].a); break;
     case FUZZ_OP_PARAM: op_param(d, m, a[0]); break;
     case FUZZ_OP_FAIL: op_fail(d, m, a[0].a); break;
     case FUZZ_OP_LIMIT: op_limit(d, m, a[0].a); break;

@@ -244,6 +244,10 @@ static void name_objects(driver *d) {
   fuzz_sched_name(d->sched, &h->running_finalizers, "running_finalizers");
   fuzz_sched_name(d->sched, &h->large_index.stale, "large_index.stale");
   fuzz_sched_name(d->sched, &h->free_pools, "free_pools");
+  /* Incremental marking: the phase, the slicing count, the shade marker's lock. */
+  fuzz_sched_name(d->sched, &h->marking, "marking");
+  fuzz_sched_name(d->sched, &h->work.slicing, "work.slicing");
+  fuzz_sched_name(d->sched, &h->shade_lock, "shade_lock");
   name_domain(d, 0);
 }
 
