@@ -11,7 +11,9 @@ void gc_store_slow(gc_domain *d, gc_value block, size_t i, gc_value value) {
   /* The field is a protocol word here: a marker of another domain may scan it between this
    * load and the store below, and the scheduler must be able to put it there. */
   gc_plat_point_reached(GC_PLAT_LOAD, field);
-  gc_mark_darken(d, gc_atomic_load_word(field));
+  /* Acquire and release, as a marker's load of a field and gc_store's fast path: darkening reads
+   * the header of the block the old value names, which another domain may have initialised. */
+  gc_mark_darken(d, __atomic_load_n(field, __ATOMIC_ACQUIRE));
   gc_plat_point_reached(GC_PLAT_STORE, field);
-  __atomic_store_n(field, value, __ATOMIC_RELAXED);
+  __atomic_store_n(field, value, __ATOMIC_RELEASE);
 }

@@ -326,9 +326,11 @@ static inline void gc_store(gc_domain *d, gc_value block, size_t i, gc_value val
     gc_store_slow(d, block, i, value);
     return;
   }
-  /* Relaxed: a marker may read the field at the same time (an incremental cycle that began
-   * after this store); on the platforms we build, the same instruction as a plain store. */
-  __atomic_store_n(&((gc_value *)block)[i], value, __ATOMIC_RELAXED);
+  /* Release: a marker may read the field at the same time (an incremental cycle that began
+   * after this store) and then the header of the block stored, which this thread initialised:
+   * the marker's acquire load of the field orders the two. On x86-64 the same instruction as a
+   * plain store. */
+  __atomic_store_n(&((gc_value *)block)[i], value, __ATOMIC_RELEASE);
 }
 
 /* ---- Collection ---------------------------------------------------------------------------- */

@@ -149,8 +149,12 @@ void gc_set_hook(gc_heap *heap, gc_hook_fn fn, void *user) {
 static __thread gc_domain *slice_hook_domain;
 
 void gc_heap_call_slice_hook(gc_domain *d) {
+  /* The world runs: only the hook itself, not gc_heap_call_hook's warning, whose flag and the
+   * verify mask it reads are guarded by stw_lock. */
+  gc_heap *heap = d->heap;
+  if (heap->hook == NULL) return;
   slice_hook_domain = d;
-  gc_heap_call_hook(d->heap, GC_HOOK_MARK_SLICE);
+  heap->hook(heap, GC_HOOK_MARK_SLICE, heap->hook_user);
   slice_hook_domain = NULL;
 }
 

@@ -180,7 +180,9 @@ void gc_pool_recount(gc_pool *p, gc_heap_stats *s) {
   s->pool_words += GC_POOL_WSIZE;
   s->pool_frag_words += GC_POOL_HEADER_WSIZE + gc_wastage_of_class[p->size_class];
   for (gc_header *slot = gc_pool_first_slot(p); slot < p->frontier; slot += slot_whsize) {
-    gc_header hd = slot[0];
+    /* Atomic: adopting an orphan pool recounts it while another domain's mark slice may colour
+     * one of its headers (incremental marking). */
+    gc_header hd = gc_atomic_load_word(slot);
     if (hd == 0) continue;
     s->pool_live_blocks++;
     s->pool_live_words += gc_hd_whsize(hd);
