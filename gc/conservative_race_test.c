@@ -73,6 +73,9 @@ static void conservative_scan_while_another_marker_marks(void) {
   gc_config cfg;
   gc_config_default(&cfg);
   cfg.gc_percent = GC_PERCENT_OFF; /* only the cycles below */
+  /* Markers in parallel inside one stop: the stop-the-world mode's mark (an incremental start
+   * darkens every root on the leader alone, and the scanner would wait for a second marker). */
+  cfg.marking = GC_MARKING_STW;
   gc_heap *h = gc_heap_create(&cfg);
   gc_domain *main = gc_main_domain(h);
   second *s = calloc(1, sizeof *s);

@@ -170,8 +170,8 @@ static void allocated_total(const gc_heap *heap, uint64_t *blocks, uint64_t *wor
  * cycle may have parked, while it waited for the lock, in another domain's stop that started
  * incremental marking: a second start would reshape the work buffers under the first one's
  * grey work. (Marking starts and ends only under this lock, so the answer holds until the
- * stop.) */
-static int none_marking(gc_heap *heap) { return !gc_atomic_load(&heap->marking); }
+ * stop, and the read is no scheduling point: no other thread can change it meanwhile.) */
+static int none_marking(gc_heap *heap) { return !gc_atomic_load_relaxed(&heap->marking); }
 static int none_marking_and_paced_due(gc_heap *heap) {
   return none_marking(heap) && paced_still_due(heap);
 }
@@ -329,6 +329,26 @@ static void incremental_terminate(gc_domain *d) {
   t->markers = heap->mark_markers - 1;
   end_of_mark(heap);
   end_cycle_stop(d, stop_start_ns);
+}
+
+/* The stop's condition: marking, with plain stores still (no other domain made it parallel). */
+static int marking_alone(gc_heap *heap) {
+  return gc_atomic_load(&heap->marking) != 0 && gc_atomic_load(&heap->mark_parallel) == 0;
+}
+
+void gc_cycle_make_mark_parallel(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  if (d->in_collection) return;
+  d->in_collection = 1;
+  if (gc_stw_begin(d, GC_STW_SWEEP, marking_alone)) {
+    uint64_t start_ns = gc_plat_now_ns();
+    sweep_everywhere(d, 0); /* nothing to sweep while marking: the participants' barrier */
+    gc_mark_set_parallel(heap, 1);
+    gc_barrier_release(&heap->barrier);
+    record_pause(heap, gc_plat_now_ns() - start_ns);
+    gc_stw_end(d);
+  }
+  d->in_collection = 0;
 }
 
 static int incremental_mode(gc_heap *heap) {

@@ -28,6 +28,10 @@ void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason);
  * domain in a slice, tries to end marking (a stop of the world). 0 when it found no work but
  * left termination to a domain still slicing. */
 int gc_cycle_mark_step(gc_domain *d, size_t budget_words);
+/* d leaves a blocking section while an incremental mark that began with one domain marks with
+ * plain stores: stop the world and make every marker colour headers by compare-and-swap before
+ * d can mark beside them. */
+void gc_cycle_make_mark_parallel(gc_domain *d);
 /* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
 /* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */

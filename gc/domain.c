@@ -1,6 +1,7 @@
 /* Domains: creation, termination, blocking sections (see gc.h and INV-DOM-1 in heap.h). */
 #include <stdlib.h>
 
+#include "gc/cycle.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
@@ -34,7 +35,7 @@ int gc_domain_list_add(gc_heap *heap, gc_domain *d) {
   d->id = heap->next_domain_id++;
   /* Marking starts and ends only under stw_lock, which the caller holds: a domain made while a
    * cycle marks joins it now, with the barrier on and a marker of this cycle's colours. */
-  if (gc_atomic_load(&heap->marking)) {
+  if (gc_atomic_load_relaxed(&heap->marking)) {
     gc_mark_init_marker(heap, &d->marker, 1);
     d->head.marking = 1;
     heap->mark_markers++;
@@ -89,7 +90,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
   gc_enter_blocking(d);
   gc_mutex_lock(&heap->stw_lock);
   /* Its grey work to the shared lists, its counts to the shade marker's (mark.c). */
-  if (gc_atomic_load(&heap->marking)) gc_mark_retire(d);
+  if (gc_atomic_load_relaxed(&heap->marking)) gc_mark_retire(d); /* stw_lock held: stable */
   /* With the lock held no cycle can start, so sweeping now leaves nothing for later: the
    * orphans are swept for the current cycle (INV-ORPHAN-1). */
   gc_sweep_finish(d);
@@ -117,6 +118,12 @@ void gc_enter_blocking(gc_domain *d) {
 void gc_leave_blocking(gc_domain *d) {
   /* A collection may have claimed the domain: wait until it lets the world go. */
   while (!gc_atomic_cas(&d->state, GC_DOMAIN_BLOCKING, GC_DOMAIN_RUNNING)) gc_plat_spin(d);
+  /* A mark that began with one domain marks with plain stores: it must not meet this one's
+   * compare-and-swaps (heap->mark_parallel). */
+  if (gc_atomic_load_relaxed(&d->head.marking) && !gc_atomic_load(&d->heap->mark_parallel) &&
+      gc_atomic_load(&d->heap->domain_count) > 1) {
+    gc_cycle_make_mark_parallel(d);
+  }
 }
 
 unsigned gc_domain_id(const gc_domain *d) { return d->id; }

@@ -83,8 +83,9 @@ const char *gc_error_name(gc_error err);
 #define GC_PERCENT_OFF (-1)
 #define GC_PARAMS_ENV  "GCFUZZ_PARAMS"
 
-/* How a cycle marks (the `marking` parameter). Both modes are complete collectors; the README's
- * "Marking" section gives the phases of each and how the default was chosen. */
+/* How a cycle marks (the `marking` parameter; incremental by default). Both modes are complete
+ * collectors; gc/README.md ("Colours and the cycle") gives the phases of each and how the
+ * default was chosen. */
 typedef enum gc_marking_mode {
   GC_MARKING_INCREMENTAL, /* a short stop darkens the roots, then every running domain marks in
                            * slices beside its mutator (deletion barrier, blocks born MARKED);

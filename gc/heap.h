@@ -418,15 +418,21 @@ struct gc_heap {
    * repaints it MARKED; ranges hold raw words that may point at any block,
    * so the stop that ends marking scans them again. */
   gc_mark_work work;
-  uintptr_t marking;      /* atomic: 1 from the stop that starts incremental marking to the stop
+  uintptr_t marking;       /* atomic: 1 from the stop that starts incremental marking to the stop
                            * that ends it; each domain keeps its copy in head.marking */
-  gc_header alloc_colour; /* the colour of a new block: colours.marked while marking (born
+  uintptr_t mark_parallel; /* atomic: markers of this incremental mark colour headers by
+                            * compare-and-swap. A mark that starts with one domain marks with
+                            * plain stores (its slices, its barrier and the shade marker all run
+                            * on that domain's thread); a domain that joins it makes it parallel
+                            * with a stop when it first leaves its blocking section, before it
+                            * can mark (gc_cycle_make_mark_parallel). */
+  gc_header alloc_colour;  /* the colour of a new block: colours.marked while marking (born
                            * MARKED), colours.unmarked otherwise; changed only in a stop */
-  gc_mutex shade_lock;    /* guards `shade`: threads with no marker at hand (gc_pin) shade here */
-  gc_marker shade;        /* a marker without a domain: its full buffers go to work.full */
-  size_t mark_rechecks;   /* termination stops of this cycle that found work and resumed */
-  size_t mark_markers;    /* domains that marked this cycle (at the start, and spawned since) */
-  uintptr_t cycle_slices; /* atomic (relaxed, a statistic): slices of the current cycle */
+  gc_mutex shade_lock;     /* guards `shade`: threads with no marker at hand (gc_pin) shade here */
+  gc_marker shade;         /* a marker without a domain: its full buffers go to work.full */
+  size_t mark_rechecks;    /* termination stops of this cycle that found work and resumed */
+  size_t mark_markers;     /* domains that marked this cycle (at the start, and spawned since) */
+  uintptr_t cycle_slices;  /* atomic (relaxed, a statistic): slices of the current cycle */
   uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
   uintptr_t marking_mode;           /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */

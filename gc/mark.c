@@ -372,9 +372,16 @@ static void share_leftover(gc_domain *d) {
   gc_work_put_partial(&d->heap->work, b);
 }
 
+void gc_mark_set_parallel(gc_heap *heap, int parallel) {
+  for (size_t i = 0; i < heap->domain_count; i++) heap->domains[i]->marker.parallel = parallel;
+  heap->shade.parallel = parallel;
+  gc_atomic_store(&heap->mark_parallel, (uintptr_t)parallel);
+}
+
 void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader) {
   gc_mark_begin(heap, heap->domain_count + 1); /* every domain, and the shade marker */
   heap->mark_markers = heap->domain_count + 1;
+  gc_mark_set_parallel(heap, heap->domain_count > 1);
   gc_marker *m = &leader->marker;
   gc_roots_visit_global(heap, visit_root, m);
   gc_conservative_visit(heap, visit_conservative, m);

@@ -39,6 +39,9 @@ void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader);
 int gc_mark_slice(gc_domain *d, size_t budget_words);
 int gc_mark_quiescent(gc_heap *heap);
 void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader);
+/* Every marker of this mark, the shade marker's too, marks by compare-and-swap or not
+ * (heap->mark_parallel); world stopped. */
+void gc_mark_set_parallel(gc_heap *heap, int parallel);
 /* The write barrier's darkening on d's own marker. */
 void gc_mark_darken(gc_domain *d, gc_value v);
 /* Darken what v's fields hold, from a thread with no marker at hand (pinning v): on the heap's

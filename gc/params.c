@@ -23,7 +23,7 @@ void gc_config_default(gc_config *cfg) {
   cfg->trace = 0;
   cfg->trace_file = NULL;
   cfg->verify = 0;
-  cfg->marking = GC_MARKING_STW;
+  cfg->marking = GC_MARKING_INCREMENTAL;
   cfg->mark_slice_words = 4096;
 }
 

@@ -94,9 +94,20 @@ static gc_error root_scanner_remove_with_lock(gc_heap *heap, gc_scan_roots_fn fn
 
 /* ---- Pinned blocks ---- */
 
-/* Give the header at hp `colour`, whatever markers do to it meanwhile. */
-static void repaint(gc_header *hp, gc_header colour) {
+/* Whether a cycle marks now. The caller runs a domain (gc.h), and marking starts and ends only
+ * while every domain is stopped, so it cannot change under the caller: a plain (relaxed) read,
+ * not a scheduling point (a point here would open no window, and would shift every schedule of
+ * the stop-the-world mode by one step). */
+static int marking_now(gc_heap *heap) { return gc_atomic_load_relaxed(&heap->marking) != 0; }
+
+/* Give the header at hp `colour`: while a cycle marks by compare-and-swap, since markers may
+ * colour the header meanwhile; otherwise no marker runs, and a relaxed store is enough. */
+static void repaint(gc_heap *heap, gc_header *hp, gc_header colour) {
   gc_header hd = gc_atomic_load_word(hp);
+  if (!marking_now(heap)) {
+    gc_atomic_store_relaxed(hp, gc_hd_with_colour(hd, colour));
+    return;
+  }
   while (!gc_atomic_cas(hp, hd, gc_hd_with_colour(hd, colour))) hd = gc_atomic_load_word(hp);
 }
 
@@ -113,8 +124,8 @@ static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
    * block itself is lost if its push overflows): its fields, roots from now on, are darkened
    * here, and whatever a mutator overwrites in them later the barrier darkens. Then it is
    * repainted, by compare-and-swap since markers may colour the header meanwhile. */
-  if (gc_atomic_load(&heap->marking)) gc_mark_shade_fields(heap, v);
-  repaint(hp, GC_NOT_MARKABLE);
+  if (marking_now(heap)) gc_mark_shade_fields(heap, v);
+  repaint(heap, hp, GC_NOT_MARKABLE);
   return GC_OK;
 }
 
@@ -126,11 +137,11 @@ static gc_error unpin_with_lock(gc_heap *heap, gc_value v) {
   gc_header *hp = gc_hp_val(v);
   /* While a cycle marks, the block was a root when marking began and stays live: MARKED (its
    * fields were darkened as roots then; INV-BARRIER-1). */
-  if (gc_atomic_load(&heap->marking)) {
+  if (marking_now(heap)) {
     gc_mark_count_unpinned(heap, gc_atomic_load_word(hp));
-    repaint(hp, heap->colours.marked);
+    repaint(heap, hp, heap->colours.marked);
   } else {
-    repaint(hp, heap->colours.unmarked);
+    repaint(heap, hp, heap->colours.unmarked);
   }
   return GC_OK;
 }

@@ -97,7 +97,23 @@ GC_VERIFY_NOT_INSTRUMENTED uint32_t gc_verify_pool_classes(gc_pool *const *heads
 
 /* ---- Building ------------------------------------------------------------------------------ */
 
+/* Append (key, value) to a dense list, growing it; 0 when out of memory. */
+static int list_append(gc_addrmap_entry **list, size_t *count, size_t *capacity, uintptr_t key,
+                       uint64_t value) {
+  if (*count == *capacity) {
+    size_t more = *capacity ? 2 * *capacity : 16;
+    gc_addrmap_entry *grown = realloc(*list, more * sizeof *grown);
+    if (grown == NULL) return 0;
+    *list = grown;
+    *capacity = more;
+  }
+  (*list)[(*count)++] = (gc_addrmap_entry){key, value};
+  return 1;
+}
+
 int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
+  ix->pool_count = 0; /* the lists' buffers are kept */
+  ix->large_count = 0;
   ix->sorted_count = 0; /* its buffer is kept */
   ix->sorted_built = 0;
   ix->heap = heap;
@@ -119,6 +135,10 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
         for (gc_pool *p = o.pool_lists[l][c]; p != NULL; p = p->next) {
           unsigned cls = p->size_class < GC_NUM_SIZECLASSES ? p->size_class : GC_NUM_SIZECLASSES;
           int added = gc_addrmap_add(&ix->pools, (uintptr_t)p, cls);
+          if (added > 0 && !list_append(&ix->pool_list, &ix->pool_count, &ix->pool_list_capacity,
+                                        (uintptr_t)p, cls)) {
+            added = -1;
+          }
           if (added < 0) ix->complete = 0;
           if (added <= 0) break;
         }
@@ -127,7 +147,12 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
     for (int l = 0; l < GC_VERIFY_LARGE_LISTS; l++) {
       if (o.large_lists[l] == NULL) continue;
       for (gc_large *a = *o.large_lists[l]; a != NULL; a = a->next) {
-        int added = gc_addrmap_add(&ix->larges, gc_val_hp(gc_large_hp(a)), (uint64_t)(uintptr_t)a);
+        gc_value v = gc_val_hp(gc_large_hp(a));
+        int added = gc_addrmap_add(&ix->larges, v, (uint64_t)(uintptr_t)a);
+        if (added > 0 && !list_append(&ix->large_list, &ix->large_count, &ix->large_list_capacity,
+                                      v, (uint64_t)(uintptr_t)a)) {
+          added = -1;
+        }
         if (added < 0) ix->complete = 0;
         if (added <= 0) break;
       }
@@ -141,6 +166,8 @@ void gc_heapindex_free(gc_heapindex *ix) {
   gc_addrmap_free(&ix->pools);
   gc_addrmap_free(&ix->larges);
   free(ix->sorted_larges);
+  free(ix->pool_list);
+  free(ix->large_list);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -156,16 +183,14 @@ static int by_address(const void *a, const void *b) {
 static void build_sorted_larges(gc_heapindex *ix) {
   ix->sorted_built = 1;
   ix->sorted_count = 0;
-  if (ix->sorted_capacity < ix->larges.count + 1) {
-    gc_large **more = realloc(ix->sorted_larges, (ix->larges.count + 1) * sizeof *more);
+  if (ix->sorted_capacity < ix->large_count + 1) {
+    gc_large **more = realloc(ix->sorted_larges, (ix->large_count + 1) * sizeof *more);
     if (more == NULL) return; /* the diagnosis says "outside" rather than "inside a large block" */
     ix->sorted_larges = more;
-    ix->sorted_capacity = ix->larges.count + 1;
+    ix->sorted_capacity = ix->large_count + 1;
   }
-  for (size_t i = 0; i <= ix->larges.mask; i++) {
-    const gc_addrmap_entry *e = &ix->larges.buckets[i];
-    if (!gc_addrmap_live(&ix->larges, e)) continue;
-    ix->sorted_larges[ix->sorted_count++] = (gc_large *)(uintptr_t)(e->word & GC_ADDRMAP_VALUE_MAX);
+  for (size_t i = 0; i < ix->large_count; i++) {
+    ix->sorted_larges[ix->sorted_count++] = (gc_large *)(uintptr_t)ix->large_list[i].word;
   }
   qsort(ix->sorted_larges, ix->sorted_count, sizeof *ix->sorted_larges, by_address);
 }
@@ -350,16 +375,15 @@ int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b) {
       *b = (gc_heapindex_block){gc_val_hp(hp), *hp, c->slot_whsize};
       return 1;
     }
-    const gc_addrmap *m = c->larges ? &c->ix->larges : &c->ix->pools;
-    if (m->buckets == NULL || c->bucket > m->mask) {
+    if (c->next == (c->larges ? c->ix->large_count : c->ix->pool_count)) {
       if (c->larges) return 0;
       c->larges = 1;
-      c->bucket = 0;
+      c->next = 0;
       continue;
     }
-    const gc_addrmap_entry *e = &m->buckets[c->bucket++];
-    if (!gc_addrmap_live(m, e)) continue;
-    uint64_t value = e->word & GC_ADDRMAP_VALUE_MAX;
+    const gc_addrmap_entry *e =
+        c->larges ? &c->ix->large_list[c->next++] : &c->ix->pool_list[c->next++];
+    uint64_t value = e->word;
     if (c->larges) {
       gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)value);
       *b = (gc_heapindex_block){gc_val_hp(hp), *hp, SIZE_MAX};

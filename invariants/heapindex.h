@@ -98,6 +98,16 @@ typedef struct gc_heapindex {
   gc_heap *heap;
   gc_addrmap pools;  /* pool address -> size class */
   gc_addrmap larges; /* large block val -> gc_large * */
+  /* The same entries, each once, in the order the build met them (owner, list, class, list
+   * position): what a pass that visits every pool or large block loops over, in O(pools) and
+   * O(large blocks) rather than over every bucket of a map (up to sixteen times as many in a
+   * fuzzing process, whose maps keep the buckets of earlier, larger heaps). The buffers are kept
+   * from one build to the next. A pool's entry: `key` its address, `word` its class as the map
+   * holds it (GC_NUM_SIZECLASSES when the pool's own was corrupt); a large block's: `key` its
+   * val, `word` its gc_large. (No epoch bits: `word` is the value.) */
+  gc_addrmap_entry *pool_list, *large_list;
+  size_t pool_count, large_count;
+  size_t pool_list_capacity, large_list_capacity;
   /* Large blocks by address, for the interior-pointer diagnosis; built on first need. */
   gc_large **sorted_larges;
   size_t sorted_count, sorted_capacity; /* the buffer is kept from one build to the next */
@@ -159,12 +169,13 @@ void gc_heapindex_describe(gc_heapindex *ix, gc_value v, char *buf, size_t buf_l
 
 /* Every block the heap index knows: slot by slot below each pool's frontier (free slots, whose
  * header is 0, included: callers skip them), then every large block. Pools and large blocks in
- * the order of the index's maps. A caller may skip the rest of the pool it is in by setting
- * `slot` to `limit` (checkmark counts a pool's colours in one loop). */
+ * the order of the index's lists (the order its build met them). A caller may skip the rest of
+ * the pool it is in by setting `slot` to `limit` (checkmark counts a pool's colours in one
+ * loop). */
 typedef struct gc_heapindex_cursor {
   gc_heapindex *ix;
-  size_t bucket;           /* next bucket of the map being walked */
-  int larges;              /* 0: ix->pools, 1: ix->larges */
+  size_t next;             /* next entry of the list being walked */
+  int larges;              /* 0: ix->pool_list, 1: ix->large_list */
   gc_header *slot, *limit; /* the pool being walked: next slot, its frontier */
   size_t slot_whsize;
 } gc_heapindex_cursor;

@@ -137,8 +137,7 @@ void gc_verify_reports_init(gc_verify_reports *r) { memset(r, 0, sizeof *r); }
 
 static void report_free(gc_verify_report *r) {
   free(r->path);
-  free(r->nodes);
-  free(r->edges);
+  free(r->nodes); /* the edges are in the same allocation (gc_verify_report_neighbourhood) */
 }
 
 void gc_verify_reports_clear(gc_verify_reports *r) {
@@ -170,7 +169,7 @@ gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind 
     return NULL;
   }
   if (out->count == out->capacity) {
-    size_t capacity = out->capacity ? out->capacity * 2 : 8;
+    size_t capacity = out->capacity ? out->capacity * 2 : 2; /* most lists hold one or two */
     gc_verify_report *items = realloc(out->items, capacity * sizeof *items);
     if (items == NULL) {
       out->dropped++;
@@ -336,17 +335,38 @@ static void expand(snapshot *s, size_t i) {
   }
 }
 
+static void draw_neighbourhood(gc_verify_report *r, gc_heapindex *ix);
+
+/* The snapshot is drawn in arrays on the stack, then kept in one allocation of the size it took
+ * (nodes, then edges): the corrupt op makes reports on purpose at every op, and a pair of
+ * zeroed 2.5 and 3 KiB arrays a report, most of them unused, was most of the memory the graph
+ * target allocated per input (under ASan, every byte of it passes through the quarantine). */
 void gc_verify_report_neighbourhood(gc_verify_report *r, gc_heapindex *ix) {
   if (r->block == 0) return;
-  r->nodes = calloc(MAX_NODES, sizeof *r->nodes);
-  r->edges = calloc(MAX_EDGES, sizeof *r->edges);
-  if (r->nodes == NULL || r->edges == NULL) {
-    free(r->nodes);
-    free(r->edges);
+  gc_verify_node nodes[MAX_NODES];
+  gc_verify_edge edges[MAX_EDGES];
+  r->nodes = nodes;
+  r->edges = edges;
+  r->node_count = 0;
+  r->edge_count = 0;
+  draw_neighbourhood(r, ix);
+  size_t nodes_bsize = r->node_count * sizeof *nodes, edges_bsize = r->edge_count * sizeof *edges;
+  char *kept = malloc(nodes_bsize + edges_bsize);
+  if (kept == NULL) {
     r->nodes = NULL;
     r->edges = NULL;
+    r->node_count = 0;
+    r->edge_count = 0;
     return;
   }
+  memcpy(kept, nodes, nodes_bsize);
+  memcpy(kept + nodes_bsize, edges, edges_bsize);
+  r->nodes = (gc_verify_node *)kept;
+  r->edges = (gc_verify_edge *)(kept + nodes_bsize);
+}
+
+/* The snapshot into r->nodes and r->edges (room for MAX_NODES and MAX_EDGES). */
+static void draw_neighbourhood(gc_verify_report *r, gc_heapindex *ix) {
   snapshot s = {r, ix};
   node_of(&s, r->block, 1);
   /* In-edges: the last two steps of the path. */

@@ -46,18 +46,24 @@ typedef struct walk {
 
 /* The path from the root to `v`, through the referrers recorded in the map. */
 static void report_path(walk *w, gc_verify_report *r, gc_value v) {
-  size_t capacity = 16, count = 0;
-  gc_verify_step *steps = malloc(capacity * sizeof *steps);
+  /* Most paths are short: their steps are collected on the stack, and only a longer one moves
+   * to the heap (gc_verify_report_path keeps a copy either way). */
+  enum { ON_STACK = 16 };
+  gc_verify_step on_stack[ON_STACK];
+  size_t capacity = ON_STACK, count = 0;
+  gc_verify_step *steps = on_stack;
   uint64_t ref = 0;
   size_t bound = w->s->seen.count + 1; /* each step goes to an older block: no more than this */
-  while (steps != NULL && gc_addrmap_get(&w->s->seen, v, &ref) && (ref & 1) == 0 && bound-- > 0) {
+  while (gc_addrmap_get(&w->s->seen, v, &ref) && (ref & 1) == 0 && bound-- > 0) {
     gc_value parent = (gc_value)ref;
     gc_header hd = gc_hd_val(parent); /* the parent was scanned, so it passed every check */
     size_t field = 0, wsize = gc_hd_wsize(hd);
     while (field < wsize && gc_fields(parent)[field] != v) field++;
     if (count == capacity) {
-      gc_verify_step *more = realloc(steps, 2 * capacity * sizeof *steps);
+      gc_verify_step *more =
+          realloc(steps == on_stack ? NULL : steps, 2 * capacity * sizeof *steps);
       if (more == NULL) break;
+      if (steps == on_stack) memcpy(more, on_stack, sizeof on_stack);
       steps = more;
       capacity *= 2;
     }
@@ -75,8 +81,8 @@ static void report_path(walk *w, gc_verify_report *r, gc_value v) {
   } else {
     snprintf(origin, sizeof origin, "(path lost)");
   }
-  if (steps != NULL) gc_verify_report_path(r, origin, steps, count);
-  free(steps);
+  gc_verify_report_path(r, origin, steps, count);
+  if (steps != on_stack) free(steps);
 }
 
 /* Count and report a violation on block v; returns 0 so checks can `return violation(...)`. */

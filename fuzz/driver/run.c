@@ -153,10 +153,13 @@ static gc_pool_cache *scheduled_pool_cache(void) {
 
 /* The heap every program starts with: pacing that can trigger within a short program, pools
  * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
- * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4). */
+ * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4), and
+ * stop-the-world marking whatever the collector's default, so that a program means what it
+ * meant when it was written (`param marking incremental` switches; fuzz/README.md). */
 static gc_heap *create_heap(const fuzz_options *opt) {
   gc_config cfg;
   gc_config_default(&cfg);
+  cfg.marking = GC_MARKING_STW;
   cfg.min_trigger_words = 4096;
   cfg.mark_stack_entries = 1024;
   cfg.pools_per_batch = 1;
