@@ -196,7 +196,7 @@ static void four_threads_incremental(void) {
 }
 
 static void four_threads_incremental_tiny_slices(void) {
-  one_world(INCREMENTAL "markslice=1,mintrigger=2K,markstack=4", 3000, 4);
+  one_world(INCREMENTAL "markslice=1,mintrigger=2K,markstack=4", 1500, 4);
 }
 
 int main(void) {
