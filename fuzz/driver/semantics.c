@@ -232,8 +232,8 @@ static void op_terminate(driver *d, mutator *m, int n) {
  * when it was called (a cycle under way is finished first, then one more runs). On threads the
  * count is not read (the other domains run: gc_get_stats would race with them). */
 static void op_collect(driver *d, mutator *m, gc_collect_kind kind) {
-  int check = d->opt->threads == FUZZ_ONE_THREAD &&
-              (kind == GC_COLLECT_MAJOR || kind == GC_COLLECT_FULL);
+  int check =
+      d->opt->threads == FUZZ_ONE_THREAD && (kind == GC_COLLECT_MAJOR || kind == GC_COLLECT_FULL);
   gc_stats before, after;
   if (check) gc_get_stats(d->heap, &before);
   gc_collect(m->dom, kind);
