@@ -99,13 +99,21 @@ void gc_work_put_partial(gc_mark_work *w, gc_workbuf *b) {
   gc_mutex_unlock(&w->lock);
 }
 
+/* The full list's head, taken off it; NULL when the list is empty. */
+static gc_workbuf *take_full_with_lock(gc_mark_work *w) {
+  gc_workbuf *b = GC_GUARDED_LOAD(w->full);
+  if (b != NULL) {
+    GC_GUARDED_STORE(w->full, b->next);
+    gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
+  }
+  return b;
+}
+
 gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
   for (;;) {
-    gc_workbuf *b = GC_GUARDED_LOAD(w->full);
+    gc_workbuf *b = take_full_with_lock(w);
     if (b != NULL) {
-      GC_GUARDED_STORE(w->full, b->next);
-      gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
       gc_mutex_unlock(&w->lock);
       return b;
     }
@@ -130,11 +138,7 @@ gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w) {
 gc_workbuf *gc_work_try_get_full(gc_mark_work *w) {
   if (gc_atomic_load(&w->full_count) == 0) return NULL; /* a hint, read again under the lock */
   gc_mutex_lock(&w->lock);
-  gc_workbuf *b = GC_GUARDED_LOAD(w->full);
-  if (b != NULL) {
-    GC_GUARDED_STORE(w->full, b->next);
-    gc_atomic_store(&w->full_count, gc_atomic_load(&w->full_count) - 1);
-  }
+  gc_workbuf *b = take_full_with_lock(w);
   gc_mutex_unlock(&w->lock);
   return b;
 }
