@@ -108,7 +108,7 @@ static size_t check_marking_over(const gc_verify_run *run) {
 static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_header hd) {
   /* A free slot's zero header made MARKED was never allocated, then or since. */
   if (!run->heap->trace.incremental || gc_hd_wsize(hd) == 0) return 0;
-  const gc_verify_snapshot *s = run->snapshot;
+  gc_verify_snapshot *s = run->snapshot;
   if (!gc_verify_snapshot_current(s, run->heap)) return 1;
   return gc_verify_snapshot_reached(s, v) != NULL || !gc_verify_snapshot_present(s, v);
 }

@@ -21,8 +21,8 @@
  *               (satb.unmarked), reported with its recorded path and, when an edge of that path
  *               no longer holds what it held, the edge overwritten since; only the top of a missed
  *               subtree is reported. Every block not allocated at the start must be MARKED or
- *               NOT_MARKABLE (satb.born-white). Cost: O(recorded reachable blocks) header reads,
- *               plus one lookup per block of the heap that is not MARKED.
+ *               NOT_MARKABLE (satb.born-white). Cost: every header read once, in address order,
+ *               plus one lookup in the record per block that is not black.
  *
  * With stop-the-world marking nothing happens between the start and the end but the mark, so both
  * hold trivially: the pass still runs (a mark that missed a block is then satb.unmarked too). A
@@ -67,7 +67,7 @@ static size_t born_white_at_slice(const gc_verify_run *run, gc_verify_snapshot *
     gc_verify_report_path(r, "allocated since mark start (not in the snapshot)", NULL, 0);
   }
   /* Once: not again at a later slice, nor at mark-done. */
-  gc_addrmap_put(&s->blocks, v, GC_SNAP_BORN_REPORTED);
+  gc_verify_snapshot_set_born_reported(s, v);
   return found;
 }
 
@@ -81,11 +81,8 @@ static size_t check_slots(const gc_verify_run *run, gc_verify_snapshot *s, gc_po
     gc_header hd = peek_header(hp);
     if (hd == 0 || black(run->heap, hd)) continue;
     gc_value v = gc_val_hp(hp);
-    uint64_t value;
-    if (gc_addrmap_get(&s->blocks, v, &value) &&
-        (check_present || value == GC_SNAP_BORN_REPORTED)) {
-      continue;
-    }
+    gc_snap_state state = gc_verify_snapshot_state(s, v);
+    if (state != GC_SNAP_ABSENT && (check_present || state == GC_SNAP_BORN_REPORTED)) continue;
     char where[96];
     snprintf(where, sizeof where, "pool %p class %u (%zu-word slots), slot %zu, of domain %u",
              (void *)p, (unsigned)p->size_class, whsize, (size_t)(hp - first) / whsize,
@@ -126,7 +123,9 @@ static size_t check_domain_since(const gc_verify_run *run, gc_verify_snapshot *s
     for (gc_large *a = larges[l]; a != NULL; a = a->next) {
       gc_header hd = peek_header(gc_large_hp(a));
       gc_value v = gc_val_hp(gc_large_hp(a));
-      if (hd == 0 || black(run->heap, hd) || gc_addrmap_has(&s->blocks, v)) continue;
+      if (hd == 0 || black(run->heap, hd) || gc_verify_snapshot_state(s, v) != GC_SNAP_ABSENT) {
+        continue;
+      }
       char where[64];
       snprintf(where, sizeof where, "large block %p, of domain %u", (void *)a, d->id);
       found += born_white_at_slice(run, s, v, hd, where);
@@ -139,9 +138,9 @@ static size_t check_domain_since(const gc_verify_run *run, gc_verify_snapshot *s
 
 /* The recorded path to b, root first, as report steps with the headers of now; and in `cut`, the
  * first edge of it that no longer holds what it held at mark start (or "" if none). */
-static size_t recorded_path(const gc_verify_run *run, const gc_verify_snapshot *s,
-                            const gc_snap_block *b, gc_verify_step *steps, size_t max,
-                            const gc_snap_block **root, char *cut, size_t cut_len) {
+static size_t recorded_path(const gc_verify_run *run, gc_verify_snapshot *s, const gc_snap_block *b,
+                            gc_verify_step *steps, size_t max, const gc_snap_block **root,
+                            char *cut, size_t cut_len) {
   gc_heapindex *ix = &run->scratch->index;
   size_t n = 0;
   const gc_snap_block *at = b;
@@ -193,7 +192,7 @@ static void describe_origin(const gc_verify_run *run, const gc_snap_block *root,
   }
 }
 
-static size_t report_unmarked(const gc_verify_run *run, const gc_verify_snapshot *s,
+static size_t report_unmarked(const gc_verify_run *run, gc_verify_snapshot *s,
                               const gc_snap_block *b, gc_header hd) {
   enum { MAX_STEPS = 64 };
   gc_verify_step steps[MAX_STEPS];
@@ -218,35 +217,31 @@ static size_t report_unmarked(const gc_verify_run *run, const gc_verify_snapshot
   return found;
 }
 
-/* Every recorded reachable block is black; the top of a missed subtree only. */
-static size_t check_reached(const gc_verify_run *run, const gc_verify_snapshot *s) {
-  gc_heapindex *ix = &run->scratch->index;
-  size_t found = 0;
-  for (size_t i = 0; i < s->reached_count; i++) {
-    const gc_snap_block *b = &s->reached[i];
-    gc_header hd;
-    if (!gc_heapindex_read_header(ix, b->v, &hd) || hd == 0 || black(run->heap, hd)) continue;
-    if (b->via == GC_SNAP_FIELD) {
-      gc_header up;
-      if (gc_heapindex_read_header(ix, (gc_value)b->from, &up) && up != 0 &&
-          !black(run->heap, up)) {
-        continue; /* under a block reported (or itself under one) */
-      }
-    }
-    found += report_unmarked(run, s, b, hd);
-  }
-  return found;
-}
-
-/* Every block allocated since mark start is black. */
-static size_t check_born(const gc_verify_run *run, const gc_verify_snapshot *s) {
+/* One pass over the heap in address order, reading headers: a black block is what marking
+ * promises, whatever the record says of it. Of the others (the garbage, normally), one that the
+ * walk reached at the start is satb.unmarked, the top of a missed subtree only (its recorded
+ * referrer black or gone); one not allocated at the start is satb.born-white. Only those lookups
+ * touch the record, so the pass costs about a read of every header in order. */
+static size_t check_done(const gc_verify_run *run, gc_verify_snapshot *s) {
   gc_heapindex *ix = &run->scratch->index;
   size_t found = 0;
   gc_heapindex_cursor c;
   gc_heapindex_block b;
   gc_heapindex_cursor_start(&c, ix);
   while (gc_heapindex_next_block(&c, &b)) {
-    if (b.hd == 0 || black(run->heap, b.hd) || gc_addrmap_has(&s->blocks, b.v)) continue;
+    if (b.hd == 0 || black(run->heap, b.hd)) continue;
+    const gc_snap_block *reached = gc_verify_snapshot_reached(s, b.v);
+    if (reached != NULL) {
+      gc_header up;
+      if (reached->via == GC_SNAP_FIELD &&
+          gc_heapindex_read_header(ix, (gc_value)reached->from, &up) && up != 0 &&
+          !black(run->heap, up)) {
+        continue; /* under a block reported (or itself under one) */
+      }
+      found += report_unmarked(run, s, reached, b.hd);
+      continue;
+    }
+    if (gc_verify_snapshot_state(s, b.v) != GC_SNAP_ABSENT) continue; /* garbage at the start */
     gc_verify_report *r = gc_verify_violation(
         run, &found, GC_VK_SATB_BORN_WHITE,
         "a block allocated while marking is %s when marking ends: it must be born MARKED "
@@ -272,5 +267,5 @@ size_t gc_verify_satb_run(const gc_verify_run *run) {
   if (direct ? gc_atomic_peek(&run->heap->marking) != 0 : run->hook != GC_HOOK_MARK_DONE) return 0;
   if (run->scratch == NULL) return 0;
   if (!run->index_built && !gc_heapindex_build(&run->scratch->index, run->heap)) return 0;
-  return check_reached(run, s) + check_born(run, s);
+  return check_done(run, s);
 }

@@ -14,11 +14,67 @@ static int header_fits(const gc_heapindex_block *b) {
          whsize <= b->max_whsize && (b->max_whsize != SIZE_MAX || whsize > GC_SIZECLASS_MAX_WHSIZE);
 }
 
+/* ---- Lookups ------------------------------------------------------------------------------ */
+
+/* The state word of v if v is a slot start of a recorded pool, else NULL. A large block never
+ * lies in a recorded pool: nothing is freed (and no memory reused) between the record and the end
+ * of marking. */
+static uint32_t *slot_state(gc_verify_snapshot *s, gc_value v) {
+  gc_header *hp = gc_hp_val(v);
+  uintptr_t base = (uintptr_t)hp & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+  if (base != s->last_pool) {
+    uint64_t i;
+    if (!gc_addrmap_get(&s->pools, base, &i)) return NULL;
+    s->last_pool = base;
+    s->last_pool_index = (size_t)i;
+  }
+  const gc_snap_pool *m = &s->pool_marks[s->last_pool_index];
+  if (hp < m->first) return NULL;
+  size_t words = (size_t)(hp - m->first);
+  if (words >= GC_POOL_WSIZE) return NULL;
+  /* words / slot_whsize, by the reciprocal: exact for words < 2^32 / slot_whsize. */
+  size_t slot = (size_t)(((uint64_t)words * m->slot_reciprocal) >> 32);
+  if (slot * m->slot_whsize != words || slot >= m->slots) return NULL;
+  return &s->states[m->states + slot];
+}
+
+/* v's state word (a gc_snap_state, or GC_SNAP_REACHED + a record index). */
+static uint32_t state_word(gc_verify_snapshot *s, gc_value v) {
+  if (!gc_is_block(v)) return GC_SNAP_ABSENT;
+  const uint32_t *st = slot_state(s, v);
+  if (st != NULL) return *st;
+  uint64_t large;
+  return gc_addrmap_get(&s->larges, v, &large) ? (uint32_t)large : GC_SNAP_ABSENT;
+}
+
+static int set_state_word(gc_verify_snapshot *s, gc_value v, uint32_t word) {
+  uint32_t *st = slot_state(s, v);
+  if (st != NULL) {
+    *st = word;
+    return 1;
+  }
+  return gc_addrmap_put(&s->larges, v, word);
+}
+
 /* ---- The walk ------------------------------------------------------------------------------ */
+
+/* An edge met, not yet followed: its target's state word and header are being prefetched. The
+ * walk is memory-bound (two cache misses a block: its state word, its header), so, as the marker
+ * does (gc/mark.c), it lets SNAP_PREFETCH edges wait between meeting a target and reading it. */
+typedef struct snap_edge {
+  gc_value v;
+  uintptr_t from;
+  uint32_t field, via;
+  uint32_t *state; /* NULL: a large block (its state is in the map) */
+} snap_edge;
+
+enum { SNAP_PREFETCH = 8 };
 
 typedef struct snap_walk {
   gc_verify_snapshot *s;
   size_t sp;
+  snap_edge waiting[SNAP_PREFETCH]; /* a ring: the oldest at `head` */
+  unsigned head, count;
   int out_of_memory;
 } snap_walk;
 
@@ -37,16 +93,21 @@ static void push(snap_walk *w, gc_value v) {
   s->stack[w->sp++] = v;
 }
 
-/* v was found through (via, from, field): record it the first time, and walk on from it. */
-static void reach(snap_walk *w, gc_value v, gc_snap_via via, uintptr_t from, size_t field) {
+/* Follow edge e: record its target the first time, and walk on from it. */
+static void follow(snap_walk *w, const snap_edge *e) {
   gc_verify_snapshot *s = w->s;
-  uint64_t value;
-  if (!gc_is_block(v) || !gc_addrmap_get(&s->blocks, v, &value) || value != GC_SNAP_PRESENT) {
+  uint64_t large = GC_SNAP_ABSENT;
+  uint32_t word = e->state != NULL                           ? *e->state
+                  : gc_addrmap_get(&s->larges, e->v, &large) ? (uint32_t)large
+                                                             : GC_SNAP_ABSENT;
+  if (word != GC_SNAP_PRESENT) {
     return; /* no block allocated now (other passes name it), or reached already */
   }
   if (s->reached_count == s->reached_capacity) {
     size_t capacity = s->reached_capacity ? 2 * s->reached_capacity : 1024;
-    gc_snap_block *more = realloc(s->reached, capacity * sizeof *more);
+    gc_snap_block *more = capacity <= UINT32_MAX - GC_SNAP_REACHED
+                              ? realloc(s->reached, capacity * sizeof *more)
+                              : NULL;
     if (more == NULL) {
       w->out_of_memory = 1;
       return;
@@ -54,19 +115,48 @@ static void reach(snap_walk *w, gc_value v, gc_snap_via via, uintptr_t from, siz
     s->reached = more;
     s->reached_capacity = capacity;
   }
-  s->reached[s->reached_count] = (gc_snap_block){v, from, (uint32_t)field, (uint32_t)via};
-  if (!gc_addrmap_put(&s->blocks, v, 1 + s->reached_count)) {
+  s->reached[s->reached_count] = (gc_snap_block){e->v, e->from, e->field, e->via};
+  word = (uint32_t)(GC_SNAP_REACHED + s->reached_count);
+  if (e->state != NULL) {
+    *e->state = word;
+  } else if (!gc_addrmap_put(&s->larges, e->v, word)) {
     w->out_of_memory = 1;
     return;
   }
   s->reached_count++;
-  gc_header hd = gc_hd_val(v);
+  gc_header hd = gc_hd_val(e->v);
   /* A NOT_MARKABLE block's fields are root slots of their own (rootset.h), as for the marker. */
-  if (gc_tag_is_scanned(gc_hd_tag(hd)) && gc_hd_colour(hd) != GC_NOT_MARKABLE) push(w, v);
+  if (gc_tag_is_scanned(gc_hd_tag(hd)) && gc_hd_colour(hd) != GC_NOT_MARKABLE) push(w, e->v);
+}
+
+static void follow_oldest(snap_walk *w) {
+  snap_edge e = w->waiting[w->head];
+  w->head = (w->head + 1) % SNAP_PREFETCH;
+  w->count--;
+  follow(w, &e);
+}
+
+/* v was found through (via, from, field): follow the edge once its target is in the cache. */
+static void reach(snap_walk *w, gc_value v, gc_snap_via via, uintptr_t from, size_t field) {
+  if (!gc_is_block(v)) return;
+  snap_edge e = {v, from, (uint32_t)field, (uint32_t)via, slot_state(w->s, v)};
+  if (e.state == NULL) {
+    follow(w, &e); /* a large block, or no block: rare */
+    return;
+  }
+  __builtin_prefetch(e.state, 1);
+  __builtin_prefetch(gc_hp_val(v), 0);
+  if (w->count == SNAP_PREFETCH) follow_oldest(w);
+  w->waiting[(w->head + w->count) % SNAP_PREFETCH] = e;
+  w->count++;
 }
 
 static void drain(snap_walk *w) {
-  while (w->sp > 0 && !w->out_of_memory) {
+  while ((w->sp > 0 || w->count > 0) && !w->out_of_memory) {
+    if (w->sp == 0) {
+      follow_oldest(w);
+      continue;
+    }
     gc_value v = w->s->stack[--w->sp];
     size_t wsize = gc_hd_wsize(gc_hd_val(v));
     for (size_t f = 0; f < wsize; f++) reach(w, gc_fields(v)[f], GC_SNAP_FIELD, v, f);
@@ -87,18 +177,68 @@ static void visit_word(void *ctx, gc_value block, const uintptr_t *where) {
 
 /* ---- The record ---------------------------------------------------------------------------- */
 
-static int record_pool(gc_verify_snapshot *s, gc_pool *p, gc_header *free_head,
-                       gc_header *frontier) {
+/* A record for pool p of class `cls`, its slots' states all ABSENT; NULL when out of memory. */
+static gc_snap_pool *record_pool(gc_verify_snapshot *s, gc_pool *p, unsigned cls,
+                                 gc_header *free_head, gc_header *frontier) {
   if (s->pool_count == s->pool_capacity) {
     size_t capacity = s->pool_capacity ? 2 * s->pool_capacity : 64;
     gc_snap_pool *more = realloc(s->pool_marks, capacity * sizeof *more);
-    if (more == NULL) return 0;
+    if (more == NULL) return NULL;
     s->pool_marks = more;
     s->pool_capacity = capacity;
   }
-  s->pool_marks[s->pool_count] = (gc_snap_pool){free_head, frontier, frontier};
-  if (gc_addrmap_put(&s->pools, (uintptr_t)p, s->pool_count) == 0) return 0;
+  uint32_t slots = gc_slots_of_class((gc_sizeclass)cls);
+  if (s->states_count + slots > s->states_capacity) {
+    size_t capacity = s->states_capacity ? 2 * s->states_capacity : 16384;
+    while (capacity < s->states_count + slots) capacity *= 2;
+    uint32_t *more = realloc(s->states, capacity * sizeof *more);
+    if (more == NULL) return NULL;
+    s->states = more;
+    s->states_capacity = capacity;
+  }
+  memset(&s->states[s->states_count], 0, slots * sizeof *s->states);
+  gc_snap_pool *m = &s->pool_marks[s->pool_count];
+  *m = (gc_snap_pool){
+      .pool = p,
+      .first = gc_pool_first_slot(p),
+      .slot_whsize = gc_wsize_of_class[cls],
+      .slot_reciprocal = (uint32_t)((((uint64_t)1) << 32) / gc_wsize_of_class[cls] + 1),
+      .slots = slots,
+      .states = s->states_count,
+      .free_checked = free_head,
+      .free_end = frontier,
+      .frontier_checked = frontier};
+  if (gc_addrmap_put(&s->pools, (uintptr_t)p, s->pool_count) == 0) return NULL;
+  s->states_count += slots;
   s->pool_count++;
+  return m;
+}
+
+/* Every block allocated now, PRESENT: each pool's slots below its frontier with a header that
+ * fits (free slots have none), and the large blocks, as the heap index lists them. */
+static int record_blocks(gc_verify_snapshot *s, gc_heapindex *ix) {
+  for (size_t i = 0; i < ix->pool_count; i++) {
+    unsigned cls = (unsigned)ix->pool_list[i].word;
+    if (cls >= GC_NUM_SIZECLASSES) continue; /* a corrupt class: where its slots are is unknown */
+    gc_pool *p = (gc_pool *)ix->pool_list[i].key;
+    gc_header *first = gc_pool_first_slot(p);
+    size_t whsize = gc_wsize_of_class[cls];
+    gc_header *end = first + (size_t)gc_slots_of_class((gc_sizeclass)cls) * whsize;
+    gc_header *frontier = p->frontier; /* a corrupt one is kept inside the pool's slots */
+    gc_header *limit = frontier < first ? first : frontier > end ? end : frontier;
+    gc_snap_pool *m = record_pool(s, p, cls, p->free_list, limit);
+    if (m == NULL) return 0;
+    uint32_t *state = &s->states[m->states];
+    for (gc_header *hp = first; hp < limit; hp += whsize, state++) {
+      gc_heapindex_block b = {gc_val_hp(hp), *hp, whsize};
+      if (header_fits(&b)) *state = GC_SNAP_PRESENT;
+    }
+  }
+  for (size_t i = 0; i < ix->large_count; i++) {
+    gc_header *hp = gc_large_hp((gc_large *)(uintptr_t)ix->large_list[i].word);
+    gc_heapindex_block b = {gc_val_hp(hp), *hp, SIZE_MAX};
+    if (header_fits(&b) && !gc_addrmap_put(&s->larges, b.v, GC_SNAP_PRESENT)) return 0;
+  }
   return 1;
 }
 
@@ -107,20 +247,10 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
   s->cycle = heap->cycles;
   s->reached_count = 0;
   s->pool_count = 0;
-  int ok = gc_addrmap_reset(&s->blocks, 0) && gc_addrmap_reset(&s->pools, 0) && ix->complete;
-  gc_heapindex_cursor c;
-  gc_heapindex_block b;
-  gc_heapindex_cursor_start(&c, ix);
-  gc_pool *last = NULL;
-  while (ok && gc_heapindex_next_block(&c, &b)) {
-    if (!c.larges) {
-      gc_pool *p = gc_pool_of_hp(gc_hp_val(b.v));
-      if (p != last) ok = record_pool(s, p, p->free_list, c.limit);
-      last = p;
-    }
-    if (header_fits(&b)) ok = ok && gc_addrmap_put(&s->blocks, b.v, GC_SNAP_PRESENT);
-  }
-  /* A pool with no slot used yet yields no block: it gets its record when a slice meets it. */
+  s->states_count = 0;
+  s->last_pool = 0;
+  int ok = gc_addrmap_reset(&s->pools, 0) && gc_addrmap_reset(&s->larges, 0) && ix->complete &&
+           record_blocks(s, ix);
   snap_walk w = {.s = s, .sp = 0, .out_of_memory = !ok};
   if (ok) gc_verify_visit_roots(heap, ix, visit_slot, visit_word, &w);
   /* A pinned block is live because it is pinned, not because a root reaches it. */
@@ -136,30 +266,37 @@ int gc_verify_snapshot_current(const gc_verify_snapshot *s, const gc_heap *heap)
   return s != NULL && s->taken && s->complete && s->cycle == heap->cycles;
 }
 
-const gc_snap_block *gc_verify_snapshot_reached(const gc_verify_snapshot *s, gc_value v) {
-  uint64_t value;
-  if (!gc_is_block(v) || !gc_addrmap_get(&s->blocks, v, &value)) return NULL;
-  if (value == GC_SNAP_PRESENT || value == GC_SNAP_BORN_REPORTED) return NULL;
-  return &s->reached[value - 1];
+gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v) {
+  uint32_t word = state_word(s, v);
+  return word >= GC_SNAP_REACHED ? GC_SNAP_REACHED : (gc_snap_state)word;
 }
 
-int gc_verify_snapshot_present(const gc_verify_snapshot *s, gc_value v) {
-  uint64_t value;
-  return gc_is_block(v) && gc_addrmap_get(&s->blocks, v, &value) && value != GC_SNAP_BORN_REPORTED;
+const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value v) {
+  uint32_t word = state_word(s, v);
+  return word >= GC_SNAP_REACHED ? &s->reached[word - GC_SNAP_REACHED] : NULL;
+}
+
+int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v) {
+  uint32_t word = state_word(s, v);
+  return word == GC_SNAP_PRESENT || word >= GC_SNAP_REACHED;
+}
+
+void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v) {
+  /* Out of memory in the large map: reported again at the next look, no worse. */
+  if (gc_is_block(v)) (void)set_state_word(s, v, GC_SNAP_BORN_REPORTED);
 }
 
 gc_snap_pool *gc_verify_snapshot_pool(gc_verify_snapshot *s, gc_pool *p) {
   uint64_t i;
   if (gc_addrmap_get(&s->pools, (uintptr_t)p, &i)) return &s->pool_marks[i];
   /* New since mark start (a fresh pool): no slot of it was allocated then. */
-  gc_header *first = gc_pool_first_slot(p);
-  if (!record_pool(s, p, NULL, first)) return NULL;
-  return &s->pool_marks[s->pool_count - 1];
+  return record_pool(s, p, p->size_class, NULL, gc_pool_first_slot(p));
 }
 
 void gc_verify_snapshot_free(gc_verify_snapshot *s) {
-  gc_addrmap_free(&s->blocks);
   gc_addrmap_free(&s->pools);
+  gc_addrmap_free(&s->larges);
+  free(s->states);
   free(s->reached);
   free(s->stack);
   free(s->pool_marks);

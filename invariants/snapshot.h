@@ -15,9 +15,15 @@
  *   - each pool's frontier and free-list head, where the mark slices' born-black check starts
  *     (satb.c).
  *
- * Cost: O(allocated blocks) address-map inserts, plus the walk's O(reachable blocks + fields);
- * memory: the map (16 bytes a bucket) and one 24-byte record per reached block. Taken only when a
- * pass of the mask needs it: satb at every cycle, checkmark for incremental cycles only.
+ * Storage: each pool gets an array of one 32-bit state per slot (gc_snap_state: absent, present,
+ * born-reported, or reached with the index of its record), found from a block's address by its
+ * pool (a map of the pools, a one-entry cache in front) and its slot number; large blocks, which
+ * are few, get a map of their own. So the record is a memset and a store per allocated slot, and a
+ * lookup is an array read, where a map entry per block cost a hashed insert and probe each.
+ *
+ * Cost: O(allocated slots) stores, plus the walk's O(reachable blocks + fields); memory: 4 bytes
+ * a slot of every pool in use and one 24-byte record per reached block. Taken only when a pass of
+ * the mask needs it: satb at every cycle, checkmark for incremental cycles only.
  */
 #ifndef INVARIANTS_SNAPSHOT_H
 #define INVARIANTS_SNAPSHOT_H
@@ -49,21 +55,30 @@ typedef struct gc_snap_block {
  * list ascends and allocation pops its head, and nothing is freed while marking, so the slots
  * allocated from it since are those from its head at the start up to its head now. */
 typedef struct gc_snap_pool {
+  gc_pool *pool;
+  gc_header *first;            /* its first slot */
+  uint32_t slot_whsize;        /* by the class the heap index gave it, not p->size_class now */
+  uint32_t slots;              /* slots of its class */
+  uint32_t slot_reciprocal;    /* 2^32 / slot_whsize + 1: a slot number by a multiply */
+  size_t states;               /* offset of its slots' states in gc_verify_snapshot.states */
   gc_header *free_checked;     /* next slot of the start's free list not yet checked, or NULL */
   gc_header *free_end;         /* the frontier at the start: the free slots all lie below it */
   gc_header *frontier_checked; /* slots from here to the frontier are unchecked */
 } gc_snap_pool;
 
-/* Values of `blocks` besides 1 + an index into `reached`: allocated at mark start and not
- * reached; allocated since, and already reported born white at a slice. */
-#define GC_SNAP_PRESENT       0u
-#define GC_SNAP_BORN_REPORTED GC_ADDRMAP_VALUE_MAX
+/* What the record says of a block address. Stored as a 32-bit word: a reached block's word is
+ * GC_SNAP_REACHED + the index of its record in `reached`. */
+typedef enum gc_snap_state {
+  GC_SNAP_ABSENT = 0,        /* not a block allocated at mark start (allocated since, or never) */
+  GC_SNAP_PRESENT = 1,       /* allocated at mark start, not reached by the walk */
+  GC_SNAP_BORN_REPORTED = 2, /* allocated since, and already reported born white at a slice */
+  GC_SNAP_REACHED = 3,       /* allocated at mark start and reached (any index) */
+} gc_snap_state;
 
 typedef struct gc_verify_snapshot {
-  int taken;         /* recorded at a mark start (see gc_verify_snapshot_current) */
-  uint64_t cycle;    /* heap->cycles then: the cycle it belongs to, until its colours rotate */
-  int complete;      /* 0: memory ran out; the record holds part of the heap */
-  gc_addrmap blocks; /* block val -> GC_SNAP_PRESENT, 1 + index into `reached`, or BORN_REPORTED */
+  int taken;      /* recorded at a mark start (see gc_verify_snapshot_current) */
+  uint64_t cycle; /* heap->cycles then: the cycle it belongs to, until its colours rotate */
+  int complete;   /* 0: memory ran out; the record holds part of the heap */
   gc_snap_block *reached;
   size_t reached_count, reached_capacity;
   gc_value *stack;
@@ -71,6 +86,12 @@ typedef struct gc_verify_snapshot {
   gc_addrmap pools; /* pool -> index into `pool_marks` */
   gc_snap_pool *pool_marks;
   size_t pool_count, pool_capacity;
+  uint32_t *states; /* every recorded pool's slot states, one run a pool */
+  size_t states_count, states_capacity;
+  gc_addrmap larges; /* large block val -> its state word */
+  /* The pool looked up last (a walk visits runs of blocks in one pool); 0: none. */
+  uintptr_t last_pool;
+  size_t last_pool_index;
 } gc_verify_snapshot;
 
 /* Record the heap now (world stopped, at GC_HOOK_MARK_START; `ix` built for it). Returns 0 when
@@ -79,10 +100,16 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
 /* 1 when s was taken at the start of the cycle marking now or whose marking just ended (before
  * its colours rotate), and is complete. */
 int gc_verify_snapshot_current(const gc_verify_snapshot *s, const gc_heap *heap);
+/* What the record says of v (any word: ABSENT for one that is no block of the record). A reached
+ * block is GC_SNAP_REACHED. */
+gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v);
 /* v's record if the walk reached it at mark start, else NULL. */
-const gc_snap_block *gc_verify_snapshot_reached(const gc_verify_snapshot *s, gc_value v);
+const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value v);
 /* 1 if v was allocated at mark start. */
-int gc_verify_snapshot_present(const gc_verify_snapshot *s, gc_value v);
+int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v);
+/* Remember that v, allocated since mark start, was reported born white (satb.c), so it is not
+ * reported again. */
+void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v);
 /* The pool's record, added (as for a pool new since mark start: everything in it is new) if
  * missing; NULL when out of memory. */
 gc_snap_pool *gc_verify_snapshot_pool(gc_verify_snapshot *s, gc_pool *p);
