@@ -243,6 +243,12 @@ typedef struct gc_cycle_work {
   gc_mark_counts mark; /* the markers' counts, summed */
 } gc_cycle_work;
 
+/* INV-MARKWORK-1's bound on fields_scanned, for the mark w counts. */
+static inline uint64_t gc_mark_fields_bound(const gc_cycle_work *w) {
+  uint64_t passes = w->mark.redarken_passes;
+  return (uint64_t)w->mark.scan_fields_marked * (1 + passes) + w->born_marked_words * passes;
+}
+
 /* The current cycle's times and figures, for the trace line (cycle.c), kept from its first stop
  * to its last (with incremental marking, the world runs between them). */
 typedef struct gc_cycle_trace {

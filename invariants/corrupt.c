@@ -135,6 +135,13 @@ static int plant_marked(gc_corruption *c) { return set_colour(c, c->heap->colour
 /* checkmark_test: a block the marker missed (planted at mark-done, where it is MARKED). */
 static int plant_unmarked(gc_corruption *c) { return set_colour(c, c->heap->colours.unmarked); }
 
+/* satb_test (every satb.unmarked test): a block the verifier's walk reached at mark start,
+ * UNMARKED when marking ends. One allocated since is no such block (made UNMARKED, it is born
+ * white): the corruption cannot apply to it. */
+static int plant_snapshot_unmarked(gc_corruption *c) {
+  return gc_verify_reached_at_mark_start(c->verifier, c->victim) && plant_unmarked(c);
+}
+
 /* reach_test foreign_pointer, checkmark_test pointer_to_nowhere. */
 static int plant_wild_field(gc_corruption *c) { return set_field(c, wild_pointer()); }
 
@@ -345,10 +352,12 @@ static int plant_needless_overflow(gc_corruption *c) {
 }
 
 /* perf_test fields_scanned_above_the_bound: one field more than every marked block scanned once
- * per pass. */
+ * per pass (and every word born MARKED once per re-darkening pass). */
 static int plant_mark_work(gc_corruption *c) {
-  gc_mark_counts *m = &c->heap->cycle_work.mark;
-  POKE(&c->undo, m->fields_scanned, m->scan_fields_marked * (1 + m->redarken_passes) + 1);
+  gc_cycle_work *w = &c->heap->cycle_work;
+  uint64_t bound = gc_mark_fields_bound(w);
+  if (bound >= SIZE_MAX) return 0;
+  POKE(&c->undo, w->mark.fields_scanned, (size_t)bound + 1);
   return 1;
 }
 
@@ -772,7 +781,7 @@ static int plant_model_root(gc_corruption *c) {
   X(CHECKMARK_OVER_RETAINED, "", MARK_DONE, NEED_POOL, plant_over_retained)                       \
   X(CHECKMARK_OVER_RETAINED, "free-slot", MARK_DONE, NEED_POOL, plant_over_retained_free_slot)    \
   X(CHECKMARK_OVER_RETAINED, "unpinned", MARK_DONE, NEED_BLOCK, plant_over_retained_unpinned)     \
-  X(SATB_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_unmarked)                                     \
+  X(SATB_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_snapshot_unmarked)                            \
   X(SATB_BORN_WHITE, "", MARK_DONE, NEED_POOL, plant_born_white)                                  \
   X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                                     \
   X(MODEL_DEAD, "free", CYCLED, NEED_OBJECT, plant_model_freed)                                   \

@@ -90,8 +90,7 @@ static size_t check_mark(const gc_verify_run *run) {
           (unsigned long long)w->shares, (unsigned long long)floor);
     }
   }
-  uint64_t fields_bound = (uint64_t)c->scan_fields_marked * (1 + (uint64_t)c->redarken_passes) +
-                          w->born_marked_words * (uint64_t)c->redarken_passes;
+  uint64_t fields_bound = gc_mark_fields_bound(w);
   if (c->fields_scanned > fields_bound) {
     found += gc_verify_state_violation(
         run, GC_VK_PERF_MARK_WORK, "the marker",

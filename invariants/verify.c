@@ -216,3 +216,8 @@ uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
   }
   return 0;
 }
+
+int gc_verify_reached_at_mark_start(gc_verifier *v, gc_value block) {
+  return gc_verify_snapshot_current(&v->snapshot, v->heap) &&
+         gc_verify_snapshot_reached(&v->snapshot, block) != NULL;
+}

@@ -125,6 +125,9 @@ size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point);
  * allocates nothing. Its reports go to `out` (NULL: only count), never to the verifier's own list,
  * whatever the mode. Any other `pass` runs nothing and returns 0. */
 size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out);
+/* 1 when the verifier holds a complete record of the current cycle's mark start (snapshot.h) and
+ * its walk from the roots reached `block` then: a block that must be MARKED when marking ends. */
+int gc_verify_reached_at_mark_start(gc_verifier *v, gc_value block);
 
 #ifdef __cplusplus
 }
