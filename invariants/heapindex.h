@@ -36,6 +36,15 @@
 #define GC_VERIFY_NOT_INSTRUMENTED __attribute__((noinline))
 #endif
 
+/* The first index >= i of a block pointer (gc_is_block) in fields[0..n), or n: how the walks skip
+ * the immediates of a block they scan. Not instrumented at all: its coverage counters were most
+ * of the cost of scanning a block, and an address check per field most of the rest. A caller
+ * passes the fields of a block whose header (the first word of the same slot or large block) it
+ * has just read, instrumented, and checked to fit where it is, and n within that slot or large
+ * block (INV-POOL-1): nothing read here is unvouched for. */
+GC_VERIFY_NOT_INSTRUMENTED size_t gc_verify_next_block_field(const gc_value *fields, size_t i,
+                                                             size_t n);
+
 /* ---- Owners -------------------------------------------------------------------------------- */
 
 enum { GC_VERIFY_POOL_LISTS = 4, GC_VERIFY_LARGE_LISTS = 2 };

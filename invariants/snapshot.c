@@ -16,10 +16,17 @@ static int header_fits(const gc_heapindex_block *b) {
 
 /* ---- Lookups ------------------------------------------------------------------------------ */
 
-/* The state word of v if v is a slot start of a recorded pool, else NULL. A large block never
- * lies in a recorded pool: nothing is freed (and no memory reused) between the record and the end
- * of marking. */
-static uint32_t *slot_state(gc_verify_snapshot *s, gc_value v) {
+/* Every slot's state is ABSENT above a pool's `initialised` mark, unwritten until a write
+ * reaches it: the record clears only the slots below each pool's frontier, most of a small heap's
+ * pools being mostly unused. */
+static const uint32_t absent_state = GC_SNAP_ABSENT;
+
+/* The state word of v if v is a slot start of a recorded pool, else NULL (a slot above its pool's
+ * `initialised` mark: the shared ABSENT, never written through, as only a PRESENT word is). A
+ * large block never lies in a recorded pool: nothing is freed (and no memory reused) between the
+ * record and the end of marking. */
+static const uint32_t *slot_state(gc_verify_snapshot *s, gc_value v, gc_snap_pool **pool,
+                                  size_t *slot_out) {
   gc_header *hp = gc_hp_val(v);
   uintptr_t base = (uintptr_t)hp & ~(uintptr_t)(GC_POOL_BSIZE - 1);
   if (base != s->last_pool) {
@@ -28,32 +35,40 @@ static uint32_t *slot_state(gc_verify_snapshot *s, gc_value v) {
     s->last_pool = base;
     s->last_pool_index = (size_t)i;
   }
-  const gc_snap_pool *m = &s->pool_marks[s->last_pool_index];
+  gc_snap_pool *m = &s->pool_marks[s->last_pool_index];
   if (hp < m->first) return NULL;
   size_t words = (size_t)(hp - m->first);
   if (words >= GC_POOL_WSIZE) return NULL;
   /* words / slot_whsize, by the reciprocal: exact for words < 2^32 / slot_whsize. */
   size_t slot = (size_t)(((uint64_t)words * m->slot_reciprocal) >> 32);
   if (slot * m->slot_whsize != words || slot >= m->slots) return NULL;
-  return &s->states[m->states + slot];
+  *pool = m;
+  *slot_out = slot;
+  return slot < m->initialised ? &s->states[m->states + slot] : &absent_state;
 }
 
 /* v's state word (a gc_snap_state, or GC_SNAP_REACHED + a record index). */
 static uint32_t state_word(gc_verify_snapshot *s, gc_value v) {
   if (!gc_is_block(v)) return GC_SNAP_ABSENT;
-  const uint32_t *st = slot_state(s, v);
+  gc_snap_pool *m;
+  size_t slot;
+  const uint32_t *st = slot_state(s, v, &m, &slot);
   if (st != NULL) return *st;
   uint64_t large;
   return gc_addrmap_get(&s->larges, v, &large) ? (uint32_t)large : GC_SNAP_ABSENT;
 }
 
 static int set_state_word(gc_verify_snapshot *s, gc_value v, uint32_t word) {
-  uint32_t *st = slot_state(s, v);
-  if (st != NULL) {
-    *st = word;
-    return 1;
+  gc_snap_pool *m;
+  size_t slot;
+  if (slot_state(s, v, &m, &slot) == NULL) return gc_addrmap_put(&s->larges, v, word);
+  if (slot >= m->initialised) {
+    memset(&s->states[m->states + m->initialised], 0,
+           (slot + 1 - m->initialised) * sizeof *s->states);
+    m->initialised = (uint32_t)slot + 1;
   }
-  return gc_addrmap_put(&s->larges, v, word);
+  s->states[m->states + slot] = word;
+  return 1;
 }
 
 /* ---- The walk ------------------------------------------------------------------------------ */
@@ -139,7 +154,11 @@ static void follow_oldest(snap_walk *w) {
 /* v was found through (via, from, field): follow the edge once its target is in the cache. */
 static void reach(snap_walk *w, gc_value v, gc_snap_via via, uintptr_t from, size_t field) {
   if (!gc_is_block(v)) return;
-  snap_edge e = {v, from, (uint32_t)field, (uint32_t)via, slot_state(w->s, v)};
+  gc_snap_pool *m;
+  size_t slot;
+  /* Written through only when it holds PRESENT: never the shared ABSENT. */
+  snap_edge e = {v, from, (uint32_t)field, (uint32_t)via,
+                 (uint32_t *)slot_state(w->s, v, &m, &slot)};
   if (e.state == NULL) {
     follow(w, &e); /* a large block, or no block: rare */
     return;
@@ -158,8 +177,13 @@ static void drain(snap_walk *w) {
       continue;
     }
     gc_value v = w->s->stack[--w->sp];
+    /* v's header fitted its slot when recorded PRESENT, and was read again when followed. */
     size_t wsize = gc_hd_wsize(gc_hd_val(v));
-    for (size_t f = 0; f < wsize; f++) reach(w, gc_fields(v)[f], GC_SNAP_FIELD, v, f);
+    const gc_value *fields = gc_fields(v);
+    for (size_t f = gc_verify_next_block_field(fields, 0, wsize); f < wsize;
+         f = gc_verify_next_block_field(fields, f + 1, wsize)) {
+      reach(w, fields[f], GC_SNAP_FIELD, v, f);
+    }
   }
 }
 
@@ -196,14 +220,21 @@ static gc_snap_pool *record_pool(gc_verify_snapshot *s, gc_pool *p, unsigned cls
     s->states = more;
     s->states_capacity = capacity;
   }
-  memset(&s->states[s->states_count], 0, slots * sizeof *s->states);
+  gc_header *first = gc_pool_first_slot(p);
+  /* Slots below the frontier, a slot it cuts (a corrupt frontier) included. */
+  size_t whsize = gc_wsize_of_class[cls];
+  uint32_t below =
+      frontier > first ? (uint32_t)(((size_t)(frontier - first) + whsize - 1) / whsize) : 0;
+  if (below > slots) below = slots;
+  memset(&s->states[s->states_count], 0, below * sizeof *s->states);
   gc_snap_pool *m = &s->pool_marks[s->pool_count];
   *m = (gc_snap_pool){
       .pool = p,
-      .first = gc_pool_first_slot(p),
-      .slot_whsize = gc_wsize_of_class[cls],
-      .slot_reciprocal = (uint32_t)((((uint64_t)1) << 32) / gc_wsize_of_class[cls] + 1),
+      .first = first,
+      .slot_whsize = (uint32_t)whsize,
+      .slot_reciprocal = (uint32_t)((((uint64_t)1) << 32) / whsize + 1),
       .slots = slots,
+      .initialised = below,
       .states = s->states_count,
       .free_checked = free_head,
       .free_end = frontier,

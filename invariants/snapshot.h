@@ -19,9 +19,11 @@
  * born-reported, or reached with the index of its record), found from a block's address by its
  * pool (a map of the pools, a one-entry cache in front) and its slot number; large blocks, which
  * are few, get a map of their own. So the record is a memset and a store per allocated slot, and a
- * lookup is an array read, where a map entry per block cost a hashed insert and probe each.
+ * lookup is an array read, where a map entry per block cost a hashed insert and probe each. Only
+ * the states below a pool's frontier are cleared when the record is taken; the rest are ABSENT
+ * until one is written (a block born since, reported).
  *
- * Cost: O(allocated slots) stores, plus the walk's O(reachable blocks + fields); memory: 4 bytes
+ * Cost: O(slots below the frontiers) stores, plus the walk's O(reachable blocks + fields); memory: 4 bytes
  * a slot of every pool in use and one 24-byte record per reached block. Taken only when a pass of
  * the mask needs it: satb at every cycle, checkmark for incremental cycles only.
  */
@@ -61,6 +63,7 @@ typedef struct gc_snap_pool {
   uint32_t slots;              /* slots of its class */
   uint32_t slot_reciprocal;    /* 2^32 / slot_whsize + 1: a slot number by a multiply */
   size_t states;               /* offset of its slots' states in gc_verify_snapshot.states */
+  uint32_t initialised;        /* states of the slots below are written; above, all ABSENT */
   gc_header *free_checked;     /* next slot of the start's free list not yet checked, or NULL */
   gc_header *free_end;         /* the frontier at the start: the free slots all lie below it */
   gc_header *frontier_checked; /* slots from here to the frontier are unchecked */

@@ -227,20 +227,6 @@ static int flush(walk *w) {
   return 1;
 }
 
-/* The first index >= i of a block pointer in fields[0..n), or n. Not instrumented at all: its
- * coverage counters were most of the cost of scanning a block, and an address check per field
- * most of the rest. Nothing is lost: `fields` are those of a block that check() accepted, whose
- * header (the first word of the same slot or large block) it has just read, instrumented, and
- * n is within the slot or large block that header is in (INV-POOL-1); a freed large block is
- * reported at that read, before this runs. */
-GC_VERIFY_NOT_INSTRUMENTED static size_t next_block_field(const gc_value *fields, size_t i,
-                                                          size_t n) {
-  /* gc_is_block spelled out: clang inlines no function into one whose sanitizer attributes
-   * differ, and a call per field cost more than the checks saved. */
-  while (i < n && (fields[i] == 0 || (fields[i] & 1u) != 0)) i++;
-  return i;
-}
-
 /* Until the stack and the FIFO are both empty. */
 static void drain(walk *w) {
   do {
@@ -248,8 +234,8 @@ static void drain(walk *w) {
       gc_value v = w->s->stack[--w->sp]; /* push may move the stack: index it afresh */
       size_t wsize = gc_hd_wsize(gc_hd_val(v));
       const gc_value *fields = gc_fields(v);
-      for (size_t i = next_block_field(fields, 0, wsize); i < wsize;
-           i = next_block_field(fields, i + 1, wsize)) {
+      for (size_t i = gc_verify_next_block_field(fields, 0, wsize); i < wsize;
+           i = gc_verify_next_block_field(fields, i + 1, wsize)) {
         consider(w, fields[i], (uint64_t)v);
       }
     }
