@@ -9,6 +9,7 @@
 #include "invariants/addrmap.h"
 #include "invariants/heapindex.h"
 #include "invariants/report.h"
+#include "invariants/snapshot.h"
 
 /* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
  * not map and fault in a fresh table each time. Zero-initialised is valid. */
@@ -18,6 +19,10 @@ typedef struct gc_verify_scratch {
   size_t stack_capacity;
   gc_heapindex index; /* the heap index: built once per hook point (verify.c) and shared by the
                        * passes that run there, or by each pass called directly */
+  /* The record of the last mark start (snapshot.h) of the heap whose verifier uses this scratch:
+   * its memory is kept from one heap to the next, as the rest is (a fuzzing process verifies a
+   * fresh heap per input), the record itself is forgotten when a verifier takes the scratch. */
+  gc_verify_snapshot snapshot;
 } gc_verify_scratch;
 
 void gc_verify_scratch_free(gc_verify_scratch *s);

@@ -228,17 +228,16 @@ static gc_snap_pool *record_pool(gc_verify_snapshot *s, gc_pool *p, unsigned cls
   if (below > slots) below = slots;
   memset(&s->states[s->states_count], 0, below * sizeof *s->states);
   gc_snap_pool *m = &s->pool_marks[s->pool_count];
-  *m = (gc_snap_pool){
-      .pool = p,
-      .first = first,
-      .slot_whsize = (uint32_t)whsize,
-      .slot_reciprocal = (uint32_t)((((uint64_t)1) << 32) / whsize + 1),
-      .slots = slots,
-      .initialised = below,
-      .states = s->states_count,
-      .free_checked = free_head,
-      .free_end = frontier,
-      .frontier_checked = frontier};
+  *m = (gc_snap_pool){.pool = p,
+                      .first = first,
+                      .slot_whsize = (uint32_t)whsize,
+                      .slot_reciprocal = (uint32_t)((((uint64_t)1) << 32) / whsize + 1),
+                      .slots = slots,
+                      .initialised = below,
+                      .states = s->states_count,
+                      .free_checked = free_head,
+                      .free_end = frontier,
+                      .frontier_checked = frontier};
   if (gc_addrmap_put(&s->pools, (uintptr_t)p, s->pool_count) == 0) return NULL;
   s->states_count += slots;
   s->pool_count++;
@@ -275,6 +274,7 @@ static int record_blocks(gc_verify_snapshot *s, gc_heapindex *ix) {
 
 int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *ix) {
   s->taken = 1;
+  s->heap = heap;
   s->cycle = heap->cycles;
   s->reached_count = 0;
   s->pool_count = 0;
@@ -294,7 +294,7 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
 }
 
 int gc_verify_snapshot_current(const gc_verify_snapshot *s, const gc_heap *heap) {
-  return s != NULL && s->taken && s->complete && s->cycle == heap->cycles;
+  return s != NULL && s->taken && s->heap == heap && s->complete && s->cycle == heap->cycles;
 }
 
 gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v) {

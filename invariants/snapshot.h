@@ -79,9 +79,10 @@ typedef enum gc_snap_state {
 } gc_snap_state;
 
 typedef struct gc_verify_snapshot {
-  int taken;      /* recorded at a mark start (see gc_verify_snapshot_current) */
-  uint64_t cycle; /* heap->cycles then: the cycle it belongs to, until its colours rotate */
-  int complete;   /* 0: memory ran out; the record holds part of the heap */
+  int taken;           /* recorded at a mark start (see gc_verify_snapshot_current) */
+  const gc_heap *heap; /* the heap recorded */
+  uint64_t cycle;      /* heap->cycles then: the cycle it belongs to, until its colours rotate */
+  int complete;        /* 0: memory ran out; the record holds part of the heap */
   gc_snap_block *reached;
   size_t reached_count, reached_capacity;
   gc_value *stack;

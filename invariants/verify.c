@@ -23,7 +23,6 @@ struct gc_verifier {
   gc_verify_scratch own_scratch;       /* scratch when no one lends the verifier theirs */
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
   gc_verify_history history;           /* the heap's last sweep end, for the stats pass */
-  gc_verify_snapshot snapshot;         /* the heap at the last mark start (snapshot.h) */
   /* Mark slices end on several threads at once, with the world running: their passes take
    * turns, so the reports, the run counts and the snapshot's slice records have one writer at
    * a time. A plain mutex, not the platform's: it is no protocol of the collector, and nothing
@@ -83,17 +82,17 @@ static size_t run_passes(gc_verifier *v, unsigned mask, gc_hook_point point) {
                        .hook = point,
                        .model = v->model,
                        .history = &v->history,
-                       .snapshot = &v->snapshot,
+                       .snapshot = &v->scratch->snapshot,
                        .domain = point == GC_HOOK_MARK_SLICE ? gc_heap_hook_domain(v->heap) : NULL};
   /* The world runs at a slice: no index (other domains' lists move), and nothing without the
    * domain whose slice ended. */
   if (point == GC_HOOK_MARK_SLICE && run.domain == NULL) return 0;
   if (point == GC_HOOK_MARK_START) {
-    v->snapshot.taken = 0;
+    v->scratch->snapshot.taken = 0;
     if (snapshot_wanted(v, mask)) {
       run.index_complete = gc_heapindex_build(&v->scratch->index, v->heap);
       run.index_built = 1;
-      gc_verify_snapshot_take(&v->snapshot, v->heap, &v->scratch->index);
+      gc_verify_snapshot_take(&v->scratch->snapshot, v->heap, &v->scratch->index);
     }
   }
   size_t found = 0;
@@ -138,7 +137,7 @@ size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out)
                        .out = out,
                        .scratch = v->scratch,
                        .history = &v->history,
-                       .snapshot = &v->snapshot};
+                       .snapshot = &v->scratch->snapshot};
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
     /* A pass that needs the model belongs to hook points: not called directly. */
@@ -178,7 +177,6 @@ void gc_verify_uninstall(gc_verifier *v) {
   }
   gc_verify_reports_free(&v->reports);
   gc_verify_scratch_free(&v->own_scratch);
-  gc_verify_snapshot_free(&v->snapshot);
   pthread_mutex_destroy(&v->slice_lock);
   free(v->dot_path);
   free(v);
@@ -197,6 +195,7 @@ void gc_verify_scratch_destroy(gc_verify_scratch *s) {
 void gc_verify_use_scratch(gc_verifier *v, gc_verify_scratch *s) {
   gc_verify_scratch_free(&v->own_scratch);
   v->scratch = s != NULL ? s : &v->own_scratch;
+  v->scratch->snapshot.taken = 0; /* another heap's, or an earlier verifier's of this one */
 }
 
 void gc_verify_set_dot_path(gc_verifier *v, const char *path) {
@@ -218,6 +217,6 @@ uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
 }
 
 int gc_verify_reached_at_mark_start(gc_verifier *v, gc_value block) {
-  return gc_verify_snapshot_current(&v->snapshot, v->heap) &&
-         gc_verify_snapshot_reached(&v->snapshot, block) != NULL;
+  return gc_verify_snapshot_current(&v->scratch->snapshot, v->heap) &&
+         gc_verify_snapshot_reached(&v->scratch->snapshot, block) != NULL;
 }

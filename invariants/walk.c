@@ -300,6 +300,7 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
 void gc_verify_scratch_free(gc_verify_scratch *s) {
   gc_addrmap_free(&s->seen);
   gc_heapindex_free(&s->index);
+  gc_verify_snapshot_free(&s->snapshot);
   free(s->stack);
   memset(s, 0, sizeof *s);
 }
