@@ -80,7 +80,9 @@ typedef struct snap_edge {
   gc_value v;
   uintptr_t from;
   uint32_t field, via;
-  uint32_t *state; /* NULL: a large block (its state is in the map) */
+  /* Its slot's state word (slot_state: the shared ABSENT for a slot above the pool's
+   * `initialised` mark); NULL: a large block, whose state is in the map. */
+  uint32_t *state;
 } snap_edge;
 
 enum { SNAP_PREFETCH = 8 };
