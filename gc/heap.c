@@ -132,9 +132,15 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {
   size_t have = heap->pauses < GC_PAUSE_RING ? (size_t)heap->pauses : GC_PAUSE_RING;
   size_t n = have < max ? have : max;
+  if (n == 0) return 0;
   /* The ring's oldest entry is at pause_next once it has wrapped, at 0 before. */
   size_t first = (heap->pause_next + GC_PAUSE_RING - have) % GC_PAUSE_RING;
-  for (size_t i = 0; i < n; i++) out[i] = heap->pause_ns[(first + have - n + i) % GC_PAUSE_RING];
+  /* The newest n of them: at most two runs of the ring, copied whole (the verifier reads the
+   * history at every sweep end). */
+  size_t from = (first + have - n) % GC_PAUSE_RING;
+  size_t run = n < GC_PAUSE_RING - from ? n : GC_PAUSE_RING - from;
+  memcpy(out, &heap->pause_ns[from], run * sizeof *out);
+  memcpy(out + run, &heap->pause_ns[0], (n - run) * sizeof *out);
   return n;
 }
 

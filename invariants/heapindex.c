@@ -82,6 +82,17 @@ GC_VERIFY_NOT_INSTRUMENTED uint32_t gc_verify_pool_classes(gc_pool *const *heads
   uint32_t bits = 0;
   unsigned c = 0;
 #if defined(__SSE2__)
+  /* Most lists of most owners are empty at any point: one OR over the heads says so for a
+   * quarter of the instructions of the bit per class below. */
+  __m128i any = _mm_setzero_si128();
+  for (unsigned k = 0; k + 2 <= GC_NUM_SIZECLASSES; k += 2) {
+    any = _mm_or_si128(any, _mm_loadu_si128((const __m128i *)&heads[k]));
+  }
+  int none = _mm_movemask_epi8(_mm_cmpeq_epi8(any, _mm_setzero_si128())) == 0xFFFF;
+  for (unsigned k = GC_NUM_SIZECLASSES & ~1u; k < GC_NUM_SIZECLASSES; k++) {
+    none &= heads[k] == NULL;
+  }
+  if (none) return 0;
   /* Two heads a step (it runs some twenty times per hook point): a head is NULL when both
    * 32-bit halves of its lane are zero; movemask takes each lane's top bit. */
   const __m128i zero = _mm_setzero_si128();

@@ -50,9 +50,13 @@ typedef struct gc_verify_run {
    * returned index_complete. 0: the pass builds the index itself. */
   int index_built;
   int index_complete;
-  /* Set by the verifier at a hook point, for passes that need them (NEEDS of gc/passes.h); a
-   * pass called directly has neither. */
+  /* 1: the verifier runs the pass at hook point `hook`; 0: the pass was called directly (`point`
+   * is "direct", and `hook` means nothing). The passes that behave by point test these, not the
+   * name. */
+  int at_hook;
   gc_hook_point hook;
+  /* Set by the verifier at a hook point, for passes that need it (NEEDS of gc/passes.h); a pass
+   * called directly has none. */
   struct gc_model *model;
   /* The verifier's record of the heap's last sweep end (hook points and gc_verify_pass_now);
    * NULL for a pass called on its own (the stats pass then checks what needs no history). */

@@ -141,8 +141,8 @@ static size_t check_sweep(const gc_verify_run *run) {
 }
 
 size_t gc_verify_perf_run(const gc_verify_run *run) {
-  int mark_done = strcmp(run->point, gc_verify_point_name(GC_HOOK_MARK_DONE)) == 0;
-  int swept = strcmp(run->point, gc_verify_point_name(GC_HOOK_SWEPT)) == 0;
+  int mark_done = run->at_hook && run->hook == GC_HOOK_MARK_DONE;
+  int swept = run->at_hook && run->hook == GC_HOOK_SWEPT;
   size_t found = 0;
   if (!swept) found += check_start(run) + check_mark(run);
   if (!mark_done) found += check_sweep(run);

@@ -263,7 +263,7 @@ size_t gc_verify_satb_run(const gc_verify_run *run) {
   if (run->domain != NULL) return check_domain_since(run, s);
   /* Mark-done, or a direct call once marking is over and before the colours rotate (a breaking
    * test's or the corrupt op's hook at mark-done). */
-  int direct = strcmp(run->point, "direct") == 0;
+  int direct = !run->at_hook;
   if (direct ? gc_atomic_peek(&run->heap->marking) != 0 : run->hook != GC_HOOK_MARK_DONE) return 0;
   if (run->scratch == NULL) return 0;
   if (!run->index_built && !gc_heapindex_build(&run->scratch->index, run->heap)) return 0;

@@ -344,7 +344,7 @@ size_t gc_verify_stats_run(const gc_verify_run *run) {
   owners_sum o;
   sum_owners(run->heap, &o);
   const gc_verify_history *h = run->history != NULL && run->history->have ? run->history : NULL;
-  int at_sweep_end = strcmp(run->point, gc_verify_point_name(GC_HOOK_SWEPT)) == 0;
+  int at_sweep_end = run->at_hook && run->hook == GC_HOOK_SWEPT;
   int figures_ok = check_sums(&sc, &s, &o);
   check_recounts(&sc, &s, &o);
   check_balance(&sc, &s);

@@ -79,6 +79,7 @@ static size_t run_passes(gc_verifier *v, unsigned mask, gc_hook_point point) {
                        .point = gc_verify_point_name(point),
                        .out = &v->reports,
                        .scratch = v->scratch,
+                       .at_hook = 1,
                        .hook = point,
                        .model = v->model,
                        .history = &v->history,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "fuzz/driver/driver.h"
+#include "fuzz/targets/custom_mutator.h"
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -40,9 +41,8 @@ __attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_op
 /* Sanitizer findings also print their verdict line, with the op that ran into them; what the
  * target keeps between inputs is made before the first (fuzz_target_init). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
   fuzz_sanitizer_verdicts_install();
+  fuzz_custom_mutator_init(&fuzz_opset_schedule, *argc, *argv);
   fuzz_target_init_threads(&fuzz_opset_schedule, FUZZ_FREE_THREADS);
   return 0;
 }
