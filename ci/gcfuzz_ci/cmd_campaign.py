@@ -30,6 +30,8 @@ ThreadSanitizer, which finds data races.
   ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
   ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
+  ci/campaign --throughput --rounds 5 graph
+                               the median of five such runs, with the lowest and highest
   ci/campaign --report [DIR]   (re)write DIR/report.html from DIR's files, no fuzzing
   ci/campaign --engine afl     the same campaign with AFL++ as the fuzzing engine
 
@@ -106,6 +108,12 @@ Options:
                        <workdir>/throughput.json. The measure behind the throughput figures of
                        bench/MEASUREMENTS.md; run it on an otherwise idle machine
   --core N             with --throughput: the core to pin to (default: the last one)
+  --rounds N           with --throughput: run each target N times, one round of every target
+                       after another, round k with libFuzzer's -seed=k (one round: libFuzzer
+                       picks the seed), and report each target's median exec/s with its lowest
+                       and highest. One run's figure moves by up to a third with the seed (it
+                       averages over the corpus that run grows); the median of five is the
+                       figure bench/MEASUREMENTS.md gives
   --report [DIR]       no fuzzing: (re)write DIR/report.html (DIR: --workdir's) from what a
                        campaign left there: one self-contained page (inline SVG and CSS; open it
                        in any browser, offline) with the summary table, per target the curves
@@ -165,6 +173,7 @@ def parse_args(argv):
     mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
   mode.add_argument("--report", nargs="?", const="", metavar="DIR")
   p.add_argument("--core")
+  p.add_argument("--rounds")
   p.add_argument("--with-tests", action="store_true")
   p.add_argument("--no-install", action="store_true")
   p.add_argument("targets", nargs="*")
@@ -177,6 +186,9 @@ def parse_args(argv):
   cores = nproc()
   a.jobs = cores if a.jobs is None else cli.decimal(a.jobs, "--jobs", minimum=1)
   a.core = cores - 1 if a.core is None else cli.decimal(a.core, "--core", maximum=cores - 1)
+  if a.rounds is not None and a.mode != "throughput":
+    raise cli.UsageError("--rounds goes with --throughput")
+  a.rounds = 1 if a.rounds is None else cli.decimal(a.rounds, "--rounds", minimum=1, maximum=99)
   for t in a.targets:
     if t.startswith("-"):
       raise cli.UsageError("unknown option '%s' (see %s --help)" % (t, PROG))
@@ -804,56 +816,89 @@ def mode_tsan(c):
   return 1
 
 
-THROUGHPUT_FMT = "%-13s %7s %10s %8s %7s %7s"
+THROUGHPUT_FMT = "%-13s %7s %10s %8s %15s %7s %7s"
+
+
+def throughput_run(c, t, seed):
+  """One run of target t alone on one core from its seeds, -seed=seed (None: libFuzzer's
+  choice). Returns its figures, or None when the fuzzer stopped (a crash: its input is kept)."""
+  d = tempfile.mkdtemp(prefix="throughput-%s." % t, dir=c.w)
+  log = os.path.join(c.logdir, "throughput-%s%s.log" % (t, "" if seed is None else "-%d" % seed))
+  seeds = c.seed_corpus(t, os.path.join(d, "corpus"))
+  print("%s: throughput: %s, %ds on core %d from its %d seeds%s (log %s)"
+        % (PROG, t, c.a.time, c.a.core, seeds, "" if seed is None else ", -seed=%d" % seed, log),
+        flush=True)
+  with open(log, "w") as f:
+    rc, _ = procs.run(["taskset", "-c", str(c.a.core), c.fuzzer(t)] + c.options(t) +
+                      ([] if seed is None else ["-seed=%d" % seed]) +
+                      ["-max_total_time=%d" % c.a.time, "-print_final_stats=1",
+                       "-artifact_prefix=" + d + "/", os.path.join(d, "corpus")],
+                      stdout=f, stderr=subprocess.STDOUT)
+  with open(log, errors="replace") as f:
+    text = f.read()
+  eps = libfuzzer.final_stat(text, "average_exec_per_sec")
+  if rc != 0 or eps is None:
+    print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
+    print("%s: throughput: %s stopped (exit %d): a crash is a finding, not a figure; its input "
+          "is in %s (replay it with %s --target %s FILE)" % (PROG, t, rc, d, c.replay_of(t),
+                                                              layout.programs_of(t)),
+          file=sys.stderr)
+    return None
+  stats = libfuzzer.last_stats(text)
+  run = {"seed": seed, "execs": libfuzzer.final_stat(text, "number_of_executed_units"),
+         "exec_per_s": eps, "coverage": stats[1] if stats else 0,
+         "corpus": libfuzzer.count_files(os.path.join(d, "corpus"))}
+  shutil.rmtree(d)
+  return run
+
+
+def throughput_row(name, seconds, runs):
+  """A target's figures over its runs: the median run by exec/s (the lower middle one of an even
+  count), with the lowest and highest exec/s."""
+  ranked = sorted(runs, key=lambda r: r["exec_per_s"])
+  mid = ranked[(len(ranked) - 1) // 2]
+  return dict(mid, name=name, seconds=seconds, exec_per_s_min=ranked[0]["exec_per_s"],
+              exec_per_s_max=ranked[-1]["exec_per_s"], runs=runs)
 
 
 def mode_throughput(c):
-  """One target at a time on one core, from the seeds: libFuzzer's own average over the run
-  (stat::average_exec_per_sec), the figure of the throughput table."""
+  """Each target alone on one core, from the seeds, --rounds times: libFuzzer's own average over
+  each run (stat::average_exec_per_sec), the median of them the figure of the throughput table."""
   if shutil.which("taskset") is None:
     raise cli.SetupError("taskset not found (Debian package util-linux)")
   c.build_fuzzers()
-  rows, out, failed = [], [], 0
+  runs = {t: [] for t in c.a.targets}
+  stopped = set()
+  for k in range(1, c.a.rounds + 1):
+    for t in c.a.targets:
+      if t in stopped:
+        continue
+      run = throughput_run(c, t, None if c.a.rounds == 1 else k)
+      if run is None:
+        stopped.add(t)
+      else:
+        runs[t].append(run)
+  rows, out = [], []
   for t in c.a.targets:
-    d = tempfile.mkdtemp(prefix="throughput-%s." % t, dir=c.w)
-    log = os.path.join(c.logdir, "throughput-%s.log" % t)
-    seeds = c.seed_corpus(t, os.path.join(d, "corpus"))
-    print("%s: throughput: %s, %ds on core %d from its %d seeds (log %s)"
-          % (PROG, t, c.a.time, c.a.core, seeds, log), flush=True)
-    with open(log, "w") as f:
-      rc, _ = procs.run(["taskset", "-c", str(c.a.core), c.fuzzer(t)] + c.options(t) +
-                        ["-max_total_time=%d" % c.a.time, "-print_final_stats=1",
-                         "-artifact_prefix=" + d + "/", os.path.join(d, "corpus")],
-                        stdout=f, stderr=subprocess.STDOUT)
-    with open(log, errors="replace") as f:
-      text = f.read()
-    execs = libfuzzer.final_stat(text, "number_of_executed_units")
-    eps = libfuzzer.final_stat(text, "average_exec_per_sec")
-    stats = libfuzzer.last_stats(text)
-    cov = stats[1] if stats else 0
-    corpus = libfuzzer.count_files(os.path.join(d, "corpus"))
-    if rc != 0 or eps is None:
-      print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
-      print("%s: throughput: %s stopped (exit %d): a crash is a finding, not a figure; its input "
-            "is in %s (replay it with %s --target %s FILE)" % (PROG, t, rc, d, c.replay_of(t),
-                                                                layout.programs_of(t)),
-            file=sys.stderr)
-      failed = 1
-      rows.append(THROUGHPUT_FMT % (t, c.a.time, execs if execs is not None else "?", "?", cov,
-                                    corpus))
+    if t in stopped or not runs[t]:
+      rows.append(THROUGHPUT_FMT % (t, c.a.time, "?", "?", "", "?", "?"))
       continue
-    shutil.rmtree(d)
-    rows.append(THROUGHPUT_FMT % (t, c.a.time, execs, eps, cov, corpus))
-    out.append({"name": t, "seconds": c.a.time, "core": c.a.core, "execs": execs,
-                "exec_per_s": eps, "coverage": cov, "corpus": corpus})
+    r = throughput_row(t, c.a.time, runs[t])
+    spread = "" if len(runs[t]) == 1 else "%d-%d" % (r["exec_per_s_min"], r["exec_per_s_max"])
+    rows.append(THROUGHPUT_FMT % (t, c.a.time, r["execs"], r["exec_per_s"], spread,
+                                  r["coverage"], r["corpus"]))
+    del r["seed"]
+    out.append(dict(r, core=c.a.core))
   print()
-  print("==== throughput (one core, from the seeds)")
-  print(THROUGHPUT_FMT % ("target", "seconds", "execs", "exec/s", "cov", "corpus"))
+  print("==== throughput (one core, from the seeds%s)"
+        % ("" if c.a.rounds == 1 else "; the median of %d rounds" % c.a.rounds))
+  print(THROUGHPUT_FMT % ("target", "seconds", "execs", "exec/s", "lowest-highest", "cov",
+                          "corpus"))
   print("\n".join(rows))
   path = os.path.join(c.w, "throughput.json")
-  jsonout.write(path, {"targets": out})
+  jsonout.write(path, {"rounds": c.a.rounds, "targets": out})
   print("throughput.json: %s" % path)
-  return failed
+  return 1 if stopped else 0
 
 
 MODES = {"campaign": mode_campaign, "export": mode_export, "coverage": mode_coverage,

@@ -201,6 +201,30 @@ class ArgumentsTest(unittest.TestCase):
     a = cmd_campaign.parse_args(["--throughput", "graph", "schedule-tsan"])
     self.assertEqual(a.targets, ["graph", "schedule-tsan"])
 
+  def test_rounds_go_with_throughput(self):
+    from gcfuzz_ci import cli
+    self.assertEqual(cmd_campaign.parse_args(["--throughput"]).rounds, 1)
+    self.assertEqual(cmd_campaign.parse_args(["--throughput", "--rounds", "5"]).rounds, 5)
+    for argv, message in ((["--rounds", "5"], "--rounds goes with --throughput"),
+                          (["--throughput", "--rounds", "0"], "expected at least 1"),
+                          (["--throughput", "--rounds", "x"], "expected a decimal number")):
+      with self.assertRaises(cli.UsageError) as e:
+        cmd_campaign.parse_args(argv)
+      self.assertIn(message, str(e.exception))
+
+  def test_throughput_row_is_the_median_run(self):
+    runs = [{"seed": k, "execs": 60 * eps, "exec_per_s": eps, "coverage": k, "corpus": k}
+            for k, eps in ((1, 14906), (2, 12326), (3, 12954), (4, 15101), (5, 15017))]
+    r = cmd_campaign.throughput_row("graph", 60, runs)
+    self.assertEqual((r["exec_per_s"], r["seed"], r["execs"], r["coverage"]), (14906, 1, 894360, 1))
+    self.assertEqual((r["exec_per_s_min"], r["exec_per_s_max"]), (12326, 15101))
+    self.assertEqual(r["runs"], runs)
+    # An even count: the lower of the two middle runs, a figure some run reached.
+    self.assertEqual(cmd_campaign.throughput_row("graph", 60, runs[:4])["exec_per_s"], 12954)
+    one = cmd_campaign.throughput_row("schedule", 60, runs[:1])
+    self.assertEqual((one["exec_per_s"], one["exec_per_s_min"], one["exec_per_s_max"]),
+                     (14906, 14906, 14906))
+
   def test_the_default_targets_leave_it_out(self):
     self.assertEqual(cmd_campaign.parse_args([]).targets, ["graph", "roots", "schedule"])
 
