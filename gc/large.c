@@ -35,7 +35,6 @@ size_t gc_large_sweep_one(gc_domain *d) {
   gc_large *a = d->unswept_large;
   if (a == NULL) return 0;
   d->unswept_large = a->next;
-  a->flags = 0;
   gc_header hd = *gc_large_hp(a);
   size_t whsize = gc_hd_whsize(hd);
   if (gc_hd_colour(hd) == d->heap->colours.garbage) {

@@ -9,6 +9,7 @@
 
 #include "gc/heap.h"
 
+/* The mark's, as a pool's flag (pool.h): set by an overflow, cleared only by re-darkening. */
 enum gc_large_flag {
   GC_LARGE_REDARKEN = 1u << 0, /* MARKED but its fields were not scanned (mark overflow) */
 };

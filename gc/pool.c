@@ -150,8 +150,7 @@ size_t gc_pool_sweep(gc_domain *d, gc_pool **list, int release_if_empty) {
     slot[1] = (gc_header)free_list;
     free_list = slot;
   }
-  p->free_list = free_list;
-  p->flags = 0;
+  p->free_list = free_list; /* p->flags stay: they are the mark's (pool.h) */
 
   gc_heap_stats *s = &d->stats;
   s->pool_live_blocks -= freed_blocks;

@@ -26,6 +26,10 @@
 #include "gc/heap.h"
 #include "gc/pool_layout.h"
 
+/* The flag is the mark's: an overflow sets it (note_overflow, mark.c) and only re-darkening
+ * clears it, so no flag is left when a mark ends. Sweeping leaves it alone: a pool can be swept
+ * while a cycle marks (a full orphan adopted mid-mark, gc_orphan_adopt_pool), and a flag lost
+ * there leaves that pool's unscanned MARKED blocks unscanned, their children to the sweep. */
 enum gc_pool_flag {
   GC_POOL_REDARKEN = 1u << 0, /* holds a MARKED block whose fields were not scanned (overflow) */
 };
