@@ -44,12 +44,14 @@ else
   trap 'rm -rf "$BUILD"' EXIT
 fi
 
-# The collector and the passes, the op language, the scheduler and the fuzz driver: every .c of
-# their packages that is not a test or a generator. Compiled in parallel; the objects do not
-# depend on each other.
+# The collector and the passes, the op language, the scheduler, the fuzz driver, the backend
+# interface with gcfuzz's own backend and the backend-neutral oracle: every .c of their packages
+# that is not a test or a generator. (The other collectors' backends need their Debian sources:
+# Bazel's build, not this one.) Compiled in parallel; the objects do not depend on each other.
 SOURCES=""
 for f in "$ROOT"/gc/*.c "$ROOT"/invariants/*.c "$ROOT"/fuzz/lang/*.c "$ROOT"/fuzz/sched/*.c \
-         "$ROOT"/fuzz/driver/*.c; do
+         "$ROOT"/fuzz/driver/*.c "$ROOT"/fuzz/backend/*.c "$ROOT"/fuzz/backend/gcfuzz/*.c \
+         "$ROOT"/fuzz/oracle/*.c; do
   case "$f" in *_test.c|*/sizeclass_gen.c) continue ;; esac
   SOURCES="$SOURCES $f"
 done

@@ -102,8 +102,12 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
     FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE,
 };
-_Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2,
-               "graph_ops: every op but pct and choose; a new op goes here unless schedule-only");
+/* The ops after mark_slice (tune, weak, weak_get, ephe, ephe_get) are the backends' (fuzz/oracle
+ * runs them through fuzz/backend/backend.h); gcfuzz's own driver does not run them yet. */
+enum { BACKEND_ONLY_OPS = FUZZ_OP_COUNT - 1 - FUZZ_OP_MARK_SLICE };
+_Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2 - BACKEND_ONLY_OPS,
+               "graph_ops: every op but pct and choose and the backends' own; a new op goes here "
+               "unless schedule-only");
 const fuzz_opset fuzz_opset_graph = {"graph", graph_ops, sizeof graph_ops / sizeof graph_ops[0]};
 
 /* Conservative roots: blocks to point at, words to point with, collections in between. */
@@ -200,6 +204,7 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
       break;
     case FUZZ_OPND_CORRUPTION: arg.a = b[0] % FUZZ_CORRUPTION_COUNT; break;
     case FUZZ_OPND_BODY: arg.a = b[0] % (FUZZ_BODY_MAX + 1); break;
+    case FUZZ_OPND_TUNABLE: arg.a = b[0] % FUZZ_TUNABLE_COUNT; break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;

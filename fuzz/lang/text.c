@@ -76,6 +76,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
     case FUZZ_OPND_WORD: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)arg.word); break;
     case FUZZ_OPND_CORRUPTION: snprintf(tmp, sizeof tmp, "%s", fuzz_corruption_names[arg.a]); break;
     case FUZZ_OPND_BODY: snprintf(tmp, sizeof tmp, "%d", arg.a); break;
+    case FUZZ_OPND_TUNABLE: snprintf(tmp, sizeof tmp, "p%d", arg.a); break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -382,6 +383,7 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
       ok = v >= 0 && v <= FUZZ_BODY_MAX;
       arg->a = (int)v;
       break;
+    case FUZZ_OPND_TUNABLE: ok = parse_indexed(tok, len, 'p', FUZZ_TUNABLE_COUNT, &arg->a); break;
   }
   if (!ok) {
     return fail_at(lc, col, "%s: %s is not %s", mnemonic, quote(tok, len).text,

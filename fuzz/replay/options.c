@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/backend/backend.h"
+#include "fuzz/oracle/run.h"
 #include "fuzz/replay/list.h"
 #include "fuzz/replay/replay.h"
 #include "gc/gc.h"
@@ -121,12 +123,26 @@ static int set_format(replay_args *args, replay_format format) {
 static int apply(replay_option o, const char *value, replay_args *args) {
   switch (o) {
     case REPLAY_OPT_TARGET:
+      if (args->backend != NULL && strcmp(value, args->backend->name) == 0) break;
       args->ops = fuzz_opset_find(value);
       if (args->ops == NULL) {
         fprintf(stderr, "replay: --target %s: no such target (%s)\n", value, fuzz_opset_names);
         return FUZZ_REPLAY_BAD_INPUT;
       }
       break;
+    case REPLAY_OPT_BACKEND: {
+      args->backend = fuzz_backend_find(value);
+      if (args->backend == NULL) {
+        char names[128];
+        fuzz_backend_names(names, sizeof names);
+        fprintf(stderr, "replay: --backend %s: no such backend in this build (%s)\n", value,
+                names);
+        return FUZZ_REPLAY_BAD_INPUT;
+      }
+      args->ops = oracle_opset(args->backend);
+      break;
+    }
+    case REPLAY_OPT_LIST_BACKENDS: replay_list_backends(stdout); return FUZZ_REPLAY_CLEAN;
     case REPLAY_OPT_FREE: args->free_threads = 1; break;
     case REPLAY_OPT_TEXT:
       if (!set_format(args, REPLAY_TEXT)) return FUZZ_REPLAY_BAD_INPUT;

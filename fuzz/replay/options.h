@@ -15,6 +15,11 @@
     "the fuzz target the input is for: graph (default), roots,\n"                           \
     "schedule (each domain on its own thread, one at a time, the\n"                         \
     "interleaving chosen by the program; printed after the run)")                           \
+  X(BACKEND, "--backend", "NAME",                                                           \
+    "run through the backend interface (fuzz/backend/backend.h)\n"                         \
+    "on collector NAME, checked by the backend-neutral model and\n"                        \
+    "the backend's deep check: gcfuzz, lua, bdwgc (those linked\n"                         \
+    "in: --list-backends). Byte inputs read with its op set")                               \
   X(FREE, "--free", NULL,                                                                   \
     "schedule: run the threads in real parallel, scheduler off\n"                           \
     "(a stress run, for ThreadSanitizer; not reproducible)")                                \
@@ -45,6 +50,8 @@
     "print the table of report kinds (invariants/kinds.h) as\n"                             \
     "markdown and exit: kind, pass, point, invariant, rule\n"                               \
     "(invariants/README.md holds a copy)")                                                  \
+  X(LIST_BACKENDS, "--list-backends", NULL,                                                 \
+    "print every backend linked in: its capabilities and tunables")                         \
   X(HELP, "--help", NULL, "this text (also -h)")
 
 typedef struct replay_args {
@@ -57,6 +64,7 @@ typedef struct replay_args {
   const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
   int free_threads;      /* --free */
   size_t max_bytes;      /* --max-bytes: the longest program run; 0: any */
+  const struct fuzz_backend *backend; /* --backend: run through fuzz/oracle; NULL: the driver */
 } replay_args;
 
 enum { REPLAY_GO_ON = -1 };

@@ -7,10 +7,40 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fuzz/backend/backend.h"
 #include "fuzz/lang/program.h"
+#include "fuzz/oracle/run.h"
 #include "fuzz/lang/text.h"
 #include "fuzz/replay/input.h"
 #include "fuzz/replay/options.h"
+
+/* The program through the backend interface (fuzz/oracle): the model's and the backend's
+ * findings, each printed with its verdict line. */
+static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
+  oracle_options opt = {args->backend, args->ops, 0, stdout, args->trace ? stdout : NULL,
+                        args->params};
+  oracle_result res;
+  int rc = oracle_run(bytes->data, bytes->size, &opt, &res);
+  if (rc < 0) {
+    printf("replay: the %s heap could not be made (bad --params?)\n", args->backend->name);
+    return FUZZ_REPLAY_BAD_INPUT;
+  }
+  printf("== backend %s (%zu ops, %llu collections, %zu finalizers run)\n", args->backend->name,
+         res.ops, (unsigned long long)res.collects, res.finalizers);
+  printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks,
+         res.deep_checks);
+  if (res.violations == 0) {
+    printf("== clean\n");
+    return FUZZ_REPLAY_CLEAN;
+  }
+  if (res.first_op >= 0) {
+    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", res.violations, res.first_kind,
+           res.first_op);
+  } else {
+    printf("== VIOLATION: %zu found; first: %s (final checks)\n", res.violations, res.first_kind);
+  }
+  return FUZZ_REPLAY_VIOLATION;
+}
 
 static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
   fuzz_buf bytes = {0};
@@ -57,6 +87,12 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   }
   printf("== run\n");
   fflush(stdout);
+
+  if (args->backend != NULL) {
+    int rc = replay_backend(args, &bytes);
+    fuzz_buf_free(&bytes);
+    return rc;
+  }
 
   fuzz_options opt = base ? *base : (fuzz_options){0};
   opt.abort_on_violation = 0;

@@ -1,0 +1,236 @@
+/* The backend interface: what the fuzz harness needs of a collector, and nothing more.
+ *
+ * The op language (fuzz/lang), the backend-neutral model oracle and the driver that runs a
+ * program through a backend (fuzz/oracle), the replay tool and the campaigns speak to a collector
+ * only through this header. A backend is one `fuzz_backend` table of functions plus a capability
+ * mask; gcfuzz's own collector is one (fuzz/backend/gcfuzz), Lua 5.4 and bdwgc are others
+ * (fuzz/backend/lua, fuzz/backend/bdwgc), each built from its own sources. A backend depends on
+ * its collector and on this header, never on the oracle above it nor on invariants/ (gcfuzz's own
+ * passes are gcfuzz's backend's deep check; nobody else's).
+ *
+ * Cells. The driver never holds a pointer into a collected heap: a moving collector, a collector
+ * whose values live on its own stack (Lua) and a conservative one (bdwgc) would each make such a
+ * pointer a lie. Every reference the driver has lives in one of the backend's root **cells**,
+ * numbered 0..cells-1 (fuzz_backend_config.cells), each empty or holding one block, and every
+ * cell is a root of the collector for the life of the heap. Ops name cells: allocate into one,
+ * store the block of one into a field of the block of another, load a field into a cell, copy,
+ * clear. So a block is reachable exactly when the driver's model says so (INV-BACKEND-1 below),
+ * whatever the collector's own notion of roots is.
+ *
+ * Identity. Every block carries an identity the backend stores in the block's own memory and
+ * cannot forge: a 64-bit id and a 64-bit check word, written once by the driver right after the
+ * allocation (set_ident) and read back (get_ident) whenever the driver meets the block again
+ * (a load, a weak get, a finalizer, a walk). A block freed too early and its memory reused, a
+ * field that names the wrong block, a raw block whose bytes changed: the identity or the check
+ * word read back is not the model's. The check word of a raw block is a hash of its id and its
+ * payload words (the driver recomputes it from what it wrote), so a raw block's contents are
+ * checked too, not only its name.
+ *
+ * INV-BACKEND-1: a block is reachable from the driver only through cells and through the fields
+ * of reachable scanned blocks (and, where the backend has them, through finalizers about to run,
+ * weak references read while their target lives, and conservative range words). Nothing else the
+ * driver does keeps a block alive, so the model's reachability is the collector's obligation.
+ */
+#ifndef FUZZ_BACKEND_BACKEND_H
+#define FUZZ_BACKEND_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- Capabilities -------------------------------------------------------------------------- */
+
+/* X(NAME, "what a backend with it does"): one row a capability. The decoder gives a backend only
+ * the ops its capabilities allow (fuzz/oracle/opset.c says which op needs which), and the model
+ * applies the semantics a capability states. */
+#define FUZZ_BACKEND_CAPS(X)                                                                     \
+  X(RAW, "raw blocks: N words the collector never scans (Lua: full userdata)")                   \
+  X(LARGE, "blocks of 128..1151 fields (alloc_large)")                                           \
+  X(INCREMENTAL, "collect slice/start run a bounded step of an incremental cycle")              \
+  X(FINALIZERS, "finalizers on any block: run once after a cycle finds the block unreachable") \
+  X(RESURRECT, "a finalizer may store its block somewhere reachable: it then lives")            \
+  X(FIN_CLEAR, "a set finalizer can be removed before it runs")                                 \
+  X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
+  X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")        \
+  X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \
+  X(PRECISE, "a full collection frees every block the model cannot reach (checked by walk)")    \
+  X(WALK, "walk: the identities of every block the heap holds")                                 \
+  X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                 \
+  X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                     \
+  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")
+
+typedef enum fuzz_backend_cap_bit {
+#define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
+  FUZZ_BACKEND_CAPS(FUZZ_BACKEND_CAP_BIT)
+#undef FUZZ_BACKEND_CAP_BIT
+      FUZZ_CAP_COUNT
+} fuzz_backend_cap_bit;
+
+enum {
+#define FUZZ_BACKEND_CAP_MASK(name, what) FUZZ_CAP_##name = 1u << FUZZ_CAP_BIT_##name,
+  FUZZ_BACKEND_CAPS(FUZZ_BACKEND_CAP_MASK)
+#undef FUZZ_BACKEND_CAP_MASK
+};
+
+extern const char *const fuzz_backend_cap_names[FUZZ_CAP_COUNT]; /* "raw", "large", ... */
+extern const char *const fuzz_backend_cap_whats[FUZZ_CAP_COUNT];
+
+/* ---- Values and kinds ---------------------------------------------------------------------- */
+
+typedef enum fuzz_block_shape {
+  FUZZ_SHAPE_SCAN, /* N fields, each empty (NULL/nil), an integer, or a block */
+  FUZZ_SHAPE_RAW,  /* N payload words of data (FUZZ_CAP_RAW) */
+} fuzz_block_shape;
+
+/* What a field holds, as load reports it. */
+typedef enum fuzz_field_kind {
+  FUZZ_FIELD_EMPTY, /* NULL, nil: nothing */
+  FUZZ_FIELD_INT,   /* an integer the driver stored (store_int) */
+  FUZZ_FIELD_BLOCK, /* a block: load put it in the destination cell */
+  FUZZ_FIELD_OTHER, /* anything else: never stored by the driver, always a finding */
+} fuzz_field_kind;
+
+typedef enum fuzz_collect_kind {
+  FUZZ_COLLECT_SLICE, /* a bounded step (incremental backends; otherwise a minor or nothing) */
+  FUZZ_COLLECT_MAJOR, /* a whole cycle from the call */
+  FUZZ_COLLECT_FULL,  /* a whole cycle, and everything it frees given back */
+  FUZZ_COLLECT_START, /* begin a cycle and return mid-cycle where the backend can */
+} fuzz_collect_kind;
+
+/* One finding of a backend's deep check: kind "<backend>.<what>" (stable: the crash key of a
+ * campaign), a message for people. */
+typedef struct fuzz_finding {
+  char kind[48];
+  char message[512];
+} fuzz_finding;
+
+/* ---- Tunables ------------------------------------------------------------------------------ */
+
+/* A parameter the `tune pN V` op sets: V is 0..255 and the backend maps it onto the parameter's
+ * legal range, its corners (0, 1, the minimum, the maximum) reachable. The text form prints the
+ * number; replay --trace and --list-tunables print the names. */
+typedef struct fuzz_tunable {
+  const char *name; /* "pause", "stepmul", "mode" */
+  const char *what; /* one line: what V sets */
+} fuzz_tunable;
+
+enum { FUZZ_TUNABLES_MAX = 8 };
+
+/* ---- The heap ------------------------------------------------------------------------------ */
+
+typedef struct fuzz_bheap fuzz_bheap; /* one backend's heap: opaque to the driver */
+
+/* Calls from the backend into the driver while a collector runs the driver's callbacks. */
+typedef struct fuzz_backend_events {
+  void *user;
+  /* A finalizer set with `token` (fin_set) runs now. For the length of the call its block is in
+   * cell FUZZ_CELL_SELF(cfg) (one past the last ordinary cell), so the driver can read its
+   * identity and resurrect it by copying the cell elsewhere; the cell is emptied after the call.
+   * The driver may call any function of the table but collect from inside. */
+  void (*finalize)(void *user, uint64_t token);
+} fuzz_backend_events;
+
+typedef struct fuzz_backend_config {
+  size_t cells;      /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
+  const char *params; /* the backend's own parameter text (replay --params), or NULL */
+  FILE *out;          /* where the backend prints what it must (create errors); never NULL */
+  fuzz_backend_events events;
+} fuzz_backend_config;
+
+#define FUZZ_CELL_SELF(cfg) ((cfg)->cells)
+
+typedef struct fuzz_backend {
+  const char *name; /* "gcfuzz", "lua", "bdwgc": --backend NAME */
+  const char *what; /* one line for --list-backends */
+  unsigned caps;    /* FUZZ_CAP_* */
+  const fuzz_tunable *tunables;
+  size_t tunable_count;
+  /* The bound of the leak check (the model, after `collect full`): live_bytes may exceed the
+   * model's own count of live payload bytes by at most slack_factor times it plus slack_bytes.
+   * A conservative collector states a wider bound than a precise one. */
+  double leak_slack_factor;
+  size_t leak_slack_bytes;
+
+  /* A fresh, empty heap; NULL with a message on cfg->out when it cannot be made (bad params,
+   * out of memory). A process may hold one heap of a backend at a time (Lua and gcfuzz could
+   * hold more; bdwgc's heap is the process's). */
+  fuzz_bheap *(*create)(const fuzz_backend_config *cfg);
+  /* Everything the heap holds is given back (finalizers still set do not run). */
+  void (*destroy)(fuzz_bheap *h);
+
+  /* Allocate a block of `fields` fields (scan) or payload words (raw) into cell `dst`; the
+   * fields are empty (scan) or zero (raw). Returns 1, or 0 when the collector refused (out of
+   * memory, an injected failure): dst is then empty. May collect. */
+  int (*alloc)(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields);
+  /* Write and read the identity of the block in `cell` (see the top). get returns 0 when the
+   * cell is empty. */
+  void (*set_ident)(fuzz_bheap *h, size_t cell, uint64_t id, uint64_t check);
+  int (*get_ident)(fuzz_bheap *h, size_t cell, uint64_t *id, uint64_t *check);
+
+  /* Scanned fields. store puts the block in `src` (empty: NULL/nil) into field `field` of the
+   * scanned block in `obj`, through the collector's write barrier; store_int an integer
+   * 0..2^31. load reads field `field` of the scanned block in `obj`: a block goes into cell
+   * `dst` (which is emptied otherwise), an integer into *value. Fields are 0..fields-1; the
+   * driver never names one past the end. */
+  void (*store)(fuzz_bheap *h, size_t obj, size_t field, size_t src);
+  void (*store_int)(fuzz_bheap *h, size_t obj, size_t field, int64_t value);
+  fuzz_field_kind (*load)(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value);
+  /* Raw payload words of the raw block in `obj` (FUZZ_CAP_RAW). */
+  void (*raw_write)(fuzz_bheap *h, size_t obj, size_t word, uint64_t value);
+  uint64_t (*raw_read)(fuzz_bheap *h, size_t obj, size_t word);
+
+  /* Cells: dst = the block in src (or empty); dst = empty. */
+  void (*copy)(fuzz_bheap *h, size_t dst, size_t src);
+  void (*clear)(fuzz_bheap *h, size_t cell);
+
+  /* A collection of the kind; `budget` sizes a slice (0..255, the backend's unit). */
+  void (*collect)(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget);
+  /* Run the finalizers the collector has queued, where it queues them rather than running them
+   * inside a collection (bdwgc's finalize-on-demand); NULL otherwise. Returns how many ran. */
+  size_t (*run_finalizers)(fuzz_bheap *h);
+  /* tune pN V (FUZZ_CAP_TUNE): N < tunable_count. */
+  void (*tune)(fuzz_bheap *h, unsigned param, unsigned value);
+  /* The N-th allocation from now fails (FUZZ_CAP_FAIL); 0: no failure due. */
+  void (*fail_after)(fuzz_bheap *h, unsigned n);
+
+  /* Finalizers (FUZZ_CAP_FINALIZERS): set on the block in `cell` (replacing one set before),
+   * with a token handed back to events.finalize; clear (FUZZ_CAP_FIN_CLEAR) returns 0 when the
+   * collector says the block has none. */
+  int (*fin_set)(fuzz_bheap *h, size_t cell, uint64_t token);
+  int (*fin_clear)(fuzz_bheap *h, size_t cell);
+
+  /* Weak references (FUZZ_CAP_WEAK): a new weak-reference block into `dst` whose slot names
+   * the block in `target`; weak_get puts the target into `dst` while it lives (returns 1) or
+   * empties dst (returns 0). Ephemerons (FUZZ_CAP_EPHEMERON): a new ephemeron block with a key
+   * and a datum; ephe_get puts the datum into `dst` while the key lives. Both blocks carry an
+   * identity like any other. */
+  int (*weak_new)(fuzz_bheap *h, size_t dst, size_t target);
+  int (*weak_get)(fuzz_bheap *h, size_t dst, size_t weak);
+  int (*ephe_new)(fuzz_bheap *h, size_t dst, size_t key, size_t datum);
+  int (*ephe_get)(fuzz_bheap *h, size_t dst, size_t ephe);
+
+  /* Conservative ranges (FUZZ_CAP_CONSERVATIVE): words[0..count) become a root range scanned
+   * word by word; address gives the block's address and byte size for aiming words at it. */
+  int (*range_add)(fuzz_bheap *h, uintptr_t *words, size_t count);
+  int (*address)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bsize);
+
+  /* Introspection. walk (FUZZ_CAP_WALK) calls visit with the identity of every block the heap
+   * holds now, whether reachable or not yet freed, and returns how many blocks it met that had
+   * no identity it could read (blocks of the backend's own, e.g. weak tables, not counted).
+   * live_bytes is the collector's own count of the bytes it holds now. */
+  size_t (*walk)(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
+                 void *user);
+  size_t (*live_bytes)(fuzz_bheap *h);
+  /* The backend's deep check (FUZZ_CAP_DEEP_CHECK), run by the driver after every collection
+   * and at the end: returns the number of findings, the first `max` of them written to out. */
+  size_t (*check)(fuzz_bheap *h, fuzz_finding *out, size_t max);
+} fuzz_backend;
+
+/* ---- The backends this binary was linked with ---------------------------------------------- */
+
+/* The table of backends (fuzz/backend/registry.c and the backends linked in): NULL when `name`
+ * is not one; fuzz_backend_names lists them for messages ("gcfuzz, lua, bdwgc"). */
+const fuzz_backend *fuzz_backend_find(const char *name);
+size_t fuzz_backend_names(char *out, size_t cap);
+
+#endif /* FUZZ_BACKEND_BACKEND_H */

@@ -1,0 +1,214 @@
+/* The backend-neutral model (model.h): objects, cells and the three reachable sets. */
+#include "fuzz/oracle/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct oracle_model {
+  oracle_object *objs;
+  size_t count, cap;
+  uint64_t *words; /* every object's fields or payload words, in allocation order */
+  size_t nwords, words_cap;
+  oracle_obj *cells;
+  size_t ncells;
+  const uintptr_t *ranges; /* the runner's range words, or NULL */
+  size_t nranges;
+  uint64_t collects;
+  /* Reachable sets: one byte a object, a bit per oracle_reach_kind; and the walk's stack. */
+  uint8_t *reached;
+  size_t reached_cap;
+  oracle_obj *stack;
+  size_t stack_cap;
+  size_t kept_bytes;
+};
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  return x ^ (x >> 33);
+}
+
+oracle_model *oracle_model_create(size_t cells) {
+  oracle_model *m = calloc(1, sizeof *m);
+  if (m == NULL) return NULL;
+  m->cells = malloc((cells + 1) * sizeof *m->cells);
+  if (m->cells == NULL) {
+    free(m);
+    return NULL;
+  }
+  m->ncells = cells + 1; /* and the finalizer's SELF cell */
+  oracle_model_reset(m);
+  return m;
+}
+
+void oracle_model_reset(oracle_model *m) {
+  m->count = 0;
+  m->nwords = 0;
+  m->collects = 0;
+  m->ranges = NULL;
+  m->nranges = 0;
+  m->kept_bytes = 0;
+  for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
+}
+
+void oracle_model_destroy(oracle_model *m) {
+  if (m == NULL) return;
+  free(m->objs);
+  free(m->words);
+  free(m->cells);
+  free(m->reached);
+  free(m->stack);
+  free(m);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, n * elem);
+  if (q == NULL) return 0;
+  *p = q;
+  *cap = n;
+  return 1;
+}
+
+oracle_obj oracle_model_new(oracle_model *m, fuzz_block_shape shape, oracle_role role,
+                            size_t nfields) {
+  if (m->count >= UINT32_MAX - 1 || !grow((void **)&m->objs, &m->cap, m->count + 1, sizeof *m->objs) ||
+      !grow((void **)&m->words, &m->words_cap, m->nwords + nfields, sizeof *m->words)) {
+    return ORACLE_NONE;
+  }
+  oracle_obj o = (oracle_obj)m->count++;
+  oracle_object *ob = &m->objs[o];
+  memset(ob, 0, sizeof *ob);
+  ob->id = ORACLE_ID_SALT << 32 | o;
+  ob->check = mix(ob->id ^ (uint64_t)shape << 40 ^ (uint64_t)role << 44 ^ (uint64_t)nfields);
+  ob->shape = (uint8_t)shape;
+  ob->role = (uint8_t)role;
+  ob->nfields = (uint32_t)nfields;
+  ob->first = m->nwords;
+  ob->a = ob->b = ORACLE_NONE;
+  ob->fin_cell = SIZE_MAX;
+  if (o < m->reached_cap) m->reached[o] = 0; /* in no set until one is computed again */
+  memset(m->words + m->nwords, 0, nfields * sizeof *m->words);
+  m->nwords += nfields;
+  return o;
+}
+
+oracle_object *oracle_model_object(oracle_model *m, oracle_obj o) {
+  return o < m->count ? &m->objs[o] : NULL;
+}
+
+size_t oracle_model_count(const oracle_model *m) { return m->count; }
+
+oracle_obj oracle_model_by_id(const oracle_model *m, uint64_t id) {
+  if (id >> 32 != ORACLE_ID_SALT) return ORACLE_NONE;
+  uint64_t o = id & UINT32_MAX;
+  return o < m->count ? (oracle_obj)o : ORACLE_NONE;
+}
+
+oracle_field oracle_model_field(const oracle_model *m, oracle_obj o, size_t f) {
+  return m->words[m->objs[o].first + f];
+}
+
+void oracle_model_set_field(oracle_model *m, oracle_obj o, size_t f, oracle_field v) {
+  m->words[m->objs[o].first + f] = v;
+}
+
+oracle_obj oracle_model_cell(const oracle_model *m, size_t cell) { return m->cells[cell]; }
+void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o) { m->cells[cell] = o; }
+
+void oracle_model_set_ranges(oracle_model *m, const uintptr_t *words, size_t count) {
+  m->ranges = words;
+  m->nranges = count;
+}
+
+uint64_t oracle_model_collects(const oracle_model *m) { return m->collects; }
+void oracle_model_count_collect(oracle_model *m) { m->collects++; }
+
+/* ---- Reachability -------------------------------------------------------------------------- */
+
+static int mark(oracle_model *m, uint8_t bit, oracle_obj o, size_t *top) {
+  if (o == ORACLE_NONE || (m->reached[o] & bit)) return 0;
+  m->reached[o] |= bit;
+  m->stack[(*top)++] = o;
+  return 1;
+}
+
+/* The newest object whose block holds `w`: an older one there was freed before the newer one
+ * was allocated at its address. */
+static oracle_obj object_at(const oracle_model *m, uintptr_t w) {
+  if (w == 0) return ORACLE_NONE;
+  for (size_t k = m->count; k-- > 0;) {
+    const oracle_object *ob = &m->objs[k];
+    if (ob->bsize != 0 && w >= ob->addr && w - ob->addr < ob->bsize) return (oracle_obj)k;
+  }
+  return ORACLE_NONE;
+}
+
+/* Drain the stack: scanned fields, ephemeron data whose key is in the set. An ephemeron met
+ * before its key is looked at again once the stack is empty (the fixpoint). */
+static void propagate(oracle_model *m, uint8_t bit, int through_ran, size_t *top) {
+  for (;;) {
+    while (*top > 0) {
+      oracle_obj o = m->stack[--*top];
+      const oracle_object *ob = &m->objs[o];
+      if (!through_ran && ob->fin == ORACLE_FIN_RAN) continue;
+      if (ob->role == ORACLE_PLAIN && ob->shape == FUZZ_SHAPE_SCAN) {
+        for (size_t f = 0; f < ob->nfields; f++) {
+          oracle_field v = m->words[ob->first + f];
+          if (oracle_field_is_block(v)) mark(m, bit, oracle_field_block_of(v), top);
+        }
+      } else if (ob->role == ORACLE_EPHE && ob->a != ORACLE_NONE && (m->reached[ob->a] & bit)) {
+        mark(m, bit, ob->b, top);
+      }
+    }
+    int more = 0;
+    for (size_t k = 0; k < m->count; k++) {
+      const oracle_object *ob = &m->objs[k];
+      if (ob->role == ORACLE_EPHE && (m->reached[k] & bit) && ob->a != ORACLE_NONE &&
+          (m->reached[ob->a] & bit) && (through_ran || ob->fin != ORACLE_FIN_RAN)) {
+        more |= mark(m, bit, ob->b, top);
+      }
+    }
+    if (!more) return;
+  }
+}
+
+void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
+  uint8_t bit = (uint8_t)(1u << kind);
+  if (!grow((void **)&m->reached, &m->reached_cap, m->count, 1) ||
+      !grow((void **)&m->stack, &m->stack_cap, m->count, sizeof *m->stack)) {
+    abort(); /* the model's memory is the harness's: no heap to report on without it */
+  }
+  for (size_t k = 0; k < m->count; k++) m->reached[k] &= (uint8_t)~bit;
+  size_t top = 0;
+  for (size_t c = 0; c < m->ncells; c++) {
+    if (c != skip) mark(m, bit, m->cells[c], &top);
+  }
+  for (size_t i = 0; i < m->nranges; i++) mark(m, bit, object_at(m, m->ranges[i]), &top);
+  int through_ran = kind != ORACLE_REACH_FIN_SAFE;
+  propagate(m, bit, through_ran, &top);
+  if (kind != ORACLE_REACH_KEPT) return;
+  /* Kept: what a finalizer still to run may see, and what one that ran this collection left. */
+  for (size_t k = 0; k < m->count; k++) {
+    const oracle_object *ob = &m->objs[k];
+    if (ob->fin == ORACLE_FIN_SET ||
+        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
+      mark(m, bit, (oracle_obj)k, &top);
+    }
+  }
+  propagate(m, bit, 1, &top);
+  m->kept_bytes = 0;
+  for (size_t k = 0; k < m->count; k++) {
+    if (m->reached[k] & bit) m->kept_bytes += ((size_t)m->objs[k].nfields + 2) * sizeof(uint64_t);
+  }
+}
+
+int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_obj o) {
+  return o < m->count && o < m->reached_cap && (m->reached[o] >> kind & 1);
+}
+
+size_t oracle_model_kept_bytes(const oracle_model *m) { return m->kept_bytes; }

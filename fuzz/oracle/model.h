@@ -1,0 +1,126 @@
+/* The backend-neutral model oracle: the driver's shadow graph of a heap it reaches only through
+ * fuzz/backend/backend.h.
+ *
+ * The model knows every block the program made (an object: its identity, shape, fields or
+ * payload words, finalizer and weak state) and what each of the backend's cells holds. It never
+ * reads the heap itself; the runner (fuzz/oracle/run.c) reads through the backend and asks the
+ * model what it must find. Nothing here knows a collector.
+ *
+ * Identity (INV-ORACLE-1): object k's id word is ORACLE_ID_SALT << 32 | k, its check word a
+ * hash of the id, the shape and the size; both live in the block (the backend's set_ident), so a
+ * block that is not object k, or object k's memory after it was freed and reused, reads back a
+ * different pair. Ids are never reused within a program.
+ *
+ * Reachability. Three sets, each computed from the cells when asked (O(objects + fields)):
+ *   - strong: reachable from the cells through scanned fields, ephemeron data whose key is
+ *     strong, and (conservative backends) range words that point into a block;
+ *   - finalizer-safe: the same, but not through an object whose finalizer has run: a finalizer
+ *     that resurrected its block makes what hangs below it reachable again after the collector
+ *     separated it (Lua finalizes a whole unreachable group in one cycle), so a finalizer or a
+ *     weak clear there is no finding;
+ *   - kept: strong, plus everything reachable from an object with a finalizer set or one whose
+ *     finalizer ran in the current collection (the collector must keep those for the finalizer
+ *     or until the next cycle).
+ * What the runner checks with them:
+ *   oracle.finalizer-live   a finalizer runs on a finalizer-safe reachable block;
+ *   oracle.weak-cleared     a weak get answers empty while its target is finalizer-safe
+ *                           reachable (and its finalizer has not run); an ephemeron's datum
+ *                           likewise while its key is;
+ *   oracle.not-freed        (FUZZ_CAP_PRECISE) after a full collection the heap's walk still
+ *                           holds a block that is not kept;
+ *   oracle.leak             after a full collection the backend's live bytes exceed its stated
+ *                           bound over the bytes of the kept objects.
+ */
+#ifndef FUZZ_ORACLE_MODEL_H
+#define FUZZ_ORACLE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz/backend/backend.h"
+
+typedef uint32_t oracle_obj;
+#define ORACLE_NONE ((oracle_obj)UINT32_MAX)
+#define ORACLE_ID_SALT UINT64_C(0x6766757a) /* "gfuz": no pointer and no small integer */
+
+typedef enum oracle_role {
+  ORACLE_PLAIN, /* alloc: a scanned or raw block */
+  ORACLE_WEAK,  /* weak: its one weak slot names `a` */
+  ORACLE_EPHE,  /* ephe: key `a`, datum `b` */
+} oracle_role;
+
+typedef enum oracle_fin {
+  ORACLE_FIN_NONE, /* no finalizer set (or cleared) */
+  ORACLE_FIN_SET,  /* set: must run once, only after the block is unreachable */
+  ORACLE_FIN_RAN,  /* ran (since it was last set); an ordinary block again */
+} oracle_fin;
+
+/* A field of a scanned object: ORACLE_FIELD_EMPTY, an integer, or a block. */
+typedef uint64_t oracle_field;
+#define ORACLE_FIELD_EMPTY ((oracle_field)0)
+static inline oracle_field oracle_field_int(int64_t v) { return (uint64_t)v << 2 | 1; }
+static inline oracle_field oracle_field_block(oracle_obj o) { return (uint64_t)o << 2 | 2; }
+static inline int oracle_field_is_int(oracle_field f) { return (f & 3) == 1; }
+static inline int oracle_field_is_block(oracle_field f) { return (f & 3) == 2; }
+static inline int64_t oracle_field_int_of(oracle_field f) { return (int64_t)(f >> 2); }
+static inline oracle_obj oracle_field_block_of(oracle_field f) { return (oracle_obj)(f >> 2); }
+
+typedef struct oracle_object {
+  uint64_t id, check;      /* INV-ORACLE-1 */
+  uint8_t shape;           /* fuzz_block_shape */
+  uint8_t role;            /* oracle_role */
+  uint8_t fin;             /* oracle_fin */
+  uint8_t weak_cleared;    /* a get found the slot empty: it stays empty */
+  uint32_t nfields;        /* scanned fields or raw payload words (ORACLE_PLAIN) */
+  size_t first;            /* its fields' (or payload words') index in the model's words */
+  oracle_obj a, b;         /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
+  size_t fin_cell;         /* the cell a finalizer resurrects into, or SIZE_MAX */
+  uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
+  uintptr_t addr;          /* conservative backends: where the block is, and its bytes */
+  size_t bsize;
+} oracle_object;
+
+typedef struct oracle_model oracle_model;
+
+/* A model of `cells` cells, all empty; NULL when out of memory. reset forgets every object and
+ * empties every cell (the memory is kept for the next program). */
+oracle_model *oracle_model_create(size_t cells);
+void oracle_model_reset(oracle_model *m);
+void oracle_model_destroy(oracle_model *m);
+
+/* A new object (fields empty or zero); ORACLE_NONE when out of memory. */
+oracle_obj oracle_model_new(oracle_model *m, fuzz_block_shape shape, oracle_role role,
+                            size_t nfields);
+oracle_object *oracle_model_object(oracle_model *m, oracle_obj o);
+size_t oracle_model_count(const oracle_model *m);
+/* The object an id word names, or ORACLE_NONE. */
+oracle_obj oracle_model_by_id(const oracle_model *m, uint64_t id);
+
+/* A scanned object's field / a raw object's payload word. */
+oracle_field oracle_model_field(const oracle_model *m, oracle_obj o, size_t f);
+void oracle_model_set_field(oracle_model *m, oracle_obj o, size_t f, oracle_field v);
+
+oracle_obj oracle_model_cell(const oracle_model *m, size_t cell);
+void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o);
+
+/* Conservative range words (each may keep the newest object whose block contains it). */
+void oracle_model_set_ranges(oracle_model *m, const uintptr_t *words, size_t count);
+
+/* Collections so far (the runner counts each collect op). */
+uint64_t oracle_model_collects(const oracle_model *m);
+void oracle_model_count_collect(oracle_model *m);
+
+typedef enum oracle_reach_kind {
+  ORACLE_REACH_STRONG,
+  ORACLE_REACH_FIN_SAFE,
+  ORACLE_REACH_KEPT,
+} oracle_reach_kind;
+/* Compute a set; oracle_model_reached answers from the last computed set of that kind. `skip` is
+ * a cell left out of the roots (the finalizer's SELF cell), or SIZE_MAX. */
+void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip);
+int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_obj o);
+/* Payload bytes of the objects in the last KEPT set (each block: its words and the two of its
+ * identity). */
+size_t oracle_model_kept_bytes(const oracle_model *m);
+
+#endif /* FUZZ_ORACLE_MODEL_H */
