@@ -150,12 +150,11 @@ static oracle_obj object_at(const oracle_model *m, uintptr_t w) {
 
 /* Drain the stack: scanned fields, ephemeron data whose key is in the set. An ephemeron met
  * before its key is looked at again once the stack is empty (the fixpoint). */
-static void propagate(oracle_model *m, uint8_t bit, int through_ran, size_t *top) {
+static void propagate(oracle_model *m, uint8_t bit, size_t *top) {
   for (;;) {
     while (*top > 0) {
       oracle_obj o = m->stack[--*top];
       const oracle_object *ob = &m->objs[o];
-      if (!through_ran && ob->fin == ORACLE_FIN_RAN) continue;
       if (ob->role == ORACLE_PLAIN && ob->shape == FUZZ_SHAPE_SCAN) {
         for (size_t f = 0; f < ob->nfields; f++) {
           oracle_field v = m->words[ob->first + f];
@@ -169,7 +168,7 @@ static void propagate(oracle_model *m, uint8_t bit, int through_ran, size_t *top
     for (size_t k = 0; k < m->count; k++) {
       const oracle_object *ob = &m->objs[k];
       if (ob->role == ORACLE_EPHE && (m->reached[k] & bit) && ob->a != ORACLE_NONE &&
-          (m->reached[ob->a] & bit) && (through_ran || ob->fin != ORACLE_FIN_RAN)) {
+          (m->reached[ob->a] & bit)) {
         more |= mark(m, bit, ob->b, top);
       }
     }
@@ -177,34 +176,98 @@ static void propagate(oracle_model *m, uint8_t bit, int through_ran, size_t *top
   }
 }
 
-void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
-  uint8_t bit = (uint8_t)(1u << kind);
+/* The stack and the set bits: room for every object. */
+static void ensure_room(oracle_model *m) {
   if (!grow((void **)&m->reached, &m->reached_cap, m->count, 1) ||
       !grow((void **)&m->stack, &m->stack_cap, m->count, sizeof *m->stack)) {
     abort(); /* the model's memory is the harness's: no heap to report on without it */
   }
+}
+
+static void reach_from_roots(oracle_model *m, uint8_t bit, size_t skip) {
+  ensure_room(m);
   for (size_t k = 0; k < m->count; k++) m->reached[k] &= (uint8_t)~bit;
   size_t top = 0;
   for (size_t c = 0; c < m->ncells; c++) {
     if (c != skip) mark(m, bit, m->cells[c], &top);
   }
   for (size_t i = 0; i < m->nranges; i++) mark(m, bit, object_at(m, m->ranges[i]), &top);
-  int through_ran = kind != ORACLE_REACH_FIN_SAFE;
-  propagate(m, bit, through_ran, &top);
+  propagate(m, bit, &top);
+}
+
+void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
+  uint8_t bit = (uint8_t)(1u << kind);
+  reach_from_roots(m, bit, skip);
   if (kind != ORACLE_REACH_KEPT) return;
-  /* Kept: what a finalizer still to run may see, and what one that ran this collection left. */
+  /* Kept: what the latest collection began with, what a finalizer still to run may see, and
+   * what one that ran this collection left. */
+  size_t top = 0;
+  uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
-    if (ob->fin == ORACLE_FIN_SET ||
+    if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & at_collect) ||
         (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
       mark(m, bit, (oracle_obj)k, &top);
     }
   }
-  propagate(m, bit, 1, &top);
+  propagate(m, bit, &top);
   m->kept_bytes = 0;
   for (size_t k = 0; k < m->count; k++) {
     if (m->reached[k] & bit) m->kept_bytes += ((size_t)m->objs[k].nfields + 2) * sizeof(uint64_t);
   }
+}
+
+/* Bit 7 of `reached` is the revival's scratch: strong before the resurrection. */
+enum { BEFORE_BIT = 0x80 };
+
+size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t skip) {
+  reach_from_roots(m, BEFORE_BIT, skip);
+  m->cells[cell] = o;
+  uint8_t strong = (uint8_t)(1u << ORACLE_REACH_STRONG);
+  reach_from_roots(m, strong, skip);
+  size_t n = 0;
+  for (size_t k = 0; k < m->count; k++) {
+    if ((m->reached[k] & strong) && !(m->reached[k] & BEFORE_BIT) && !m->objs[k].revived) {
+      m->objs[k].revived = 1;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Bit 6: what keeps a block with a finalizer from being due. */
+enum { NOT_DUE_BIT = 0x40 };
+
+oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
+  reach_from_roots(m, NOT_DUE_BIT, skip);
+  size_t top = 0;
+  uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
+  for (size_t k = 0; k < m->count; k++) {
+    const oracle_object *ob = &m->objs[k];
+    if ((m->reached[k] & at_collect) ||
+        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
+      mark(m, NOT_DUE_BIT, (oracle_obj)k, &top);
+    }
+    /* Below another block with a finalizer: an ordering collector (bdwgc, gcfuzz) keeps it for
+     * that finalizer and finalizes it in a later cycle. */
+    if (ob->fin == ORACLE_FIN_SET && ob->role == ORACLE_PLAIN && ob->shape == FUZZ_SHAPE_SCAN) {
+      for (size_t f = 0; f < ob->nfields; f++) {
+        oracle_field v = m->words[ob->first + f];
+        if (oracle_field_is_block(v) && oracle_field_block_of(v) != (oracle_obj)k) {
+          mark(m, NOT_DUE_BIT, oracle_field_block_of(v), &top);
+        }
+      }
+    }
+  }
+  propagate(m, NOT_DUE_BIT, &top);
+  for (size_t k = 0; k < m->count; k++) {
+    if (m->objs[k].fin == ORACLE_FIN_SET && !(m->reached[k] & NOT_DUE_BIT)) return (oracle_obj)k;
+  }
+  return ORACLE_NONE;
+}
+
+void oracle_model_forget_revivals(oracle_model *m) {
+  for (size_t k = 0; k < m->count; k++) m->objs[k].revived = 0;
 }
 
 int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_obj o) {

@@ -11,21 +11,24 @@
  * block that is not object k, or object k's memory after it was freed and reused, reads back a
  * different pair. Ids are never reused within a program.
  *
- * Reachability. Three sets, each computed from the cells when asked (O(objects + fields)):
+ * Reachability. Sets computed from the cells when asked (O(objects + fields)):
  *   - strong: reachable from the cells through scanned fields, ephemeron data whose key is
  *     strong, and (conservative backends) range words that point into a block;
- *   - finalizer-safe: the same, but not through an object whose finalizer has run: a finalizer
- *     that resurrected its block makes what hangs below it reachable again after the collector
- *     separated it (Lua finalizes a whole unreachable group in one cycle), so a finalizer or a
- *     weak clear there is no finding;
- *   - kept: strong, plus everything reachable from an object with a finalizer set or one whose
- *     finalizer ran in the current collection (the collector must keep those for the finalizer
- *     or until the next cycle).
+ *   - at-collect: the strong set when the program's latest collection began: the collection
+ *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
+ *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set
+ *     or one whose finalizer ran in the current collection (a collector keeps those for the
+ *     finalizer, or until its next cycle).
+ * Revival. A finalizer that resurrects its block makes reachable again what the collector had
+ * found unreachable with it, and may already have separated for finalization or cleared weak
+ * references to (Lua finalizes a whole unreachable group in one cycle). Each object that a
+ * resurrection makes strong again is marked revived (oracle_model_revive) until the next full
+ * collection has run every finalizer due: its finalizer running, or a weak reference to it
+ * answering empty, while it is strong is no finding.
  * What the runner checks with them:
- *   oracle.finalizer-live   a finalizer runs on a finalizer-safe reachable block;
- *   oracle.weak-cleared     a weak get answers empty while its target is finalizer-safe
- *                           reachable (and its finalizer has not run); an ephemeron's datum
- *                           likewise while its key is;
+ *   oracle.finalizer-live   a finalizer runs on a strong block that was not revived;
+ *   oracle.weak-cleared     a weak get answers empty while its target is strong (not revived,
+ *                           its finalizer not run); an ephemeron's datum likewise while its key is;
  *   oracle.not-freed        (FUZZ_CAP_PRECISE) after a full collection the heap's walk still
  *                           holds a block that is not kept;
  *   oracle.leak             after a full collection the backend's live bytes exceed its stated
@@ -71,6 +74,7 @@ typedef struct oracle_object {
   uint8_t role;            /* oracle_role */
   uint8_t fin;             /* oracle_fin */
   uint8_t weak_cleared;    /* a get found the slot empty: it stays empty */
+  uint8_t revived;         /* made strong again by a resurrection (see the top) */
   uint32_t nfields;        /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;            /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;         /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
@@ -112,13 +116,24 @@ void oracle_model_count_collect(oracle_model *m);
 
 typedef enum oracle_reach_kind {
   ORACLE_REACH_STRONG,
-  ORACLE_REACH_FIN_SAFE,
+  ORACLE_REACH_AT_COLLECT,
   ORACLE_REACH_KEPT,
 } oracle_reach_kind;
 /* Compute a set; oracle_model_reached answers from the last computed set of that kind. `skip` is
- * a cell left out of the roots (the finalizer's SELF cell), or SIZE_MAX. */
+ * a cell left out of the roots (the finalizer's SELF cell), or SIZE_MAX. KEPT reads the last
+ * AT_COLLECT set. */
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip);
 int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_obj o);
+/* A finalizer resurrects o into `cell`: the model's cell is set, and every object strong now
+ * that was not before is marked revived. Returns how many were. */
+size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t skip);
+/* After a full collection and its finalizers: the first object whose finalizer is set and that
+ * nothing keeps (no cell, no block the collection began with, no field of another block with a
+ * finalizer set, nothing below a finalizer that ran in this collection): a finalizer the
+ * collection should have run. ORACLE_NONE if there is none. */
+oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip);
+/* Forget every revival: a full collection has run every finalizer that was due. */
+void oracle_model_forget_revivals(oracle_model *m);
 /* Payload bytes of the objects in the last KEPT set (each block: its words and the two of its
  * identity). */
 size_t oracle_model_kept_bytes(const oracle_model *m);

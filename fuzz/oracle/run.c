@@ -168,6 +168,7 @@ static int check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_
 
 static int grow_seen(runner *r) {
   size_t n = oracle_model_count(r->m);
+  if (n == 0) n = 1; /* never NULL: the walks clear it with memset */
   if (n <= r->seen_cap) return 1;
   uint8_t *p = realloc(r->seen, n);
   if (p == NULL) return 0;
@@ -297,33 +298,15 @@ static void check_full(runner *r) {
       break;
     }
   }
-  /* A finalizer of a block nothing reaches (no cell, no other block with a finalizer) must
-   * have run: a full collection finds it unreachable. */
+  /* A finalizer of a block nothing keeps must have run: the collection found it unreachable. */
   if (!(r->b->caps & FUZZ_CAP_FINALIZERS)) return;
-  for (size_t k = 0; k < oracle_model_count(r->m); k++) {
-    const oracle_object *ob = oracle_model_object(r->m, (oracle_obj)k);
-    if (ob->fin != ORACLE_FIN_SET || oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k)) {
-      continue;
-    }
-    int below_another = 0;
-    for (size_t j = 0; j < oracle_model_count(r->m) && !below_another; j++) {
-      const oracle_object *oj = oracle_model_object(r->m, (oracle_obj)j);
-      if (j == k || oj->fin != ORACLE_FIN_SET || oj->role != ORACLE_PLAIN ||
-          oj->shape != FUZZ_SHAPE_SCAN) {
-        continue;
-      }
-      for (size_t f = 0; f < oj->nfields; f++) {
-        oracle_field v = oracle_model_field(r->m, (oracle_obj)j, f);
-        if (oracle_field_is_block(v) && oracle_field_block_of(v) == k) below_another = 1;
-      }
-    }
-    if (!below_another) {
-      report(r, "oracle.finalizer-lost",
-             "object #%u has a finalizer set and nothing reaches it, but a full collection did "
-             "not run its finalizer",
-             (unsigned)k);
-      break;
-    }
+  oracle_obj due = oracle_model_fin_overdue(r->m, CELL_SELF);
+  r->res->checks++;
+  if (due != ORACLE_NONE) {
+    report(r, "oracle.finalizer-lost",
+           "object #%u has a finalizer set and nothing keeps it (no cell, no block with a "
+           "finalizer above it), but a full collection did not run its finalizer",
+           (unsigned)due);
   }
 }
 
@@ -331,7 +314,10 @@ static void collected(runner *r, fuzz_collect_kind kind) {
   if (r->b->run_finalizers != NULL) r->b->run_finalizers(r->h);
   deep_check(r);
   if (kind == FUZZ_COLLECT_MAJOR || kind == FUZZ_COLLECT_FULL) verify_graph(r);
-  if (kind == FUZZ_COLLECT_FULL) check_full(r);
+  if (kind == FUZZ_COLLECT_FULL) {
+    check_full(r);
+    oracle_model_forget_revivals(r->m); /* every finalizer due has run */
+  }
 }
 
 static void collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
@@ -339,6 +325,8 @@ static void collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
   if (r->opt->trace != NULL) {
     fprintf(r->opt->trace, "        [collect %s, budget %u]\n", fuzz_collect_names[kind], budget);
   }
+  /* What the collection begins with it keeps, whatever its finalizers resurrect over cells. */
+  oracle_model_reach(r->m, ORACLE_REACH_AT_COLLECT, CELL_SELF);
   r->b->collect(r->h, kind, budget);
   collected(r, kind);
 }
@@ -364,17 +352,19 @@ static void on_finalize(void *user, uint64_t token) {
                                      : "it was cleared (or never set)");
     return;
   }
-  oracle_model_reach(r->m, ORACLE_REACH_FIN_SAFE, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
   r->res->checks++;
-  if (oracle_model_reached(r->m, ORACLE_REACH_FIN_SAFE, o)) {
+  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, o) && !ob->revived) {
     report(r, "oracle.finalizer-live",
-           "object #%u's finalizer runs while the object is reachable from the cells", (unsigned)o);
+           "object #%u's finalizer runs while the object is reachable from the cells (and no "
+           "resurrection made it so)",
+           (unsigned)o);
   }
   ob->fin = ORACLE_FIN_RAN;
   ob->fin_ran_collect = oracle_model_collects(r->m);
-  if (ob->fin_cell != SIZE_MAX) {
+  if (ob->fin_cell != SIZE_MAX && (r->b->caps & FUZZ_CAP_RESURRECT)) {
     r->b->copy(r->h, ob->fin_cell, CELL_SELF);
-    oracle_model_set_cell(r->m, ob->fin_cell, o);
+    oracle_model_revive(r->m, ob->fin_cell, o, CELL_SELF);
   }
 }
 
@@ -563,9 +553,10 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
   }
   set_cell(r, slot_cell(dst), ORACLE_NONE);
   ob->weak_cleared = 1;
-  oracle_model_reach(r->m, ORACLE_REACH_FIN_SAFE, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
   const oracle_object *a = oracle_model_object(r->m, alive);
-  if (oracle_model_reached(r->m, ORACLE_REACH_FIN_SAFE, alive) && a->fin != ORACLE_FIN_RAN) {
+  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, alive) && a->fin != ORACLE_FIN_RAN &&
+      !a->revived) {
     report(r, "oracle.weak-cleared",
            "%s answered empty while its %s, object #%u, is reachable from the cells", where,
            role == ORACLE_WEAK ? "target" : "key", (unsigned)alive);
