@@ -13,11 +13,13 @@ def cache_opts(default=None):
   return ["--disk_cache=" + path] if path else []
 
 
-def run(args, log_path, cwd=None, append=False):
-  """`bazel ARGS` with its output in log_path; returns its exit status."""
+def run(args, log_path, cwd=None, append=False, env=None):
+  """`bazel ARGS` with its output in log_path; returns its exit status. env: variables to set
+  for this command (a repository rule reads them: GCFUZZ_LUA_SRC names a patched tree)."""
+  full = dict(os.environ, **env) if env else None
   with open(log_path, "a" if append else "w") as log:
     return subprocess.run(["bazel"] + args, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
-                          stdin=subprocess.DEVNULL).returncode
+                          stdin=subprocess.DEVNULL, env=full).returncode
 
 
 def output(args, cwd=None):

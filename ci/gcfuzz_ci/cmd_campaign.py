@@ -28,6 +28,8 @@ ThreadSanitizer, which finds data races.
   ci/campaign --time 300 schedule-tsan
                                five minutes of coverage-guided race hunting
   ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
+  ci/campaign --backend lua --time 1800
+                               half an hour against Lua 5.4's collector (Debian's source)
   ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
   ci/campaign --throughput --rounds 5 graph
@@ -74,6 +76,12 @@ has "unreproduced": the crash files that did not race again.) An interrupted cam
 campaign, even when it is killed with SIGKILL.
 
 Options:
+  --backend NAME       the collector to fuzz: gcfuzz (the default: its targets graph, roots,
+                       schedule), lua or bdwgc (their target of the same name: the backend's op
+                       set through the backend interface, fuzz/backend/NAME/, built from
+                       Debian's source package). Triage, crash keys, minimization, summary.json
+                       and the report page are the same; crashes replay with
+                       `replay --backend NAME`. Not with --coverage or --tsan (gcfuzz's)
   --time SECONDS       the whole budget, shared by the targets (default 60)
   --jobs N             parallel fuzzing processes per target (default: all cores, nproc)
   --workdir DIR        corpora, crashes, logs, reports (default .gcfuzz-work, git-ignored)
@@ -125,7 +133,8 @@ Options:
   --no-install         do not try to install missing tools
   -h, --help           this text
 
-The targets are names: graph roots schedule schedule-tsan (each at most once).
+The targets are names: graph roots schedule schedule-tsan lua bdwgc (each at most once; lua and
+bdwgc are also --backend lua, --backend bdwgc).
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap,
 graphviz; afl++ for --engine afl; --report: graphviz only) with apt-get, as root or through
@@ -168,6 +177,7 @@ def parse_args(argv):
   p.add_argument("--workdir", default=".gcfuzz-work")
   p.add_argument("--minimize-time", default="10")
   p.add_argument("--engine", default="libfuzzer")
+  p.add_argument("--backend", default=None)
   mode = p.add_mutually_exclusive_group()
   for m in ("export", "coverage", "tsan", "throughput"):
     mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
@@ -196,7 +206,22 @@ def parse_args(argv):
       raise cli.UsageError("unknown target '%s' (targets: %s)" % (t, " ".join(layout.FUZZ_TARGETS)))
     if a.targets.count(t) > 1:
       raise cli.UsageError("target '%s' named twice" % t)
+  if a.backend is not None:
+    if a.backend not in layout.BACKENDS:
+      raise cli.UsageError("unknown backend '%s' (backends: %s)"
+                           % (a.backend, " ".join(layout.BACKENDS)))
+    for t in a.targets:
+      if layout.backend_of(t) != a.backend:
+        raise cli.UsageError("target '%s' fuzzes %s, not --backend %s"
+                             % (t, layout.backend_of(t), a.backend))
+    a.targets = a.targets or list(layout.targets_of_backend(a.backend))
   a.targets = a.targets or list(layout.DEFAULT_TARGETS)
+  foreign = [t for t in a.targets if layout.backend_of(t) != "gcfuzz"]
+  if foreign and a.mode in ("coverage", "tsan"):
+    raise cli.UsageError("--%s measures gcfuzz's collector; %s fuzzes another (--backend %s)"
+                         % (a.mode, foreign[0], layout.backend_of(foreign[0])))
+  if foreign and a.engine == "afl":
+    raise cli.UsageError("--engine afl runs gcfuzz's program targets only, not %s" % foreign[0])
   if a.engine not in afl.ENGINES:
     raise cli.UsageError("unknown engine '%s' (engines: %s)" % (a.engine, " ".join(afl.ENGINES)))
   if a.engine == "afl" and (a.mode != "campaign" or any(t in layout.VARIANTS for t in a.targets)):

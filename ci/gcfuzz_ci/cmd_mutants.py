@@ -54,6 +54,12 @@ Prints a table and writes ci/mutants/out/results.json:
 and every job's log in ci/mutants/out/logs/.
 
 Options:
+  --backend NAME   the collector whose zoo runs: gcfuzz (the default: ci/mutants/*.patch
+                   against this tree), lua or bdwgc (ci/mutants/NAME/*.patch against
+                   Debian's source package of that collector, fetched by
+                   third_party/debian/fetch-source; each mutant's patched copy of the
+                   source is built in through the repository rule's variable, e.g.
+                   GCFUZZ_LUA_SRC). Results go to ci/mutants/out/NAME/
   --budget S       seconds per mutant (default 60; 15 with --quick)
   --only NAME      only this mutant (its number, its name, or NN-name); repeatable
   --quick          the mutants whose header says `quick: yes` (known to die in seconds), with
@@ -111,6 +117,12 @@ POLL_S = 0.1
 HERE = os.path.join(paths.CI, "mutants")
 
 
+def mutant_dir(backend):
+  """Where a backend's zoo lives: gcfuzz's in ci/mutants/, another collector's in a folder of
+  its own name there (its patches are against that collector's Debian source)."""
+  return HERE if backend == "gcfuzz" else os.path.join(HERE, backend)
+
+
 def matrix_tests(lay):
   """The tests --matrix runs: every cc_test of gc/ and invariants/, and the corpus replay."""
   plain = ["gc/alloc_test", "gc/conservative_test", "gc/custom_test", "gc/destroy_test",
@@ -139,7 +151,11 @@ def parse_args(argv):
                                                    "gcfuzz-mutants"))
   p.add_argument("--keep-servers", action="store_true")
   p.add_argument("--no-install", action="store_true")
+  p.add_argument("--backend", default="gcfuzz")
   a = p.parse(argv)
+  if a.backend not in layout.BACKENDS:
+    raise cli.UsageError("unknown backend '%s' (backends: %s)"
+                         % (a.backend, " ".join(layout.BACKENDS)))
   a.budget = cli.decimal(a.budget or ("15" if a.quick else "60"), "--budget", minimum=1)
   if a.jobs not in ("1", "2"):
     raise cli.UsageError("--jobs: 1 or 2 (the machine has two cores), got '%s'" % a.jobs)
@@ -152,9 +168,10 @@ def parse_args(argv):
   if a.rev and subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "--verify", "--quiet",
                                a.rev + "^{commit}"], capture_output=True).returncode != 0:
     raise cli.UsageError("--rev: '%s' is not a revision of this repository" % a.rev)
-  mutants = zoo.all_mutants(HERE)
+  a.dir = mutant_dir(a.backend)
+  mutants = zoo.all_mutants(a.dir) if os.path.isdir(a.dir) else []
   if not mutants:
-    raise cli.UsageError("no mutants in %s (*.patch)" % HERE)
+    raise cli.UsageError("no mutants in %s (*.patch)" % a.dir)
   try:
     a.selected = zoo.select(mutants, a.only, a.quick)
   except ValueError as e:
@@ -171,9 +188,14 @@ def sh(cmd, log=None, cwd=None):
 class Zoo:
   def __init__(self, a, lay):
     self.a, self.lay = a, lay
-    self.out = os.path.join(HERE, "out")
+    self.out = os.path.join(HERE, "out") if a.backend == "gcfuzz" else \
+        os.path.join(HERE, "out", a.backend)
+    # Another collector's zoo: its Debian source, pristine (fetched once), and the variable that
+    # points the repository rule at a copy of it (third_party/debian/debian_source.bzl).
+    self.source = layout.BACKEND_SOURCES.get(a.backend)
     self.logs = os.path.join(self.out, "logs")
     self.scratch = os.path.realpath(a.scratch)
+    self.pristine = os.path.join(self.scratch, "pristine-" + a.backend)
     self.tree = os.path.join(self.scratch, "tree")
     cache = os.path.join(self.scratch, "disk-cache")
     self.fuzz_flags = ["--config=fuzz"] + bazel.cache_opts(cache)
@@ -228,6 +250,29 @@ class Zoo:
       cmd.insert(1, "--dry-run")
     with open(log, "a") as f:
       return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode == 0
+
+  def fetch_source(self):
+    """The backend's pristine Debian source tree (fetch-source caches it; this is a link)."""
+    pkg, version, _ = self.source
+    log = os.path.join(self.logs, "fetch-source.log")
+    with open(log, "w") as f:
+      if subprocess.run(["bash", os.path.join(self.tree, "third_party", "debian", "fetch-source"),
+                         pkg, version, self.pristine], stdout=f,
+                        stderr=subprocess.STDOUT).returncode != 0:
+        raise cli.SetupError("cannot fetch Debian's %s=%s (log %s)" % (pkg, version, log))
+
+  def source_copy(self, ws, base, m, log):
+    """A fresh copy of the pristine source for one job, with m planted (None: the baseline);
+    None if the patch does not apply. Each job gets a path of its own, so the repository rule
+    sees its variable change and Bazel takes the new tree."""
+    parent = ws + ".src"
+    shutil.rmtree(parent, ignore_errors=True)
+    os.makedirs(parent)
+    src = os.path.join(parent, base)
+    shutil.copytree(os.path.realpath(self.pristine), src, symlinks=True)
+    if m is not None and not self.patch(m, src, log):
+      return None
+    return {self.source[2]: src}
 
   # ---------------------------------------------------------------- steps
 
@@ -334,12 +379,12 @@ class Zoo:
 
   # ---------------------------------------------------------------- one job
 
-  def build(self, ws, steps, log):
+  def build(self, ws, steps, log, env=None):
     for config, flags in (("fuzz", self.fuzz_flags), ("tsan", self.tsan_flags),
                           ("tsan-fuzz", self.tsan_fuzz_flags)):
       labels = self.labels(steps, config)
       if labels and bazel.run(["build"] + bazel.OPTS + flags + labels, log, cwd=ws,
-                              append=True) != 0:
+                              append=True, env=env) != 0:
         return False
     return True
 
@@ -353,7 +398,20 @@ class Zoo:
     steps = m.steps if m else self.baseline
     open(log, "w").close()
     touched = []
-    if m:
+    env = None
+    if self.source is not None:
+      # Another collector: the patch goes into a copy of its source, not into this tree.
+      if m and m.path in self.noapply:
+        row["status"] = "no-apply"
+        return row
+      env = self.source_copy(ws, base, m, log)
+      if env is None:
+        row["status"] = "no-apply"
+        return row
+      m_tree = None
+    else:
+      m_tree = m
+    if m_tree:
       if m.path in self.noapply:
         row["status"] = "no-apply"
         with open(os.path.join(self.logs, base + ".apply.log")) as f, open(log, "a") as out:
@@ -365,10 +423,11 @@ class Zoo:
         self.restore(ws, touched)
         return row
     try:
-      every = list(steps) + (matrix_tests(self.lay) if (self.a.matrix and m) else [])
+      matrix = self.a.matrix and m and env is None
+      every = list(steps) + (matrix_tests(self.lay) if matrix else [])
       with open(log, "a") as f:
         f.write("== build %s\n" % time.strftime("%H:%M:%S", time.gmtime()))
-      if not self.build(ws, every, log):
+      if not self.build(ws, every, log, env):
         row["status"] = "build-failed"
         return row
       step_log = os.path.join(self.logs, base + ".step")
@@ -399,7 +458,7 @@ class Zoo:
       if not m and row["status"] != "found":
         row["status"] = "clean"
       # The kill matrix: every test once, whatever the measured steps found.
-      if self.a.matrix and m:
+      if self.a.matrix and m and env is None:
         for step in matrix_tests(self.lay):
           append(log, "== matrix %s\n" % step)
           v, _ = self.run_step(ws, bins, step, hang_limit_s(), step_log)
@@ -452,8 +511,11 @@ class Zoo:
     labels = [layout.label(self.lay.replay)] + [layout.label(self.lay.fuzzer(t))
                                                 for t in fuzz_targets
                                                 if layout.config_of(t) == layout.FUZZ_CONFIG]
+    env = None
+    if self.source is not None:
+      env = self.source_copy(self.workspaces[0], "prepare", None, log)
     if bazel.run(["build"] + bazel.OPTS + self.fuzz_flags + labels, log,
-                 cwd=self.workspaces[0]) != 0:
+                 cwd=self.workspaces[0], env=env) != 0:
       with open(log, errors="replace") as f:
         print("\n".join(bazel.build_errors(f.read(), 40)), file=sys.stderr)
       raise cli.SetupError("the unpatched tree does not build (log %s)" % log)
@@ -486,9 +548,12 @@ class Zoo:
     a = self.a
     self.baseline = zoo.baseline_steps(a.selected)
     self.copy_tree()
-    # Check every selected patch against the pristine tree before any build.
+    if self.source is not None:
+      self.fetch_source()
+    # Check every selected patch against the pristine tree (or source) before any build.
+    target = self.tree if self.source is None else os.path.realpath(self.pristine)
     for m in a.selected:
-      if not self.patch(m, self.tree, os.path.join(self.logs, m.base + ".apply.log"),
+      if not self.patch(m, target, os.path.join(self.logs, m.base + ".apply.log"),
                         dry_run=True):
         self.noapply.add(m.path)
     self.say("%s: %d mutant(s), budget %ds each, %d at a time; scratch %s%s"

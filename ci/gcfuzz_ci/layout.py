@@ -17,11 +17,34 @@ VARIANTS = {
     "schedule-tsan": ("schedule", "schedule_tsan_fuzzer", "tsan-fuzz"),
 }
 
+# The targets of other collectors (fuzz/backend/<name>/): each runs its backend's op set through
+# the backend interface (fuzz/targets/backend_fuzzer.c), from corpus/<name>/, with
+# fuzz/targets/<name>.{dict,options}; `replay --target NAME` (or --backend NAME) replays them.
+# name -> (the Debian source package, its version, the variable that names a patched copy of its
+# tree for the repository rule of third_party/debian/debian_source.bzl).
+BACKEND_SOURCES = {
+    "lua": ("lua5.4", "5.4.4-3+deb12u1", "GCFUZZ_LUA_SRC"),
+    "bdwgc": ("libgc", "1:8.2.2-3", "GCFUZZ_BDWGC_SRC"),
+}
+BACKEND_TARGETS = tuple(BACKEND_SOURCES)
+# --backend NAME of ci/campaign and ci/mutants/run: gcfuzz's own collector is the default.
+BACKENDS = ("gcfuzz",) + BACKEND_TARGETS
+
 # Every name ci/campaign and the zoo's fuzz: steps accept; a campaign without names runs the
 # program targets (schedule-tsan needs its own build, and TSan cannot run where mmap
 # randomization is 32 bits: it is asked for by name).
-FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS)
+FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS) + BACKEND_TARGETS
 DEFAULT_TARGETS = PROGRAM_TARGETS
+
+
+def targets_of_backend(backend):
+  """The fuzz targets a campaign of `backend` runs by default."""
+  return DEFAULT_TARGETS if backend == "gcfuzz" else (backend,)
+
+
+def backend_of(target):
+  """The collector a target fuzzes: its own name for another collector's, else gcfuzz."""
+  return target if target in BACKEND_SOURCES else "gcfuzz"
 
 # The build of every program target (.bazelrc): libFuzzer + ASan/UBSan.
 FUZZ_CONFIG = "fuzz"
@@ -72,6 +95,12 @@ class Layout:
   def fuzzer(self, target):
     binary = VARIANTS[target][1] if target in VARIANTS else target + "_fuzzer"
     return "%s/%s" % (self.row["fuzz_package"], binary)
+
+  def fuzzer_source(self, target):
+    """The target's source: another collector's targets share backend_fuzzer.c."""
+    if target in BACKEND_SOURCES:
+      return "%s/backend_fuzzer.c" % self.row["fuzz_package"]
+    return self.fuzzer(target) + ".c"
 
   def options_file(self, target):
     return "%s/%s.options" % (self.row["fuzz_package"], programs_of(target))

@@ -190,7 +190,10 @@ typedef struct fuzz_backend {
   size_t (*run_finalizers)(fuzz_bheap *h);
   /* tune pN V (FUZZ_CAP_TUNE): N < tunable_count. */
   void (*tune)(fuzz_bheap *h, unsigned param, unsigned value);
-  /* The N-th allocation from now fails (FUZZ_CAP_FAIL); 0: no failure due. */
+  /* An injected failure (FUZZ_CAP_FAIL): the N-th allocation the collector makes from now for
+   * alloc, weak_new or ephe_new is refused as if memory were out (0: none due), and the call
+   * that made it returns 0. Each such call makes at least one allocation (a Lua table makes
+   * two), so exactly one of the next N of them fails; none made inside a finalizer counts. */
   void (*fail_after)(fuzz_bheap *h, unsigned n);
 
   /* Finalizers (FUZZ_CAP_FINALIZERS): set on the block in `cell` (replacing one set before),

@@ -229,10 +229,18 @@ size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t sk
   for (size_t k = 0; k < m->count; k++) {
     if ((m->reached[k] & strong) && !(m->reached[k] & BEFORE_BIT) && !m->objs[k].revived) {
       m->objs[k].revived = 1;
+      oracle_model_excuse_weak(m, (oracle_obj)k);
       n++;
     }
   }
   return n;
+}
+
+void oracle_model_excuse_weak(oracle_model *m, oracle_obj o) {
+  for (size_t k = 0; k < m->count; k++) {
+    oracle_object *ob = &m->objs[k];
+    if ((ob->role == ORACLE_WEAK || ob->role == ORACLE_EPHE) && ob->a == o) ob->may_be_empty = 1;
+  }
 }
 
 /* Bit 6: what keeps a block with a finalizer from being due. */

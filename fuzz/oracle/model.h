@@ -27,8 +27,10 @@
  * answering empty, while it is strong is no finding.
  * What the runner checks with them:
  *   oracle.finalizer-live   a finalizer runs on a strong block that was not revived;
- *   oracle.weak-cleared     a weak get answers empty while its target is strong (not revived,
- *                           its finalizer not run); an ephemeron's datum likewise while its key is;
+ *   oracle.weak-cleared     a weak get answers empty while its target is strong, unless the
+ *                           target was finalized or revived while the weak reference existed
+ *                           (oracle_model_excuse_weak); an ephemeron's datum likewise while its
+ *                           key is;
  *   oracle.not-freed        (FUZZ_CAP_PRECISE) after a full collection the heap's walk still
  *                           holds a block that is not kept;
  *   oracle.leak             after a full collection the backend's live bytes exceed its stated
@@ -74,6 +76,8 @@ typedef struct oracle_object {
   uint8_t role;            /* oracle_role */
   uint8_t fin;             /* oracle_fin */
   uint8_t weak_cleared;    /* a get found the slot empty: it stays empty */
+  uint8_t may_be_empty;    /* ORACLE_WEAK, ORACLE_EPHE: its target (key) was finalized or revived
+                            * while this one existed: the collector may have cleared it then */
   uint8_t revived;         /* made strong again by a resurrection (see the top) */
   uint32_t nfields;        /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;            /* its fields' (or payload words') index in the model's words */
@@ -132,6 +136,9 @@ size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t sk
  * finalizer set, nothing below a finalizer that ran in this collection): a finalizer the
  * collection should have run. ORACLE_NONE if there is none. */
 oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip);
+/* Every weak reference to o and every ephemeron keyed by o may be empty from now on: o's
+ * finalizer runs, or a resurrection revives it (Lua clears them as it separates o). */
+void oracle_model_excuse_weak(oracle_model *m, oracle_obj o);
 /* Forget every revival: a full collection has run every finalizer that was due. */
 void oracle_model_forget_revivals(oracle_model *m);
 /* Payload bytes of the objects in the last KEPT set (each block: its words and the two of its

@@ -34,7 +34,8 @@ typedef struct runner {
   FILE *out;
   const fuzz_op *op; /* the op running; NULL in the final checks */
   int frames;        /* local frames pushed */
-  unsigned fail_due; /* allocations until the injected failure, 0: none due */
+  unsigned fail_window; /* allocating calls left in which the injected failure must come;
+                         * 0: none due (backend.h: fail_after) */
   int tuned;         /* a tune op ran: the backend's limits may refuse an allocation */
   uintptr_t ranges[RANGE_WORDS];
   uint8_t *seen; /* the graph walk's visited objects */
@@ -93,17 +94,32 @@ static void report(runner *r, const char *kind, const char *fmt, ...) {
 
 /* ---- Identity ------------------------------------------------------------------------------ */
 
-/* The block in `cell` must be object o (INV-ORACLE-1). `where` says how the driver got it. */
-static int check_identity(runner *r, size_t cell, oracle_obj o, const char *where) {
+/* How the driver came to read a block, for a report: formatted only when there is one (the
+ * checks run on every load and every field of every walk). `what` takes up to two numbers. */
+typedef struct where {
+  const char *what;
+  unsigned long x, y;
+} where;
+
+static const char *where_text(const where *w, char *buf, size_t len) {
+  snprintf(buf, len, w->what, w->x, w->y);
+  return buf;
+}
+
+/* The block in `cell` must be object o (INV-ORACLE-1). `at` says how the driver got it. */
+static int check_identity(runner *r, size_t cell, oracle_obj o, const where *at) {
   r->res->checks++;
   uint64_t id = 0, check = 0;
   const oracle_object *ob = oracle_model_object(r->m, o);
-  if (!r->b->get_ident(r->h, cell, &id, &check)) {
+  int got = r->b->get_ident(r->h, cell, &id, &check);
+  if (got && id == ob->id && check == ob->check) return 1;
+  char buf[96];
+  const char *where = where_text(at, buf, sizeof buf);
+  if (!got) {
     report(r, "oracle.identity", "%s: expected object #%u, the backend's cell is empty", where,
            (unsigned)o);
     return 0;
   }
-  if (id == ob->id && check == ob->check) return 1;
   oracle_obj other = oracle_model_by_id(r->m, id);
   if (other != ORACLE_NONE && other != o) {
     report(r, "oracle.identity",
@@ -135,8 +151,17 @@ static void give_identity(runner *r, size_t cell, oracle_obj o) {
 
 /* What a field read through the backend must be: `got` and, for a block, the cell it is in. */
 static int check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_t value,
-                       size_t cell, const char *where) {
+                       size_t cell, const where *at) {
   r->res->checks++;
+  if (oracle_field_is_block(want) && got == FUZZ_FIELD_BLOCK) {
+    return check_identity(r, cell, oracle_field_block_of(want), at);
+  }
+  if (oracle_field_is_int(want) && got == FUZZ_FIELD_INT && value == oracle_field_int_of(want)) {
+    return 1;
+  }
+  if (want == ORACLE_FIELD_EMPTY && got == FUZZ_FIELD_EMPTY) return 1;
+  char buf[96];
+  const char *where = where_text(at, buf, sizeof buf);
   if (oracle_field_is_block(want)) {
     if (got != FUZZ_FIELD_BLOCK) {
       report(r, "oracle.contents", "%s: expected object #%u, the field holds %s", where,
@@ -145,7 +170,6 @@ static int check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_
                                                                           : "no block of ours");
       return 0;
     }
-    return check_identity(r, cell, oracle_field_block_of(want), where);
   }
   if (oracle_field_is_int(want)) {
     if (got != FUZZ_FIELD_INT || value != oracle_field_int_of(want)) {
@@ -182,9 +206,8 @@ static int grow_seen(runner *r) {
  * scratch goes (the loads of later ops read the rest). */
 static void verify_object(runner *r, size_t cell, oracle_obj o, int depth) {
   r->seen[o] = 1;
-  char where[64];
-  snprintf(where, sizeof where, "the walk after a collection, object #%u", (unsigned)o);
-  if (!check_identity(r, cell, o, where)) return;
+  where at = {"the walk after a collection, object #%lu", o, 0};
+  if (!check_identity(r, cell, o, &at)) return;
   const oracle_object *ob = oracle_model_object(r->m, o);
   if (ob->role != ORACLE_PLAIN) return;
   if (ob->shape == FUZZ_SHAPE_RAW) {
@@ -206,8 +229,8 @@ static void verify_object(runner *r, size_t cell, oracle_obj o, int depth) {
     oracle_field want = oracle_model_field(r->m, o, f);
     int64_t value = 0;
     fuzz_field_kind got = r->b->load(r->h, sc, cell, f, &value);
-    snprintf(where, sizeof where, "the walk, field %zu of object #%u", f, (unsigned)o);
-    if (!check_field(r, want, got, value, sc, where)) break;
+    where field = {"the walk, field %lu of object #%lu", f, o};
+    if (!check_field(r, want, got, value, sc, &field)) break;
     if (oracle_field_is_block(want) && !r->seen[oracle_field_block_of(want)]) {
       verify_object(r, sc, oracle_field_block_of(want), depth + 1);
     }
@@ -344,7 +367,8 @@ static void on_finalize(void *user, uint64_t token) {
     return;
   }
   if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [finalizer of #%u]\n", (unsigned)o);
-  if (!check_identity(r, CELL_SELF, o, "the block a finalizer was handed")) return;
+  where at = {"the block the finalizer of #%lu was handed", o, 0};
+  if (!check_identity(r, CELL_SELF, o, &at)) return;
   if (ob->fin != ORACLE_FIN_SET) {
     report(r, ob->fin == ORACLE_FIN_RAN ? "oracle.finalizer-twice" : "oracle.finalizer-unset",
            "object #%u's finalizer runs, but %s", (unsigned)o,
@@ -362,6 +386,7 @@ static void on_finalize(void *user, uint64_t token) {
   }
   ob->fin = ORACLE_FIN_RAN;
   ob->fin_ran_collect = oracle_model_collects(r->m);
+  oracle_model_excuse_weak(r->m, o);
   if (ob->fin_cell != SIZE_MAX && (r->b->caps & FUZZ_CAP_RESURRECT)) {
     r->b->copy(r->h, ob->fin_cell, CELL_SELF);
     oracle_model_revive(r->m, ob->fin_cell, o, CELL_SELF);
@@ -376,22 +401,52 @@ static void set_cell(runner *r, size_t dst, oracle_obj o) {
   oracle_model_set_cell(r->m, dst, o);
 }
 
+static void op_copy(runner *r, size_t dst, size_t src) {
+  r->b->copy(r->h, dst, src);
+  set_cell(r, dst, oracle_model_cell(r->m, src));
+}
+
+static void op_clear(runner *r, size_t cell) {
+  r->b->clear(r->h, cell);
+  set_cell(r, cell, ORACLE_NONE);
+}
+
+/* The injected failure (backend.h, fail_after N): exactly one of the next N allocating calls
+ * (alloc, weak, ephe) fails, and no other call fails. Returns whether `ok` is what a correct
+ * collector may answer, after reporting when it is not. */
+static void check_allocation(runner *r, int ok, const char *what) {
+  r->res->checks++;
+  if (r->fail_window > 0) {
+    if (!ok) {
+      r->fail_window = 0; /* the failure came */
+      return;
+    }
+    if (--r->fail_window == 0) {
+      report(r, "oracle.failure-missed",
+             "the injected failure was due by this %s (the last call of its window), but every "
+             "call succeeded",
+             what);
+    }
+    return;
+  }
+  if (!ok && !r->tuned) {
+    report(r, "oracle.unexpected-failure", "%s failed with no injected failure due", what);
+  }
+}
+
 static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
   /* A custom block is gcfuzz's own (a block with a finalize function): elsewhere, raw data. */
   fuzz_block_shape shape =
       kind == FUZZ_KIND_SCAN || !(r->b->caps & FUZZ_CAP_RAW) ? FUZZ_SHAPE_SCAN : FUZZ_SHAPE_RAW;
-  int due = r->fail_due > 0 && --r->fail_due == 0;
+  /* sD's old block is dropped before the allocation, which may collect: a backend may empty the
+   * cell first or last, so the model and the backend empty it first, together. */
+  op_clear(r, slot_cell(dst));
   int ok = r->b->alloc(r->h, slot_cell(dst), shape, n);
-  r->res->checks++;
+  check_allocation(r, ok, "allocation");
   if (!ok) {
-    if (!due && !r->tuned) {
-      report(r, "oracle.unexpected-failure",
-             "an allocation of %zu fields failed with no injected failure due", n);
-    }
     set_cell(r, slot_cell(dst), ORACLE_NONE);
     return;
   }
-  if (due) report(r, "oracle.failure-missed", "the injected failure was due at this allocation");
   oracle_obj o = oracle_model_new(r->m, shape, ORACLE_PLAIN, n);
   if (o == ORACLE_NONE) abort();
   give_identity(r, slot_cell(dst), o);
@@ -433,23 +488,12 @@ static void op_load(runner *r, int dst, fuzz_arg src) {
   oracle_field want = oracle_model_field(r->m, o, f);
   int64_t value = 0;
   fuzz_field_kind got = r->b->load(r->h, slot_cell(dst), slot_cell(src.a), f, &value);
-  char where[64];
-  snprintf(where, sizeof where, "load of field %zu of object #%u", f, (unsigned)o);
-  check_field(r, want, got, value, slot_cell(dst), where);
+  where at = {"load of field %lu of object #%lu", f, o};
+  check_field(r, want, got, value, slot_cell(dst), &at);
   /* The model follows the program: whatever the backend put there, the slot means `want`. */
   oracle_obj now = oracle_field_is_block(want) ? oracle_field_block_of(want) : ORACLE_NONE;
   if (now == ORACLE_NONE && got == FUZZ_FIELD_BLOCK) r->b->clear(r->h, slot_cell(dst));
   set_cell(r, slot_cell(dst), now);
-}
-
-static void op_copy(runner *r, size_t dst, size_t src) {
-  r->b->copy(r->h, dst, src);
-  set_cell(r, dst, oracle_model_cell(r->m, src));
-}
-
-static void op_clear(runner *r, size_t cell) {
-  r->b->clear(r->h, cell);
-  set_cell(r, cell, ORACLE_NONE);
 }
 
 static void op_push(runner *r) {
@@ -503,7 +547,10 @@ static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
 static void op_weak(runner *r, int dst, int target) {
   oracle_obj t = slot_obj(r, target);
   if (t == ORACLE_NONE) return;
-  if (!r->b->weak_new(r->h, slot_cell(dst), slot_cell(target))) {
+  if (dst != target) op_clear(r, slot_cell(dst)); /* as in op_alloc */
+  int ok = r->b->weak_new(r->h, slot_cell(dst), slot_cell(target));
+  check_allocation(r, ok, "weak reference");
+  if (!ok) {
     set_cell(r, slot_cell(dst), ORACLE_NONE);
     return;
   }
@@ -517,7 +564,10 @@ static void op_weak(runner *r, int dst, int target) {
 static void op_ephe(runner *r, int dst, int key, int datum) {
   oracle_obj k = slot_obj(r, key), v = slot_obj(r, datum);
   if (k == ORACLE_NONE || v == ORACLE_NONE) return;
-  if (!r->b->ephe_new(r->h, slot_cell(dst), slot_cell(key), slot_cell(datum))) {
+  if (dst != key && dst != datum) op_clear(r, slot_cell(dst)); /* as in op_alloc */
+  int ok = r->b->ephe_new(r->h, slot_cell(dst), slot_cell(key), slot_cell(datum));
+  check_allocation(r, ok, "ephemeron");
+  if (!ok) {
     set_cell(r, slot_cell(dst), ORACLE_NONE);
     return;
   }
@@ -539,27 +589,28 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
   oracle_obj want = role == ORACLE_WEAK ? ob->a : ob->b, alive = ob->a;
   int got = role == ORACLE_WEAK ? r->b->weak_get(r->h, slot_cell(dst), slot_cell(src))
                                 : r->b->ephe_get(r->h, slot_cell(dst), slot_cell(src));
-  const char *what = role == ORACLE_WEAK ? "weak reference" : "ephemeron";
-  char where[80];
-  snprintf(where, sizeof where, "the %s #%u's get", what, (unsigned)w);
+  where at = {role == ORACLE_WEAK ? "the weak reference #%lu's get" : "the ephemeron #%lu's get",
+              w, 0};
+  char buf[96];
   r->res->checks++;
   if (got) {
     if (ob->weak_cleared) {
-      report(r, "oracle.weak-revived", "%s answered a block after it had answered empty", where);
+      report(r, "oracle.weak-revived", "%s answered a block after it had answered empty",
+             where_text(&at, buf, sizeof buf));
     }
-    if (check_identity(r, slot_cell(dst), want, where)) set_cell(r, slot_cell(dst), want);
+    if (check_identity(r, slot_cell(dst), want, &at)) set_cell(r, slot_cell(dst), want);
     else op_clear(r, slot_cell(dst));
     return;
   }
   set_cell(r, slot_cell(dst), ORACLE_NONE);
   ob->weak_cleared = 1;
+  if (ob->may_be_empty) return;
   oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
-  const oracle_object *a = oracle_model_object(r->m, alive);
-  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, alive) && a->fin != ORACLE_FIN_RAN &&
-      !a->revived) {
+  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, alive)) {
     report(r, "oracle.weak-cleared",
-           "%s answered empty while its %s, object #%u, is reachable from the cells", where,
-           role == ORACLE_WEAK ? "target" : "key", (unsigned)alive);
+           "%s answered empty while its %s, object #%u, is reachable from the cells",
+           where_text(&at, buf, sizeof buf), role == ORACLE_WEAK ? "target" : "key",
+           (unsigned)alive);
   }
 }
 
@@ -591,8 +642,8 @@ static void run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_COLLECT: collect(r, (fuzz_collect_kind)a[0].a, 0); break;
     case FUZZ_OP_MARK_SLICE: collect(r, FUZZ_COLLECT_SLICE, (unsigned)a[0].a); break;
     case FUZZ_OP_FAIL:
-      r->fail_due = (unsigned)a[0].a;
-      r->b->fail_after(r->h, r->fail_due);
+      r->fail_window = (unsigned)a[0].a;
+      r->b->fail_after(r->h, r->fail_window);
       break;
     case FUZZ_OP_FIN: op_fin(r, a[0].a, a[1].a); break;
     case FUZZ_OP_UNFIN: op_unfin(r, a[0].a); break;

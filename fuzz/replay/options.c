@@ -122,14 +122,24 @@ static int set_format(replay_args *args, replay_format format) {
  * status. */
 static int apply(replay_option o, const char *value, replay_args *args) {
   switch (o) {
-    case REPLAY_OPT_TARGET:
-      if (args->backend != NULL && strcmp(value, args->backend->name) == 0) break;
+    case REPLAY_OPT_TARGET: {
+      /* Another collector's target is named after its backend: --target lua is --backend lua. */
+      const fuzz_backend *b = fuzz_backend_find(value);
+      if (b != NULL && strcmp(value, "gcfuzz") != 0) {
+        args->backend = b;
+        args->ops = oracle_opset(b);
+        break;
+      }
       args->ops = fuzz_opset_find(value);
       if (args->ops == NULL) {
-        fprintf(stderr, "replay: --target %s: no such target (%s)\n", value, fuzz_opset_names);
+        char names[128];
+        fuzz_backend_names(names, sizeof names);
+        fprintf(stderr, "replay: --target %s: no such target (%s; backends linked in: %s)\n",
+                value, fuzz_opset_names, names);
         return FUZZ_REPLAY_BAD_INPUT;
       }
       break;
+    }
     case REPLAY_OPT_BACKEND: {
       args->backend = fuzz_backend_find(value);
       if (args->backend == NULL) {

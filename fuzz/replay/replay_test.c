@@ -420,7 +420,29 @@ static void targets_read_bytes_their_own_way(void) {
   const char *refused[] = {"replay", "--target", "roots", spawn};
   expect(run_replay(4, refused, NULL, out, sizeof out), 2, "not one of the roots target's ops");
   const char *bogus[] = {"replay", "--target", "bogus", text};
-  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots, schedule)");
+  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "no such target (graph, roots, schedule;");
+}
+
+/* --backend runs a program through the backend interface (fuzz/oracle); --target NAME of a
+ * backend is the same; an unknown backend, or an op the backend's set lacks, is bad input. */
+static void backends_run_through_the_interface(void) {
+  const char *text = write_file("backend.txt",
+                                "alloc s0 scan 2\nalloc s1 raw 1\nstore s0.0 s1\ncollect full\n"
+                                "load s2 s0.0\n",
+                                71);
+  const char *lua[] = {"replay", "--backend", "lua", text};
+  expect(run_replay(4, lua, NULL, out, sizeof out), 0, "== backend lua (5 ops");
+  const char *gcfuzz[] = {"replay", "--backend", "gcfuzz", text};
+  expect(run_replay(4, gcfuzz, NULL, out, sizeof out), 0, "== backend gcfuzz (5 ops");
+  const char *as_target[] = {"replay", "--target", "lua", "--quiet", text};
+  expect(run_replay(5, as_target, NULL, out, sizeof out), 0, "== clean");
+  const char *bogus[] = {"replay", "--backend", "bogus", text};
+  expect(run_replay(4, bogus, NULL, out, sizeof out), 2, "--backend bogus: no such backend");
+  const char *range = write_file("range.txt", "range_int r0.0 5\n", 17);
+  const char *refused[] = {"replay", "--backend", "lua", range};
+  expect(run_replay(4, refused, NULL, out, sizeof out), 2, "range_int");
+  const char *list[] = {"replay", "--list-backends"};
+  expect(run_replay(2, list, NULL, out, sizeof out), 0, "tune p0  mode");
 }
 
 int main(int argc, char **argv) {
@@ -441,6 +463,7 @@ int main(int argc, char **argv) {
   RUN(violation_exits_1_naming_the_op);
   RUN(bytes_and_text_replay_alike);
   RUN(targets_read_bytes_their_own_way);
+  RUN(backends_run_through_the_interface);
   RUN(scratch_kept_between_programs_changes_nothing);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

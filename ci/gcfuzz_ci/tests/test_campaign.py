@@ -259,7 +259,7 @@ class LayoutTest(unittest.TestCase):
   def test_the_names_exist_in_the_tree(self):
     lay = layout.current()
     for t in layout.FUZZ_TARGETS:
-      self.assertTrue(os.path.isfile(os.path.join(paths.ROOT, lay.fuzzer(t) + ".c")), t)
+      self.assertTrue(os.path.isfile(os.path.join(paths.ROOT, lay.fuzzer_source(t))), t)
       self.assertTrue(os.path.isfile(os.path.join(paths.ROOT, lay.options_file(t))), t)
       self.assertTrue(os.path.isdir(os.path.join(paths.ROOT, "corpus", layout.programs_of(t))))
     with open(os.path.join(paths.ROOT, ".bazelrc")) as f:

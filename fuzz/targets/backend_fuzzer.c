@@ -1,0 +1,33 @@
+/* The fuzz target of another collector: the programs of its backend's op set (fuzz/oracle), run
+ * through the backend interface with the backend-neutral model and the backend's deep check.
+ * One binary a backend: FUZZ_BACKEND names it at compile time (fuzz/targets/BUILD: lua_fuzzer,
+ * bdwgc_fuzzer), and the binary links that backend. The first finding prints its verdict line
+ * and aborts: libFuzzer saves the input; `replay --backend NAME` replays it. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuzz/backend/backend.h"
+#include "fuzz/oracle/run.h"
+#include "fuzz/targets/custom_mutator.h"
+
+#ifndef FUZZ_BACKEND
+#error "FUZZ_BACKEND names the backend, e.g. -DFUZZ_BACKEND=\"lua\""
+#endif
+
+static const fuzz_backend *backend;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  backend = fuzz_backend_find(FUZZ_BACKEND);
+  if (backend == NULL) {
+    fprintf(stderr, "%s_fuzzer: the backend %s is not linked in\n", FUZZ_BACKEND, FUZZ_BACKEND);
+    exit(2);
+  }
+  fuzz_custom_mutator_init(oracle_opset(backend), *argc, *argv);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  return oracle_target_run_one(backend, data, size);
+}
