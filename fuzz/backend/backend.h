@@ -43,20 +43,20 @@
 /* X(NAME, "what a backend with it does"): one row a capability. The decoder gives a backend only
  * the ops its capabilities allow (fuzz/oracle/opset.c says which op needs which), and the model
  * applies the semantics a capability states. */
-#define FUZZ_BACKEND_CAPS(X)                                                                     \
-  X(RAW, "raw blocks: N words the collector never scans (Lua: full userdata)")                   \
-  X(LARGE, "blocks of 128..1151 fields (alloc_large)")                                           \
-  X(INCREMENTAL, "collect slice/start run a bounded step of an incremental cycle")              \
+#define FUZZ_BACKEND_CAPS(X)                                                                   \
+  X(RAW, "raw blocks: N words the collector never scans (Lua: full userdata)")                 \
+  X(LARGE, "blocks of 128..1151 fields (alloc_large)")                                         \
+  X(INCREMENTAL, "collect slice/start run a bounded step of an incremental cycle")             \
   X(FINALIZERS, "finalizers on any block: run once after a cycle finds the block unreachable") \
-  X(RESURRECT, "a finalizer may store its block somewhere reachable: it then lives")            \
-  X(FIN_CLEAR, "a set finalizer can be removed before it runs")                                 \
+  X(RESURRECT, "a finalizer may store its block somewhere reachable: it then lives")           \
+  X(FIN_CLEAR, "a set finalizer can be removed before it runs")                                \
   X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
-  X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")        \
+  X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")       \
   X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \
-  X(PRECISE, "a full collection frees every block the model cannot reach (checked by walk)")    \
-  X(WALK, "walk: the identities of every block the heap holds")                                 \
-  X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                 \
-  X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                     \
+  X(PRECISE, "a full collection frees every block the model cannot reach (checked by walk)")   \
+  X(WALK, "walk: the identities of every block the heap holds")                                \
+  X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
+  X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
   X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")
 
 typedef enum fuzz_backend_cap_bit {
@@ -131,7 +131,7 @@ typedef struct fuzz_backend_events {
 } fuzz_backend_events;
 
 typedef struct fuzz_backend_config {
-  size_t cells;      /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
+  size_t cells;       /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
   const char *params; /* the backend's own parameter text (replay --params), or NULL */
   FILE *out;          /* where the backend prints what it must (create errors); never NULL */
   fuzz_backend_events events;
@@ -221,8 +221,7 @@ typedef struct fuzz_backend {
    * holds now, whether reachable or not yet freed, and returns how many blocks it met that had
    * no identity it could read (blocks of the backend's own, e.g. weak tables, not counted).
    * live_bytes is the collector's own count of the bytes it holds now. */
-  size_t (*walk)(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
-                 void *user);
+  size_t (*walk)(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check), void *user);
   size_t (*live_bytes)(fuzz_bheap *h);
   /* The backend's deep check (FUZZ_CAP_DEEP_CHECK), run by the driver after every collection
    * and at the end: returns the number of findings, the first `max` of them written to out. */

@@ -48,8 +48,8 @@ size_t fuzz_backend_names(char *out, size_t cap) {
   for (size_t i = 0; i < KNOWN_BACKENDS; i++) {
     const fuzz_backend *b = backend_at(i);
     if (b == NULL) continue;
-    int w = snprintf(out + (n < cap ? n : cap), n < cap ? cap - n : 0, "%s%s", n ? ", " : "",
-                     b->name);
+    int w =
+        snprintf(out + (n < cap ? n : cap), n < cap ? cap - n : 0, "%s%s", n ? ", " : "", b->name);
     if (w > 0) n += (size_t)w;
   }
   return n;

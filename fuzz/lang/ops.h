@@ -91,7 +91,7 @@ enum {
     "header), or end, end+N, end-N from one past its last field (-28..+27)")                    \
   X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
   X(BODY, 1, "a body length 0..8: the next N ops are the body")                                 \
-  X(TUNABLE, 1, "a backend's tunable p0..p7 (replay --list-tunables --backend NAME)")          \
+  X(TUNABLE, 1, "a backend's tunable p0..p7 (replay --list-tunables --backend NAME)")           \
   X(CORRUPTION, 1,                                                                              \
     "a corruption: the verification kind it plants, e.g. reach.zero-header, or "                \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
@@ -334,10 +334,10 @@ typedef enum fuzz_corruption {
     "backends: sD = a new weak reference (a block) whose one weak slot names the block in sS "    \
     "(empty sS: no-op)")                                                                          \
   X(WEAK_GET, "weak_get", SLOT, SLOT, NONE,                                                       \
-    "backends: sD = the target of the weak reference in sS while it lives, else empty")          \
+    "backends: sD = the target of the weak reference in sS while it lives, else empty")           \
   X(EPHE, "ephe", SLOT, SLOT, SLOT,                                                               \
-    "backends: sD = a new ephemeron (a block) with key sK and datum sV: the datum is kept "      \
-    "through it only while the key lives by other means (empty sK or sV: no-op)")                \
+    "backends: sD = a new ephemeron (a block) with key sK and datum sV: the datum is kept "       \
+    "through it only while the key lives by other means (empty sK or sV: no-op)")                 \
   X(EPHE_GET, "ephe_get", SLOT, SLOT, NONE,                                                       \
     "backends: sD = the datum of the ephemeron in sS while its key lives, else empty")
 

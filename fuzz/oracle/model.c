@@ -76,7 +76,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
 
 oracle_obj oracle_model_new(oracle_model *m, fuzz_block_shape shape, oracle_role role,
                             size_t nfields) {
-  if (m->count >= UINT32_MAX - 1 || !grow((void **)&m->objs, &m->cap, m->count + 1, sizeof *m->objs) ||
+  if (m->count >= UINT32_MAX - 1 ||
+      !grow((void **)&m->objs, &m->cap, m->count + 1, sizeof *m->objs) ||
       !grow((void **)&m->words, &m->words_cap, m->nwords + nfields, sizeof *m->words)) {
     return ORACLE_NONE;
   }

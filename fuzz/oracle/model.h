@@ -45,7 +45,7 @@
 #include "fuzz/backend/backend.h"
 
 typedef uint32_t oracle_obj;
-#define ORACLE_NONE ((oracle_obj)UINT32_MAX)
+#define ORACLE_NONE    ((oracle_obj)UINT32_MAX)
 #define ORACLE_ID_SALT UINT64_C(0x6766757a) /* "gfuz": no pointer and no small integer */
 
 typedef enum oracle_role {
@@ -71,20 +71,20 @@ static inline int64_t oracle_field_int_of(oracle_field f) { return (int64_t)(f >
 static inline oracle_obj oracle_field_block_of(oracle_field f) { return (oracle_obj)(f >> 2); }
 
 typedef struct oracle_object {
-  uint64_t id, check;      /* INV-ORACLE-1 */
-  uint8_t shape;           /* fuzz_block_shape */
-  uint8_t role;            /* oracle_role */
-  uint8_t fin;             /* oracle_fin */
-  uint8_t weak_cleared;    /* a get found the slot empty: it stays empty */
-  uint8_t may_be_empty;    /* ORACLE_WEAK, ORACLE_EPHE: its target (key) was finalized or revived
+  uint64_t id, check;       /* INV-ORACLE-1 */
+  uint8_t shape;            /* fuzz_block_shape */
+  uint8_t role;             /* oracle_role */
+  uint8_t fin;              /* oracle_fin */
+  uint8_t weak_cleared;     /* a get found the slot empty: it stays empty */
+  uint8_t may_be_empty;     /* ORACLE_WEAK, ORACLE_EPHE: its target (key) was finalized or revived
                             * while this one existed: the collector may have cleared it then */
-  uint8_t revived;         /* made strong again by a resurrection (see the top) */
-  uint32_t nfields;        /* scanned fields or raw payload words (ORACLE_PLAIN) */
-  size_t first;            /* its fields' (or payload words') index in the model's words */
-  oracle_obj a, b;         /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
-  size_t fin_cell;         /* the cell a finalizer resurrects into, or SIZE_MAX */
+  uint8_t revived;          /* made strong again by a resurrection (see the top) */
+  uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
+  size_t first;             /* its fields' (or payload words') index in the model's words */
+  oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
+  size_t fin_cell;          /* the cell a finalizer resurrects into, or SIZE_MAX */
   uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
-  uintptr_t addr;          /* conservative backends: where the block is, and its bytes */
+  uintptr_t addr;           /* conservative backends: where the block is, and its bytes */
   size_t bsize;
 } oracle_object;
 

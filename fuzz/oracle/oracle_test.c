@@ -79,7 +79,7 @@ typedef struct rblock {
   uint64_t token;
   size_t nfields, cap; /* fields (0 for weak and ephemeron blocks); words the memory holds */
   uint8_t shape, role, mark, fin;
-  uint8_t found_dead; /* queued for finalization by the last collection */
+  uint8_t found_dead;   /* queued for finalization by the last collection */
   struct rblock *a, *b; /* weak: target; ephemeron: key, datum */
   /* Scanned: 0 empty, v << 1 | 1 an integer, else a block's address. Raw: payload words. */
   uint64_t f[];
@@ -446,8 +446,8 @@ static size_t ref_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   if (max > 0) {
     snprintf(out[0].kind, sizeof out[0].kind, "ref.broken");
     snprintf(out[0].message, sizeof out[0].message,
-             "the heap counts %zu blocks of %zu bytes; its live list holds %zu of %zu",
-             h->nblocks, h->bytes, n, bytes);
+             "the heap counts %zu blocks of %zu bytes; its live list holds %zu of %zu", h->nblocks,
+             h->bytes, n, bytes);
   }
   return 1;
 }
@@ -660,8 +660,8 @@ static void test_mode(const mode_case *c) {
          c->kind, o.rc, o.res.violations, o.res.first_kind, o.text);
   EXPECT(o.text != NULL && strstr(o.text, verdict) != NULL,
          "sabotage `%s`: no `%s` line in the output:\n%s", c->name, verdict, o.text);
-  printf("  %-44s -> %s at op %ld (%zu violations)\n", c->name, o.res.first_kind,
-         o.res.first_op, o.res.violations);
+  printf("  %-44s -> %s at op %ld (%zu violations)\n", c->name, o.res.first_kind, o.res.first_op,
+         o.res.violations);
   free(o.text);
 
   run_bytes(&ref_backend, bytes.data, bytes.size, &o);
@@ -684,11 +684,21 @@ static void test_modes(void) {
   }
   /* Every check the oracle makes is some slip's first finding. */
   static const char *const kinds[] = {
-      "oracle.identity",       "oracle.contents",        "oracle.finalizer-live",
-      "oracle.finalizer-twice", "oracle.finalizer-unset", "oracle.finalizer-lost",
-      "oracle.finalizer-clear", "oracle.weak-cleared",    "oracle.weak-revived",
-      "oracle.leak",           "oracle.not-freed",       "oracle.lost",
-      "oracle.failure-missed", "oracle.unexpected-failure", "ref.broken",
+      "oracle.identity",
+      "oracle.contents",
+      "oracle.finalizer-live",
+      "oracle.finalizer-twice",
+      "oracle.finalizer-unset",
+      "oracle.finalizer-lost",
+      "oracle.finalizer-clear",
+      "oracle.weak-cleared",
+      "oracle.weak-revived",
+      "oracle.leak",
+      "oracle.not-freed",
+      "oracle.lost",
+      "oracle.failure-missed",
+      "oracle.unexpected-failure",
+      "ref.broken",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;
@@ -736,8 +746,7 @@ static const resurrection_case resurrections[] = {
      "drop s0\n"
      "drop s1\n"
      "collect major\n"},
-    {SAB_FIN_REACHABLE, "finalizer-live below a block resurrected earlier",
-     "oracle.finalizer-live",
+    {SAB_FIN_REACHABLE, "finalizer-live below a block resurrected earlier", "oracle.finalizer-live",
      "alloc s0 scan 1\n"
      "fin s0 s3           # resurrects into s3\n"
      "drop s0\n"
@@ -760,8 +769,8 @@ static void test_resurrections(void) {
       run_bytes(&ref_backend, bytes.data, bytes.size, &o);
       g_sabotage = SAB_NONE;
       const char *got = o.res.first_kind;
-      EXPECT(strcmp(got, k->want) == 0, "`%s`: the oracle reports '%s', not '%s'\n%s", k->name,
-             got, k->want, o.text);
+      EXPECT(strcmp(got, k->want) == 0, "`%s`: the oracle reports '%s', not '%s'\n%s", k->name, got,
+             k->want, o.text);
       printf("  %-54s -> %s\n", k->name, got[0] ? got : "nothing");
       free(o.text);
     }
@@ -832,11 +841,12 @@ static void test_random_clean(void) {
     }
     free(o.text);
   }
-  EXPECT(dirty == 0, "%zu of %d random programs reported a violation on the honest backend",
-         dirty, programs);
-  printf("%d random programs on the honest backend: %zu ops, %zu finalizers, %zu checks, %zu "
-         "dirty\n",
-         programs, total_ops, total_fin, total_checks, dirty);
+  EXPECT(dirty == 0, "%zu of %d random programs reported a violation on the honest backend", dirty,
+         programs);
+  printf(
+      "%d random programs on the honest backend: %zu ops, %zu finalizers, %zu checks, %zu "
+      "dirty\n",
+      programs, total_ops, total_fin, total_checks, dirty);
 }
 
 /* ---- The op set ---------------------------------------------------------------------------- */
@@ -856,19 +866,19 @@ static void test_opset(void) {
   size_t n = 0;
   for (int code = 0; code < FUZZ_OP_COUNT; code++) {
     if (!oracle_op_allowed((fuzz_opcode)code, ref_backend.caps)) continue;
-    EXPECT(n < set->count && set->ops[n] == (fuzz_opcode)code,
-           "op set entry %zu is not %s", n, fuzz_op_table[code].mnemonic);
+    EXPECT(n < set->count && set->ops[n] == (fuzz_opcode)code, "op set entry %zu is not %s", n,
+           fuzz_op_table[code].mnemonic);
     n++;
   }
   EXPECT(n == set->count, "the op set has %zu ops, the capabilities allow %zu", set->count, n);
-  static const char *const want[] = {"alloc", "alloc_large", "store", "store_imm", "load",
-                                     "drop", "copy", "push", "pop", "root", "unroot",
-                                     "collect", "fail", "fin", "unfin", "weak", "weak_get",
-                                     "ephe", "ephe_get"};
-  static const char *const never[] = {"range", "range_int", "range_word", "range_pool",
-                                      "mark_slice", "tune", "param", "limit", "pin", "unpin",
-                                      "misuse", "spawn", "on", "fin_do", "self", "corrupt",
-                                      "pct", "choose", "block"};
+  static const char *const want[] = {"alloc",  "alloc_large", "store", "store_imm", "load",
+                                     "drop",   "copy",        "push",  "pop",       "root",
+                                     "unroot", "collect",     "fail",  "fin",       "unfin",
+                                     "weak",   "weak_get",    "ephe",  "ephe_get"};
+  static const char *const never[] = {
+      "range", "range_int", "range_word", "range_pool", "mark_slice", "tune", "param",
+      "limit", "pin",       "unpin",      "misuse",     "spawn",      "on",   "fin_do",
+      "self",  "corrupt",   "pct",        "choose",     "block"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     EXPECT(has_op(set, want[i]), "the ref op set lacks %s", want[i]);
   }
@@ -879,8 +889,8 @@ static void test_opset(void) {
          set->count, sizeof want / sizeof want[0]);
 
   /* The assembler refuses what the set does not have. */
-  static const char *const refused[] = {"range r0.0 s0 +0\n", "range_int r0.0 5\n",
-                                        "tune p0 1\n", "mark_slice 3\n"};
+  static const char *const refused[] = {"range r0.0 s0 +0\n", "range_int r0.0 5\n", "tune p0 1\n",
+                                        "mark_slice 3\n"};
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     fuzz_buf bytes = {0};
     fuzz_text_error err;
@@ -892,8 +902,8 @@ static void test_opset(void) {
   /* Fewer capabilities, fewer ops. */
   const fuzz_opset *min = oracle_opset(&ref_min_backend);
   EXPECT(min != set && strcmp(min->name, "ref-min") == 0, "ref-min shares ref's op set");
-  static const char *const min_never[] = {"alloc_large", "fail", "fin", "unfin", "weak",
-                                          "weak_get", "ephe", "ephe_get", "range"};
+  static const char *const min_never[] = {"alloc_large", "fail", "fin",      "unfin", "weak",
+                                          "weak_get",    "ephe", "ephe_get", "range"};
   for (size_t i = 0; i < sizeof min_never / sizeof min_never[0]; i++) {
     EXPECT(!has_op(min, min_never[i]), "the ref-min op set has %s", min_never[i]);
   }
@@ -901,8 +911,9 @@ static void test_opset(void) {
          "the ref-min op set has %zu ops, not the 11 core ones", min->count);
   /* A program for the small set runs clean there. */
   fuzz_buf bytes;
-  if (assemble(&ref_min_backend, "ref-min", "alloc s0 scan 2\nalloc s1 raw 3\nstore s0.0 s1\n"
-                                            "store_imm s1.2 9\ndrop s1\ncollect full\n",
+  if (assemble(&ref_min_backend, "ref-min",
+               "alloc s0 scan 2\nalloc s1 raw 3\nstore s0.0 s1\n"
+               "store_imm s1.2 9\ndrop s1\ncollect full\n",
                &bytes)) {
     outcome o;
     run_bytes(&ref_min_backend, bytes.data, bytes.size, &o);

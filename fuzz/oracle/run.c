@@ -32,11 +32,11 @@ typedef struct runner {
   oracle_model *m;
   oracle_result *res;
   FILE *out;
-  const fuzz_op *op; /* the op running; NULL in the final checks */
-  int frames;        /* local frames pushed */
+  const fuzz_op *op;    /* the op running; NULL in the final checks */
+  int frames;           /* local frames pushed */
   unsigned fail_window; /* allocating calls left in which the injected failure must come;
                          * 0: none due (backend.h: fail_after) */
-  int tuned;         /* a tune op ran: the backend's limits may refuse an allocation */
+  int tuned;            /* a tune op ran: the backend's limits may refuse an allocation */
   uintptr_t ranges[RANGE_WORDS];
   uint8_t *seen; /* the graph walk's visited objects */
   size_t seen_cap;
@@ -166,15 +166,16 @@ static int check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_
     if (got != FUZZ_FIELD_BLOCK) {
       report(r, "oracle.contents", "%s: expected object #%u, the field holds %s", where,
              (unsigned)oracle_field_block_of(want),
-             got == FUZZ_FIELD_EMPTY ? "nothing" : got == FUZZ_FIELD_INT ? "an integer"
-                                                                          : "no block of ours");
+             got == FUZZ_FIELD_EMPTY ? "nothing"
+             : got == FUZZ_FIELD_INT ? "an integer"
+                                     : "no block of ours");
       return 0;
     }
   }
   if (oracle_field_is_int(want)) {
     if (got != FUZZ_FIELD_INT || value != oracle_field_int_of(want)) {
-      report(r, "oracle.contents", "%s: expected the integer %" PRId64 ", found %s %" PRId64,
-             where, oracle_field_int_of(want), got == FUZZ_FIELD_INT ? "the integer" : "kind",
+      report(r, "oracle.contents", "%s: expected the integer %" PRId64 ", found %s %" PRId64, where,
+             oracle_field_int_of(want), got == FUZZ_FIELD_INT ? "the integer" : "kind",
              got == FUZZ_FIELD_INT ? value : (int64_t)got);
       return 0;
     }
@@ -182,7 +183,9 @@ static int check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_
   }
   if (got != FUZZ_FIELD_EMPTY) {
     report(r, "oracle.contents", "%s: expected an empty field, found %s", where,
-           got == FUZZ_FIELD_INT ? "an integer" : got == FUZZ_FIELD_BLOCK ? "a block" : "junk");
+           got == FUZZ_FIELD_INT     ? "an integer"
+           : got == FUZZ_FIELD_BLOCK ? "a block"
+                                     : "junk");
     return 0;
   }
   return 1;
@@ -216,7 +219,8 @@ static void verify_object(runner *r, size_t cell, oracle_obj o, int depth) {
       r->res->checks++;
       if (got != want) {
         report(r, "oracle.contents",
-               "object #%u (raw), payload word %zu: 0x%016" PRIx64 ", the program wrote 0x%016" PRIx64,
+               "object #%u (raw), payload word %zu: 0x%016" PRIx64
+               ", the program wrote 0x%016" PRIx64,
                (unsigned)o, w, got, want);
         return;
       }
@@ -272,7 +276,8 @@ static void walk_visit(void *user, uint64_t id, uint64_t check) {
     if (w->unknown++ == 0) {
       report(r, "oracle.identity",
              "the heap's walk after a full collection met a block with id 0x%016" PRIx64
-             " and check 0x%016" PRIx64 ": no object of the program (a block's identity words "
+             " and check 0x%016" PRIx64
+             ": no object of the program (a block's identity words "
              "were overwritten)",
              id, check);
     }
@@ -362,8 +367,8 @@ static void on_finalize(void *user, uint64_t token) {
   oracle_obj o = (oracle_obj)(token - 1);
   oracle_object *ob = oracle_model_object(r->m, o);
   if (ob == NULL) {
-    report(r, "oracle.finalizer-unset", "a finalizer ran with token %" PRIu64
-           ", which the program never gave", token);
+    report(r, "oracle.finalizer-unset",
+           "a finalizer ran with token %" PRIu64 ", which the program never gave", token);
     return;
   }
   if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [finalizer of #%u]\n", (unsigned)o);
@@ -397,9 +402,7 @@ static void on_finalize(void *user, uint64_t token) {
 
 static oracle_obj slot_obj(runner *r, int s) { return oracle_model_cell(r->m, slot_cell(s)); }
 
-static void set_cell(runner *r, size_t dst, oracle_obj o) {
-  oracle_model_set_cell(r->m, dst, o);
-}
+static void set_cell(runner *r, size_t dst, oracle_obj o) { oracle_model_set_cell(r->m, dst, o); }
 
 static void op_copy(runner *r, size_t dst, size_t src) {
   r->b->copy(r->h, dst, src);
@@ -475,7 +478,8 @@ static void op_store(runner *r, fuzz_arg dst, int is_imm, int value) {
   } else {
     oracle_obj v = slot_obj(r, value);
     r->b->store(r->h, slot_cell(dst.a), f, slot_cell(value));
-    oracle_model_set_field(r->m, o, f, v == ORACLE_NONE ? ORACLE_FIELD_EMPTY : oracle_field_block(v));
+    oracle_model_set_field(r->m, o, f,
+                           v == ORACLE_NONE ? ORACLE_FIELD_EMPTY : oracle_field_block(v));
   }
 }
 
@@ -589,8 +593,8 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
   oracle_obj want = role == ORACLE_WEAK ? ob->a : ob->b, alive = ob->a;
   int got = role == ORACLE_WEAK ? r->b->weak_get(r->h, slot_cell(dst), slot_cell(src))
                                 : r->b->ephe_get(r->h, slot_cell(dst), slot_cell(src));
-  where at = {role == ORACLE_WEAK ? "the weak reference #%lu's get" : "the ephemeron #%lu's get",
-              w, 0};
+  where at = {role == ORACLE_WEAK ? "the weak reference #%lu's get" : "the ephemeron #%lu's get", w,
+              0};
   char buf[96];
   r->res->checks++;
   if (got) {
@@ -598,8 +602,10 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
       report(r, "oracle.weak-revived", "%s answered a block after it had answered empty",
              where_text(&at, buf, sizeof buf));
     }
-    if (check_identity(r, slot_cell(dst), want, &at)) set_cell(r, slot_cell(dst), want);
-    else op_clear(r, slot_cell(dst));
+    if (check_identity(r, slot_cell(dst), want, &at))
+      set_cell(r, slot_cell(dst), want);
+    else
+      op_clear(r, slot_cell(dst));
     return;
   }
   set_cell(r, slot_cell(dst), ORACLE_NONE);

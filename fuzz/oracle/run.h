@@ -42,7 +42,7 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps);
 
 typedef struct oracle_options {
   const fuzz_backend *backend;
-  const fuzz_opset *ops; /* NULL: oracle_opset(backend) */
+  const fuzz_opset *ops;  /* NULL: oracle_opset(backend) */
   int abort_on_violation; /* fuzz targets: the first violation printed, then abort() */
   FILE *out;              /* violations and reports; NULL: stderr */
   FILE *trace;            /* if set: each op as it runs, each collection and finalizer */
@@ -50,14 +50,14 @@ typedef struct oracle_options {
 } oracle_options;
 
 typedef struct oracle_result {
-  size_t ops;             /* ops run */
-  uint64_t collects;      /* collections the program asked for, the final one included */
-  size_t checks;          /* the model's checks made (loads, finalizers, gets, walks) */
-  size_t deep_checks;     /* runs of the backend's deep check */
-  size_t finalizers;      /* finalizers that ran */
-  size_t violations;      /* every finding, the model's and the backend's */
-  long first_op;          /* the op of the first, or -1 (the final checks) */
-  char first_kind[48];    /* "" if none */
+  size_t ops;          /* ops run */
+  uint64_t collects;   /* collections the program asked for, the final one included */
+  size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
+  size_t deep_checks;  /* runs of the backend's deep check */
+  size_t finalizers;   /* finalizers that ran */
+  size_t violations;   /* every finding, the model's and the backend's */
+  long first_op;       /* the op of the first, or -1 (the final checks) */
+  char first_kind[48]; /* "" if none */
 } oracle_result;
 
 /* Run the program in `data` (bytes of the backend's op set). Returns 0 clean, 1 when anything

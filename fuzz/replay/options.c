@@ -134,8 +134,8 @@ static int apply(replay_option o, const char *value, replay_args *args) {
       if (args->ops == NULL) {
         char names[128];
         fuzz_backend_names(names, sizeof names);
-        fprintf(stderr, "replay: --target %s: no such target (%s; backends linked in: %s)\n",
-                value, fuzz_opset_names, names);
+        fprintf(stderr, "replay: --target %s: no such target (%s; backends linked in: %s)\n", value,
+                fuzz_opset_names, names);
         return FUZZ_REPLAY_BAD_INPUT;
       }
       break;
@@ -145,8 +145,7 @@ static int apply(replay_option o, const char *value, replay_args *args) {
       if (args->backend == NULL) {
         char names[128];
         fuzz_backend_names(names, sizeof names);
-        fprintf(stderr, "replay: --backend %s: no such backend in this build (%s)\n", value,
-                names);
+        fprintf(stderr, "replay: --backend %s: no such backend in this build (%s)\n", value, names);
         return FUZZ_REPLAY_BAD_INPUT;
       }
       args->ops = oracle_opset(args->backend);

@@ -16,9 +16,9 @@
     "schedule (each domain on its own thread, one at a time, the\n"                         \
     "interleaving chosen by the program; printed after the run)")                           \
   X(BACKEND, "--backend", "NAME",                                                           \
-    "run through the backend interface (fuzz/backend/backend.h)\n"                         \
-    "on collector NAME, checked by the backend-neutral model and\n"                        \
-    "the backend's deep check: gcfuzz, lua, bdwgc (those linked\n"                         \
+    "run through the backend interface (fuzz/backend/backend.h)\n"                          \
+    "on collector NAME, checked by the backend-neutral model and\n"                         \
+    "the backend's deep check: gcfuzz, lua, bdwgc (those linked\n"                          \
     "in: --list-backends). Byte inputs read with its op set")                               \
   X(FREE, "--free", NULL,                                                                   \
     "schedule: run the threads in real parallel, scheduler off\n"                           \
@@ -61,9 +61,9 @@ typedef struct replay_args {
   unsigned verify_mask; /* --verify: the exact passes, when verify_given */
   int verify_given;
   const char *params;
-  const fuzz_opset *ops; /* --target: how byte inputs are read and text is assembled */
-  int free_threads;      /* --free */
-  size_t max_bytes;      /* --max-bytes: the longest program run; 0: any */
+  const fuzz_opset *ops;              /* --target: how byte inputs are read and text is assembled */
+  int free_threads;                   /* --free */
+  size_t max_bytes;                   /* --max-bytes: the longest program run; 0: any */
   const struct fuzz_backend *backend; /* --backend: run through fuzz/oracle; NULL: the driver */
 } replay_args;
 

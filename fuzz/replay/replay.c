@@ -9,8 +9,8 @@
 
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/program.h"
-#include "fuzz/oracle/run.h"
 #include "fuzz/lang/text.h"
+#include "fuzz/oracle/run.h"
 #include "fuzz/replay/input.h"
 #include "fuzz/replay/options.h"
 
@@ -27,8 +27,7 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
   }
   printf("== backend %s (%zu ops, %llu collections, %zu finalizers run)\n", args->backend->name,
          res.ops, (unsigned long long)res.collects, res.finalizers);
-  printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks,
-         res.deep_checks);
+  printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks, res.deep_checks);
   if (res.violations == 0) {
     printf("== clean\n");
     return FUZZ_REPLAY_CLEAN;

@@ -282,8 +282,8 @@ static size_t check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   for (size_t i = 0; i < r->count && i < max; i++) {
     const gc_verify_report *rep = &r->items[i];
     snprintf(out[i].kind, sizeof out[i].kind, "%s", gc_verify_kind_name(rep->kind));
-    snprintf(out[i].message, sizeof out[i].message, "at %s of cycle %llu: %s (%s; %s)",
-             rep->point, (unsigned long long)rep->cycle, rep->what, rep->header_text, rep->where);
+    snprintf(out[i].message, sizeof out[i].message, "at %s of cycle %llu: %s (%s; %s)", rep->point,
+             (unsigned long long)rep->cycle, rep->what, rep->header_text, rep->where);
   }
   gc_verify_clear(h->verifier);
   return n;

@@ -418,49 +418,65 @@ static int has_barriers(const GCObject *o) {
   return 1;
 }
 
-/* One reference src -> dst (found at `where`); `weak` when the collector may clear it. */
-static void check_ref(checker *c, const GCObject *src, const char *where, const GCObject *dst,
-                      int expect_tt, int weak) {
+/* Where in its source a reference was found: a format with at most one number, put into words
+ * only when a report needs them (the check meets every reference of the heap after every op). */
+typedef struct site {
+  const char *what;
+  long i;
+} site;
+#define SITE(text) ((site){(text), 0})
+
+static const char *site_text(site at, char *buf, size_t len) {
+  snprintf(buf, len, at.what, at.i);
+  return buf;
+}
+
+/* One reference src -> dst (found at `at`); `weak` when the collector may clear it. */
+static void check_ref(checker *c, const GCObject *src, site at, const GCObject *dst, int expect_tt,
+                      int weak) {
+  char buf[64];
   uint64_t info;
   if (!readable(c, dst) || !info_of(c, dst, &info)) {
     report(c, "dangling", "%s %p: %s points to %p, no object in any list", type_name(src->tt),
-           (void *)src, where, (void *)dst);
+           (void *)src, site_text(at, buf, sizeof buf), (void *)dst);
     return;
   }
   if (expect_tt >= 0 && dst->tt != expect_tt) {
     report(c, "tag-mismatch", "%s %p: %s is tagged %s but points to a %s", type_name(src->tt),
-           (void *)src, where, type_name(expect_tt), type_name(dst->tt));
+           (void *)src, site_text(at, buf, sizeof buf), type_name(expect_tt), type_name(dst->tt));
     return;
   }
   /* Garbage may point to garbage; and a dead object outside the sweep is lua.dead-object. */
   if (isdead(c->g, src) || (isdead(c->g, dst) && !c->sweeping)) return;
   if (isdead(c->g, dst)) {
     report(c, "dead-reachable", "%s %p (%s): %s points to a dead %s %p", type_name(src->tt),
-           (void *)src, colour_name(c, src), where, type_name(dst->tt), (void *)dst);
+           (void *)src, colour_name(c, src), site_text(at, buf, sizeof buf), type_name(dst->tt),
+           (void *)dst);
     return;
   }
   if (weak || !has_barriers(src) || !isblack(src)) return;
   if (c->inc) {
     if (c->keep && iswhite(dst))
       report(c, "black-to-white", "black %s %p: %s points to white %s %p (state %d)",
-             type_name(src->tt), (void *)src, where, type_name(dst->tt), (void *)dst,
-             c->g->gcstate);
+             type_name(src->tt), (void *)src, site_text(at, buf, sizeof buf), type_name(dst->tt),
+             (void *)dst, c->g->gcstate);
     return;
   }
   int from = getage(src), to = getage(dst);
   if ((from == G_OLD && !isold(dst)) || ((from == G_OLD1 || from == G_TOUCHED2) && to == G_NEW))
     report(c, "old-to-young", "black %s %p of age %d: %s points to %s %p of age %d",
-           type_name(src->tt), (void *)src, from, where, type_name(dst->tt), (void *)dst, to);
+           type_name(src->tt), (void *)src, from, site_text(at, buf, sizeof buf),
+           type_name(dst->tt), (void *)dst, to);
 }
 
-static void check_value(checker *c, const GCObject *src, const char *where, const TValue *tv,
-                        int weak) {
+static void check_value(checker *c, const GCObject *src, site at, const TValue *tv, int weak) {
   if (!valid_tag(rawtt(tv), 0)) {
-    report(c, "bad-tag", "%s %p: %s has tag 0x%x", type_name(src->tt), (void *)src, where,
-           rawtt(tv));
+    char buf[64];
+    report(c, "bad-tag", "%s %p: %s has tag 0x%x", type_name(src->tt), (void *)src,
+           site_text(at, buf, sizeof buf), rawtt(tv));
     return;
   }
-  if (iscollectable(tv)) check_ref(c, src, where, gcvalue(tv), ttypetag(tv), weak);
+  if (iscollectable(tv)) check_ref(c, src, at, gcvalue(tv), ttypetag(tv), weak);
 }
 
 static int table_parts_ok(checker *c, const Table *h, int quiet);
@@ -517,19 +533,18 @@ static int table_parts_ok(checker *c, const Table *h, int quiet) {
 
 static void check_table(checker *c, const GCObject *o) {
   const Table *h = gco2t(o);
-  char where[64];
   int weakkey, weakvalue;
   if (!table_parts_ok(c, h, 0)) {
     uint64_t info;
     if (info_of(c, o, &info)) set_info(c, o, info | INFO_BROKEN);
     return;
   }
-  if (h->metatable != NULL) check_ref(c, o, "its metatable", obj2gco(h->metatable), LUA_VTABLE, 0);
+  if (h->metatable != NULL)
+    check_ref(c, o, SITE("its metatable"), obj2gco(h->metatable), LUA_VTABLE, 0);
   table_mode(c, h, &weakkey, &weakvalue);
   unsigned asize = luab_table_asize(h);
   for (unsigned i = 0; i < asize; i++) {
-    snprintf(where, sizeof where, "array[%u]", i + 1);
-    check_value(c, o, where, &h->array[i], weakvalue);
+    check_value(c, o, (site){"array[%ld]", (long)i + 1}, &h->array[i], weakvalue);
   }
   if (isdummy(h)) return;
   for (size_t i = 0; i < sizenode(h); i++) {
@@ -542,11 +557,10 @@ static void check_table(checker *c, const GCObject *o) {
      * at the next traversal): only where it points is checked, not its colour. */
     int empty = isempty(gval(n));
     if (keyiscollectable(n)) {
-      snprintf(where, sizeof where, "key of node %zu", i);
-      check_ref(c, o, where, gckey(n), withvariant(keytt(n)), weakkey || empty);
+      check_ref(c, o, (site){"key of node %ld", (long)i}, gckey(n), withvariant(keytt(n)),
+                weakkey || empty);
     }
-    snprintf(where, sizeof where, "value of node %zu", i);
-    check_value(c, o, where, gval(n), weakvalue);
+    check_value(c, o, (site){"value of node %ld", (long)i}, gval(n), weakvalue);
   }
 }
 
@@ -560,68 +574,64 @@ static void check_thread(checker *c, const GCObject *o) {
            (void *)th, slots, th->top - th->stack);
     return;
   }
-  char where[64];
   for (StkId s = th->stack; s < th->top; s++) {
-    snprintf(where, sizeof where, "stack[%td]", s - th->stack);
-    check_value(c, o, where, s2v(s), 0);
+    check_value(c, o, (site){"stack[%ld]", (long)(s - th->stack)}, s2v(s), 0);
   }
   size_t n = 0;
   for (const UpVal *uv = th->openupval; uv != NULL && n < (1u << 20); uv = uv->u.open.next, n++) {
-    check_ref(c, o, "an open upvalue", obj2gco(uv), LUA_VUPVAL, 0);
+    check_ref(c, o, SITE("an open upvalue"), obj2gco(uv), LUA_VUPVAL, 0);
     uint64_t info;
     if (!info_of(c, obj2gco(uv), &info)) break;
   }
 }
 
 static void check_contents(checker *c, const GCObject *o) {
-  char where[64];
   switch (o->tt) {
     case LUA_VTABLE: check_table(c, o); break;
     case LUA_VUSERDATA: {
       const Udata *u = gco2u(o);
       if (u->metatable != NULL)
-        check_ref(c, o, "its metatable", obj2gco(u->metatable), LUA_VTABLE, 0);
+        check_ref(c, o, SITE("its metatable"), obj2gco(u->metatable), LUA_VTABLE, 0);
       for (int i = 0; i < u->nuvalue; i++) {
-        snprintf(where, sizeof where, "user value %d", i + 1);
-        check_value(c, o, where, &u->uv[i].uv, 0);
+        check_value(c, o, (site){"user value %ld", (long)i + 1}, &u->uv[i].uv, 0);
       }
       break;
     }
     case LUA_VCCL: {
       const CClosure *cl = gco2ccl(o);
       for (int i = 0; i < cl->nupvalues; i++) {
-        snprintf(where, sizeof where, "upvalue %d", i + 1);
-        check_value(c, o, where, &cl->upvalue[i], 0);
+        check_value(c, o, (site){"upvalue %ld", (long)i + 1}, &cl->upvalue[i], 0);
       }
       break;
     }
     case LUA_VLCL: {
       const LClosure *cl = gco2lcl(o);
-      if (cl->p != NULL) check_ref(c, o, "its prototype", obj2gco(cl->p), LUA_VPROTO, 0);
+      if (cl->p != NULL) check_ref(c, o, SITE("its prototype"), obj2gco(cl->p), LUA_VPROTO, 0);
       for (int i = 0; i < cl->nupvalues; i++) {
-        snprintf(where, sizeof where, "upvalue %d", i + 1);
-        if (cl->upvals[i] != NULL) check_ref(c, o, where, obj2gco(cl->upvals[i]), LUA_VUPVAL, 0);
+        if (cl->upvals[i] != NULL)
+          check_ref(c, o, (site){"upvalue %ld", (long)i + 1}, obj2gco(cl->upvals[i]), LUA_VUPVAL,
+                    0);
       }
       break;
     }
     case LUA_VUPVAL: {
       const UpVal *uv = gco2upv(o);
-      if (!upisopen(uv)) check_value(c, o, "its value", uv->v, 0);
+      if (!upisopen(uv)) check_value(c, o, SITE("its value"), uv->v, 0);
       break;
     }
     case LUA_VPROTO: {
       const Proto *f = gco2p(o);
-      if (f->source != NULL) check_ref(c, o, "its source", obj2gco(f->source), -1, 0);
+      if (f->source != NULL) check_ref(c, o, SITE("its source"), obj2gco(f->source), -1, 0);
       if (f->sizek > 0 && alloc_bytes(c->v, f->k) >= (size_t)f->sizek * sizeof(TValue)) {
         for (int i = 0; i < f->sizek; i++) {
-          snprintf(where, sizeof where, "constant %d", i);
-          check_value(c, o, where, &f->k[i], 0);
+          check_value(c, o, (site){"constant %ld", (long)i}, &f->k[i], 0);
         }
       }
       if (f->sizep > 0 && alloc_bytes(c->v, f->p) >= (size_t)f->sizep * sizeof(Proto *)) {
         for (int i = 0; i < f->sizep; i++) {
-          snprintf(where, sizeof where, "nested prototype %d", i);
-          if (f->p[i] != NULL) check_ref(c, o, where, obj2gco(f->p[i]), LUA_VPROTO, 0);
+          if (f->p[i] != NULL)
+            check_ref(c, o, (site){"nested prototype %ld", (long)i}, obj2gco(f->p[i]), LUA_VPROTO,
+                      0);
         }
       }
       break;
