@@ -21,16 +21,22 @@
  *     finalizer, or until its next cycle).
  * Revival. A finalizer that resurrects its block makes reachable again what the collector had
  * found unreachable with it, and may already have separated for finalization or cleared weak
- * references to (Lua finalizes a whole unreachable group in one cycle). Each object that a
- * resurrection makes strong again is marked revived (oracle_model_revive) until the next full
- * collection has run every finalizer due: its finalizer running, or a weak reference to it
- * answering empty, while it is strong is no finding.
+ * references to (Lua finalizes a whole unreachable group in one cycle); so does a weak or
+ * ephemeron get that hands back a block nothing else reached (Lua keeps an ephemeron's entry
+ * until the cycle after its key was separated). Each object such a revival makes strong again is
+ * marked revived (oracle_model_revive) until the next full collection has run every finalizer
+ * due: its finalizer running, or a weak reference to it answering empty, while it is strong is
+ * no finding.
  * What the runner checks with them:
  *   oracle.finalizer-live   a finalizer runs on a strong block that was not revived;
  *   oracle.weak-cleared     a weak get answers empty while its target is strong, unless the
  *                           target was finalized or revived while the weak reference existed
  *                           (oracle_model_excuse_weak); an ephemeron's datum likewise while its
  *                           key is;
+ *   oracle.weak-after-finalizer  a weak get answers its target after the target's finalizer
+ *                           ran (a collector clears weak references before it finalizes their
+ *                           target: Lua's weak values, bdwgc's disappearing links, Go's weak
+ *                           pointers), unless the target was revived;
  *   oracle.not-freed        (FUZZ_CAP_PRECISE) after a full collection the heap's walk still
  *                           holds a block that is not kept;
  *   oracle.leak             after a full collection the backend's live bytes exceed its stated
@@ -78,7 +84,9 @@ typedef struct oracle_object {
   uint8_t weak_cleared;     /* a get found the slot empty: it stays empty */
   uint8_t may_be_empty;     /* ORACLE_WEAK, ORACLE_EPHE: its target (key) was finalized or revived
                             * while this one existed: the collector may have cleared it then */
-  uint8_t revived;          /* made strong again by a resurrection (see the top) */
+  uint8_t revived;          /* made strong again by a revival (see the top) */
+  uint8_t after_finalizer;  /* ORACLE_WEAK: reachable when its target's finalizer ran: it must
+                             * answer empty from then on */
   uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;             /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */

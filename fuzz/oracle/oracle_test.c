@@ -53,12 +53,13 @@ typedef enum sabotage {
   SAB_FIN_NEVER_RUN,    /* run_finalizers runs nothing; the queue only grows */
   SAB_UNFIN_ANSWER,     /* fin_clear answers "none" (tests the wrong state) */
   SAB_WEAK_EARLY,       /* weak slots cleared after marking the roots, before tracing */
-  SAB_WEAK_FLAG,        /* weak_get answers empty from a "finalized" flag, never clears */
+  SAB_WEAK_FLAG,        /* a cleared weak reference answers its old target once it lives again */
   SAB_EPHE_AS_WEAK,     /* an ephemeron's datum is not traced through it: dropped, cleared */
   SAB_SWEEP_SKIPS_HEAD, /* the sweep never looks at the newest block */
   SAB_WALK_SKIPS_HEAD,  /* the walk never reports the newest block */
   SAB_BYTES_NOT_FREED,  /* live_bytes never subtracts what the sweep freed */
   SAB_FAIL_IGNORED,     /* fail_after does nothing */
+  SAB_WEAK_LATE,        /* weak references cleared only after the finalizers' marking */
   SAB_FAIL_TWICE,       /* fail_after(n) fails the n-th allocation and the one after it */
   SAB_COUNT_NOT_FREED,  /* the sweep forgets the block counter: the deep check sees it */
   SAB_COUNT
@@ -80,6 +81,7 @@ typedef struct rblock {
   size_t nfields, cap; /* fields (0 for weak and ephemeron blocks); words the memory holds */
   uint8_t shape, role, mark, fin;
   uint8_t found_dead;   /* queued for finalization by the last collection */
+  struct rblock *ghost; /* SAB_WEAK_FLAG: the target a weak reference had before it was cleared */
   struct rblock *a, *b; /* weak: target; ephemeron: key, datum */
   /* Scanned: 0 empty, v << 1 | 1 an integer, else a block's address. Raw: payload words. */
   uint64_t f[];
@@ -282,6 +284,17 @@ static void drain(fuzz_bheap *h) {
   }
 }
 
+/* Weak references go before the finalizers' marking (values), ephemerons after it (keys): as Lua
+ * and every collector with finalizers does (backend.h). */
+static void clear_weak_values(fuzz_bheap *h) {
+  for (rblock *b = h->live; b != NULL; b = b->next) {
+    if (b->role == ROLE_WEAK && b->a != NULL && !b->a->mark) {
+      b->ghost = b->a;
+      b->a = NULL;
+    }
+  }
+}
+
 static void clear_weak(fuzz_bheap *h) {
   for (rblock *b = h->live; b != NULL; b = b->next) {
     if (b->role == ROLE_WEAK && b->a != NULL && !b->a->mark) b->a = NULL;
@@ -311,6 +324,7 @@ static void ref_collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) 
   for (size_t c = 0; c < h->ncells; c++) push(h, h->cells[c]);
   if (g_sabotage == SAB_WEAK_EARLY) clear_weak(h);
   drain(h);
+  if (g_sabotage != SAB_WEAK_LATE) clear_weak_values(h);
   /* Finalization: what has a finalizer and is unreachable is queued, and lives for it. */
   for (rblock *b = h->live; b != NULL; b = b->next) {
     if (b->fin == RFIN_SET && (!b->mark || g_sabotage == SAB_FIN_REACHABLE)) enqueue(h, b);
@@ -399,7 +413,11 @@ static int ref_weak_new(fuzz_bheap *h, size_t dst, size_t target) {
 static int ref_weak_get(fuzz_bheap *h, size_t dst, size_t weak) {
   rblock *w = h->cells[weak], *t = NULL;
   if (w != NULL && w->role == ROLE_WEAK) t = w->a;
-  if (t != NULL && g_sabotage == SAB_WEAK_FLAG && t->found_dead) t = NULL;
+  /* The slip: a cleared reference answers its old target again once that target lives. */
+  if (t == NULL && g_sabotage == SAB_WEAK_FLAG && w != NULL && w->role == ROLE_WEAK &&
+      w->ghost != NULL && w->ghost->mark && !w->ghost->found_dead) {
+    t = w->ghost;
+  }
   h->cells[dst] = t;
   return t != NULL;
 }
@@ -592,7 +610,7 @@ static const mode_case cases[] = {
      "drop s1\n"
      "collect major       # s1 lives through s0.0\n"
      "weak_get s3 s2\n"},
-    {SAB_WEAK_FLAG, "weak_get answers from a finalization flag", "oracle.weak-revived",
+    {SAB_WEAK_FLAG, "a cleared weak reference answers again", "oracle.weak-revived",
      "alloc s0 scan 1\n"
      "fin s0 s4           # its finalizer resurrects it into s4\n"
      "weak s1 s0\n"
@@ -626,6 +644,14 @@ static const mode_case cases[] = {
      "alloc s0 scan 127\n"
      "drop s0\n"
      "collect full\n"},
+    {SAB_WEAK_LATE, "weak references cleared after finalization marking",
+     "oracle.weak-after-finalizer",
+     "alloc s0 scan 1\n"
+     "fin s0 -\n"
+     "weak s1 s0\n"
+     "drop s0\n"
+     "collect major       # s0's finalizer runs; the weak reference should be empty\n"
+     "weak_get s2 s1\n"},
     {SAB_FAIL_IGNORED, "fail_after ignored", "oracle.failure-missed",
      "fail 2\n"
      "alloc s0 scan 1\n"
@@ -693,6 +719,7 @@ static void test_modes(void) {
       "oracle.finalizer-clear",
       "oracle.weak-cleared",
       "oracle.weak-revived",
+      "oracle.weak-after-finalizer",
       "oracle.leak",
       "oracle.not-freed",
       "oracle.lost",

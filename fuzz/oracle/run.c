@@ -389,6 +389,17 @@ static void on_finalize(void *user, uint64_t token) {
            "resurrection made it so)",
            (unsigned)o);
   }
+  /* The weak references to it that the program can still reach were cleared before this
+   * finalizer ran, unless a revival made it reachable again after the collector looked. */
+  if (!ob->revived) {
+    for (size_t k = 0; k < oracle_model_count(r->m); k++) {
+      oracle_object *w = oracle_model_object(r->m, (oracle_obj)k);
+      if (w->role == ORACLE_WEAK && w->a == o &&
+          oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k)) {
+        w->after_finalizer = 1;
+      }
+    }
+  }
   ob->fin = ORACLE_FIN_RAN;
   ob->fin_ran_collect = oracle_model_collects(r->m);
   oracle_model_excuse_weak(r->m, o);
@@ -601,11 +612,25 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
     if (ob->weak_cleared) {
       report(r, "oracle.weak-revived", "%s answered a block after it had answered empty",
              where_text(&at, buf, sizeof buf));
+    } else if (ob->after_finalizer) {
+      report(r, "oracle.weak-after-finalizer",
+             "%s answered its target, object #%u, whose finalizer ran while the weak reference "
+             "was reachable: it should have been cleared before the finalizer",
+             where_text(&at, buf, sizeof buf), (unsigned)want);
     }
-    if (check_identity(r, slot_cell(dst), want, &at))
-      set_cell(r, slot_cell(dst), want);
-    else
+    if (!check_identity(r, slot_cell(dst), want, &at)) {
       op_clear(r, slot_cell(dst));
+      return;
+    }
+    /* A get that hands back a block nothing else reached is a revival like a resurrection: the
+     * collector may already have separated it for finalization (Lua keeps an ephemeron's entry
+     * until the cycle after its key was separated), so its finalizer may still run. */
+    oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+    if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, want)) {
+      set_cell(r, slot_cell(dst), want);
+    } else {
+      oracle_model_revive(r->m, slot_cell(dst), want, CELL_SELF);
+    }
     return;
   }
   set_cell(r, slot_cell(dst), ORACLE_NONE);
