@@ -14,6 +14,20 @@
 #include "fuzz/replay/input.h"
 #include "fuzz/replay/options.h"
 
+/* The run's last line: clean, or how many were found and the first. Returns the exit status. */
+static int verdict_line(size_t violations, const char *first_kind, long first_op) {
+  if (violations == 0) {
+    printf("== clean\n");
+    return FUZZ_REPLAY_CLEAN;
+  }
+  if (first_op >= 0) {
+    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", violations, first_kind, first_op);
+  } else {
+    printf("== VIOLATION: %zu found; first: %s (final checks)\n", violations, first_kind);
+  }
+  return FUZZ_REPLAY_VIOLATION;
+}
+
 /* The program through the backend interface (fuzz/oracle): the model's and the backend's
  * findings, each printed with its verdict line. */
 static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
@@ -28,17 +42,7 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
   printf("== backend %s (%zu ops, %llu collections, %zu finalizers run)\n", args->backend->name,
          res.ops, (unsigned long long)res.collects, res.finalizers);
   printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks, res.deep_checks);
-  if (res.violations == 0) {
-    printf("== clean\n");
-    return FUZZ_REPLAY_CLEAN;
-  }
-  if (res.first_op >= 0) {
-    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", res.violations, res.first_kind,
-           res.first_op);
-  } else {
-    printf("== VIOLATION: %zu found; first: %s (final checks)\n", res.violations, res.first_kind);
-  }
-  return FUZZ_REPLAY_VIOLATION;
+  return verdict_line(res.violations, res.first_kind, res.first_op);
 }
 
 static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
@@ -124,17 +128,7 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
            res.pass_runs[p], p == FUZZ_PASS_DRIVER ? "checks" : "runs", res.pass_violations[p],
            res.pass_violations[p] == 1 ? "" : "s");
   }
-  if (res.violations == 0) {
-    printf("== clean\n");
-    return FUZZ_REPLAY_CLEAN;
-  }
-  if (res.first_op >= 0) {
-    printf("== VIOLATION: %zu found; first: %s (op %ld)\n", res.violations, res.first_kind,
-           res.first_op);
-  } else {
-    printf("== VIOLATION: %zu found; first: %s (final checks)\n", res.violations, res.first_kind);
-  }
-  return FUZZ_REPLAY_VIOLATION;
+  return verdict_line(res.violations, res.first_kind, res.first_op);
 }
 
 int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
