@@ -11,8 +11,7 @@ struct oracle_model {
   size_t nwords, words_cap;
   oracle_obj *cells;
   size_t ncells;
-  const uintptr_t *ranges; /* the runner's range words, or NULL */
-  size_t nranges;
+  oracle_obj range_objs[ORACLE_RANGE_WORDS]; /* what each range word keeps (set_range_word) */
   uint64_t collects;
   /* Reachable sets: one byte a object, a bit per oracle_reach_kind; and the walk's stack. */
   uint8_t *reached;
@@ -47,8 +46,7 @@ void oracle_model_reset(oracle_model *m) {
   m->count = 0;
   m->nwords = 0;
   m->collects = 0;
-  m->ranges = NULL;
-  m->nranges = 0;
+  for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) m->range_objs[i] = ORACLE_NONE;
   m->kept_bytes = 0;
   for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
 }
@@ -121,11 +119,6 @@ void oracle_model_set_field(oracle_model *m, oracle_obj o, size_t f, oracle_fiel
 oracle_obj oracle_model_cell(const oracle_model *m, size_t cell) { return m->cells[cell]; }
 void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o) { m->cells[cell] = o; }
 
-void oracle_model_set_ranges(oracle_model *m, const uintptr_t *words, size_t count) {
-  m->ranges = words;
-  m->nranges = count;
-}
-
 uint64_t oracle_model_collects(const oracle_model *m) { return m->collects; }
 void oracle_model_count_collect(oracle_model *m) { m->collects++; }
 
@@ -192,7 +185,7 @@ static void reach_from_roots(oracle_model *m, uint8_t bit, size_t skip) {
   for (size_t c = 0; c < m->ncells; c++) {
     if (c != skip) mark(m, bit, m->cells[c], &top);
   }
-  for (size_t i = 0; i < m->nranges; i++) mark(m, bit, object_at(m, m->ranges[i]), &top);
+  for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) mark(m, bit, m->range_objs[i], &top);
   propagate(m, bit, &top);
 }
 
@@ -216,6 +209,14 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   for (size_t k = 0; k < m->count; k++) {
     if (m->reached[k] & bit) m->kept_bytes += ((size_t)m->objs[k].nfields + 2) * sizeof(uint64_t);
   }
+}
+
+void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip) {
+  m->range_objs[index] = ORACLE_NONE;
+  oracle_obj o = object_at(m, w);
+  if (o == ORACLE_NONE) return;
+  reach_from_roots(m, (uint8_t)(1u << ORACLE_REACH_STRONG), skip);
+  if (m->reached[o] & (1u << ORACLE_REACH_STRONG)) m->range_objs[index] = o;
 }
 
 /* Bit 7 of `reached` is the revival's scratch: strong before the resurrection. */

@@ -13,7 +13,8 @@
  *
  * Reachability. Sets computed from the cells when asked (O(objects + fields)):
  *   - strong: reachable from the cells through scanned fields, ephemeron data whose key is
- *     strong, and (conservative backends) range words that point into a block;
+ *     strong, and (conservative backends) range words that point into a block that was strong
+ *     when the word was written (oracle_model_set_range_word);
  *   - at-collect: the strong set when the program's latest collection began: the collection
  *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
  *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set
@@ -119,8 +120,12 @@ void oracle_model_set_field(oracle_model *m, oracle_obj o, size_t f, oracle_fiel
 oracle_obj oracle_model_cell(const oracle_model *m, size_t cell);
 void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o);
 
-/* Conservative range words (each may keep the newest object whose block contains it). */
-void oracle_model_set_ranges(oracle_model *m, const uintptr_t *words, size_t count);
+/* Conservative range word `index` (of ORACLE_RANGE_WORDS) now holds w. It keeps the object whose
+ * block holds w if that object is strong as the word is written; a word into a block nothing
+ * reached may name freed memory (the collector may have freed the block before the word came),
+ * so it keeps nothing the model can count on. */
+enum { ORACLE_RANGE_WORDS = 32 };
+void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip);
 
 /* Collections so far (the runner counts each collect op). */
 uint64_t oracle_model_collects(const oracle_model *m);

@@ -21,8 +21,8 @@ enum {
   CELL_GLOBALS = CELL_FRAMES + FUZZ_FRAMES * FUZZ_SLOTS,
   CELL_SCRATCH = CELL_GLOBALS + FUZZ_GLOBALS,
   CELLS = CELL_SCRATCH + SCRATCH,
-  CELL_SELF = CELLS, /* FUZZ_CELL_SELF */
-  RANGE_WORDS = FUZZ_RANGES * FUZZ_RANGE_WORDS,
+  CELL_SELF = CELLS,                            /* FUZZ_CELL_SELF */
+  RANGE_WORDS = FUZZ_RANGES * FUZZ_RANGE_WORDS, /* ORACLE_RANGE_WORDS */
 };
 
 typedef struct runner {
@@ -394,7 +394,10 @@ static void on_finalize(void *user, uint64_t token) {
   if (!ob->revived) {
     for (size_t k = 0; k < oracle_model_count(r->m); k++) {
       oracle_object *w = oracle_model_object(r->m, (oracle_obj)k);
-      if (w->role == ORACLE_WEAK && w->a == o &&
+      /* Not a reference that was itself revived: a weak table the collector separated with its
+       * target (Lua clears a resurrected weak table of values that are dead after the
+       * finalizers' marking, and its target is not). */
+      if (w->role == ORACLE_WEAK && w->a == o && !w->revived &&
           oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k)) {
         w->after_finalizer = 1;
       }
@@ -547,6 +550,13 @@ static void op_unfin(runner *r, int s) {
   ob->fin = ORACLE_FIN_NONE;
 }
 
+/* Word I of range N = w, in the backend's range and in the model. */
+static void set_range_word(runner *r, fuzz_arg word, uintptr_t w) {
+  size_t i = (size_t)word.a * FUZZ_RANGE_WORDS + (size_t)word.b;
+  r->ranges[i] = w;
+  oracle_model_set_range_word(r->m, i, w, CELL_SELF);
+}
+
 /* Word I of range N: the block in sS's address plus the offset (run.h). */
 static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
   oracle_obj o = slot_obj(r, s);
@@ -556,7 +566,7 @@ static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
     uintptr_t base = ob->addr + (offset.a == FUZZ_FROM_END ? ob->bsize : 0);
     w = base + (uintptr_t)(intptr_t)offset.b;
   }
-  r->ranges[word.a * FUZZ_RANGE_WORDS + word.b] = w;
+  set_range_word(r, word, w);
 }
 
 static void op_weak(runner *r, int dst, int target) {
@@ -679,12 +689,8 @@ static void run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_FIN: op_fin(r, a[0].a, a[1].a); break;
     case FUZZ_OP_UNFIN: op_unfin(r, a[0].a); break;
     case FUZZ_OP_RANGE: op_range(r, a[0], a[1].a, a[2]); break;
-    case FUZZ_OP_RANGE_INT:
-      r->ranges[a[0].a * FUZZ_RANGE_WORDS + a[0].b] = (uintptr_t)a[1].a;
-      break;
-    case FUZZ_OP_RANGE_WORD:
-      r->ranges[a[0].a * FUZZ_RANGE_WORDS + a[0].b] = (uintptr_t)a[1].word;
-      break;
+    case FUZZ_OP_RANGE_INT: set_range_word(r, a[0], (uintptr_t)a[1].a); break;
+    case FUZZ_OP_RANGE_WORD: set_range_word(r, a[0], (uintptr_t)a[1].word); break;
     case FUZZ_OP_TUNE:
       if ((size_t)a[0].a < r->b->tunable_count) {
         r->tuned = 1;
@@ -788,7 +794,6 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   if (r.h == NULL) return -1;
   if (r.b->caps & FUZZ_CAP_CONSERVATIVE) {
     r.b->range_add(r.h, r.ranges, RANGE_WORDS);
-    oracle_model_set_ranges(m, r.ranges, RANGE_WORDS);
   }
   const fuzz_opset *set = opt->ops != NULL ? opt->ops : oracle_opset(r.b);
   fuzz_decoder dec;
@@ -826,3 +831,5 @@ int oracle_target_run_one(const fuzz_backend *b, const uint8_t *data, size_t siz
   if (run(data, size, &opt, &res, kept_model) < 0) abort(); /* no heap: nothing can be tested */
   return 0;
 }
+
+_Static_assert(RANGE_WORDS == ORACLE_RANGE_WORDS, "the model keeps an object a range word");
