@@ -705,22 +705,6 @@ static void run_op(runner *r, const fuzz_op *op) {
   }
 }
 
-/* Ops after which the backend's deep check runs, besides collections: those that change what
- * the collector tracks (finalizers, weak tables, parameters), so a slip there is seen at its op,
- * before a later step builds on it. Not stores, loads, copies or allocations: they are most ops,
- * a check after each cost a third of the lua target's executions, and what a store's barrier
- * breaks the next step's check sees (the backend checks the steps an allocation pays for). */
-static int changes_collector_state(fuzz_opcode code) {
-  switch (code) {
-    case FUZZ_OP_FIN:
-    case FUZZ_OP_UNFIN:
-    case FUZZ_OP_TUNE:
-    case FUZZ_OP_WEAK:
-    case FUZZ_OP_EPHE: return 1;
-    default: return 0;
-  }
-}
-
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
 int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
@@ -803,7 +787,6 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
     r.op = &op;
     trace_op(&r, &op);
     run_op(&r, &op);
-    if (changes_collector_state(op.code)) deep_check(&r);
     res->ops++;
   }
   r.op = NULL;

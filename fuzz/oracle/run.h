@@ -15,11 +15,11 @@
  *                     block is not finalizer-safe reachable (oracle.finalizer-*);
  *   every weak get    the target is the model's while it lives; cleared only when the target is
  *                     not finalizer-safe reachable, and never back (oracle.weak-*);
- *   every collection  the backend's deep check (kind `<backend>.<what>`), also after every op
- *                     that sets or clears a finalizer, makes a weak reference or an
- *                     ephemeron, or tunes; after a major or full collection every block
- *                     reachable from the cells, read field by field through the backend
- *                     (oracle.identity, oracle.contents);
+ *   every collection  the backend's deep check (kind `<backend>.<what>`; a backend may also
+ *                     check after the steps its collector takes by itself, as Lua's does);
+ *                     after a major or full collection every block reachable from the cells,
+ *                     read field by field through the backend (oracle.identity,
+ *                     oracle.contents);
  *   a full collection the leak bound (oracle.leak), and on a precise backend with a walk, no
  *                     block the model does not keep (oracle.not-freed) and none it reaches gone
  *                     (oracle.lost), and every finalizer of an unreachable block run
