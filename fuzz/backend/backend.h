@@ -34,6 +34,7 @@
 #ifndef FUZZ_BACKEND_BACKEND_H
 #define FUZZ_BACKEND_BACKEND_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,6 +104,11 @@ typedef struct fuzz_finding {
   char kind[48];
   char message[512];
 } fuzz_finding;
+
+/* Fill a finding: kind "<prefix>.<what>", the message from fmt; the one way the backends' checks
+ * write theirs (fuzz/backend/registry.c). */
+void fuzz_finding_set(fuzz_finding *f, const char *prefix, const char *what, const char *fmt,
+                      va_list ap);
 
 /* ---- Tunables ------------------------------------------------------------------------------ */
 

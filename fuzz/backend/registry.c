@@ -54,3 +54,9 @@ size_t fuzz_backend_names(char *out, size_t cap) {
   }
   return n;
 }
+
+void fuzz_finding_set(fuzz_finding *f, const char *prefix, const char *what, const char *fmt,
+                      va_list ap) {
+  snprintf(f->kind, sizeof f->kind, "%s.%s", prefix, what);
+  vsnprintf(f->message, sizeof f->message, fmt, ap);
+}

@@ -815,14 +815,13 @@ typedef struct check_run {
   size_t depth, cap;
 } check_run;
 
-__attribute__((format(printf, 3, 4))) static void report(check_run *c, const char *kind,
+__attribute__((format(printf, 3, 4))) static void report(check_run *c, const char *what,
                                                          const char *fmt, ...) {
   if (c->count < c->max) {
     fuzz_finding *f = &c->out[c->count];
-    snprintf(f->kind, sizeof f->kind, "%s", kind);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    fuzz_finding_set(f, "bdwgc", what, fmt, ap);
     va_end(ap);
   }
   c->count++;
@@ -834,7 +833,7 @@ static void reach(check_run *c, uintptr_t word) {
   void *p = (void *)word;
   block_entry *e = registry_find(&h->reg, p);
   if (e == NULL) {
-    report(c, "bdwgc.dangling",
+    report(c, "dangling",
            "%p, reached from %s, is no block this heap allocated and holds: freed and reused, or "
            "a pointer into a block",
            p, c->where);
@@ -843,7 +842,7 @@ static void reach(check_run *c, uintptr_t word) {
   if (e->seen == h->epoch) return;
   e->seen = h->epoch;
   if (e->link == 0) {
-    report(c, "bdwgc.freed-reachable",
+    report(c, "freed-reachable",
            "block %p, reached from %s, had its long link cleared: a completed bdwgc cycle found a "
            "reachable block unreachable",
            p, c->where);
@@ -851,13 +850,13 @@ static void reach(check_run *c, uintptr_t word) {
   }
   size_t bytes = (size_t)e->words * sizeof(uintptr_t);
   if (GC_base(p) != p) {
-    report(c, "bdwgc.base", "GC_base(%p) is %p, not the block itself (reached from %s)", p,
-           GC_base(p), c->where);
+    report(c, "base", "GC_base(%p) is %p, not the block itself (reached from %s)", p, GC_base(p),
+           c->where);
     return;
   }
   if (GC_size(p) < bytes) {
-    report(c, "bdwgc.size", "GC_size(%p) is %zu bytes, below the %zu requested (reached from %s)",
-           p, GC_size(p), bytes, c->where);
+    report(c, "size", "GC_size(%p) is %zu bytes, below the %zu requested (reached from %s)", p,
+           GC_size(p), bytes, c->where);
     return;
   }
   if (e->shape != SHAPE_SCAN) return;

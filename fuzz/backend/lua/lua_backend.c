@@ -71,10 +71,9 @@ static void pend(fuzz_bheap *h, const char *what, const char *fmt, ...)
 static void pend(fuzz_bheap *h, const char *what, const char *fmt, ...) {
   if (h->npending < PENDING_MAX) {
     fuzz_finding *f = &h->pending[h->npending];
-    snprintf(f->kind, sizeof f->kind, "lua.%s", what);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    fuzz_finding_set(f, "lua", what, fmt, ap);
     va_end(ap);
   }
   h->npending++;

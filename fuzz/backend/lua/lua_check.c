@@ -280,10 +280,9 @@ static void report(checker *c, const char *what, const char *fmt, ...)
 static void report(checker *c, const char *what, const char *fmt, ...) {
   if (c->count < c->max) {
     fuzz_finding *f = &c->out[c->count];
-    snprintf(f->kind, sizeof f->kind, "lua.%s", what);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    fuzz_finding_set(f, "lua", what, fmt, ap);
     va_end(ap);
   }
   c->count++;
