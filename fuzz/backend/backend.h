@@ -58,7 +58,8 @@
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
-  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")
+  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")         \
+  X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -132,7 +133,9 @@ typedef struct fuzz_backend_events {
   /* A finalizer set with `token` (fin_set) runs now. For the length of the call its block is in
    * cell FUZZ_CELL_SELF(cfg) (one past the last ordinary cell), so the driver can read its
    * identity and resurrect it by copying the cell elsewhere; the cell is emptied after the call.
-   * The driver may call any function of the table but collect from inside. */
+   * The driver may call any function of the table from inside (a finalizer body allocates,
+   * stores, sets finalizers, makes weak references) but collect, run_finalizers, tune,
+   * fail_after and the domain calls. */
   void (*finalize)(void *user, uint64_t token);
 } fuzz_backend_events;
 
@@ -222,6 +225,22 @@ typedef struct fuzz_backend {
    * word by word; address gives the block's address and byte size for aiming words at it. */
   int (*range_add)(fuzz_bheap *h, uintptr_t *words, size_t count);
   int (*address)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bsize);
+
+  /* Domains (FUZZ_CAP_DOMAINS): the collector's own mutators, which the ops run on one at a time
+   * (gcfuzz: gc_domain, the others waiting in blocking sections; Lua: coroutines, each a
+   * lua_State of the heap's; bdwgc: threads made by GC_pthread_create, the others parked).
+   * Domain 0 is the heap's first and always there; 1..FUZZ_DOMAINS-1 exist between spawn and end.
+   * spawn makes domain d (0 when it exists already or the collector refused: out of memory);
+   * on makes every call that follows run on domain d (spawned, or 0) until the next on: the
+   * allocations are d's, a collection is started by d, a finalizer runs on d's thread where the
+   * collector runs it in the caller; end finishes domain d, giving back what it held of its own
+   * (a thread's local free lists, a coroutine's stack, a domain's pools become orphans); the
+   * calls run on domain 0 after if they ran on d. A domain owns no cell: the cells are the heap's
+   * and stay roots whichever domain runs, so domains change how the collector works, never what
+   * the model reaches. Either all three are set, or none. */
+  int (*domain_spawn)(fuzz_bheap *h, unsigned d);
+  void (*domain_on)(fuzz_bheap *h, unsigned d);
+  void (*domain_end)(fuzz_bheap *h, unsigned d);
 
   /* Introspection. walk (FUZZ_CAP_WALK) calls visit with the identity of every block the heap
    * holds now, whether reachable or not yet freed, and returns how many blocks it met that had
