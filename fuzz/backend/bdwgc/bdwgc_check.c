@@ -65,9 +65,19 @@ static void reach(check_run *c, uintptr_t word) {
            c->where);
     return;
   }
-  if (GC_size(p) < bytes) {
+  size_t size = 0;
+  int kind = GC_get_kind_and_size(p, &size); /* size: GC_size(p) */
+  if (size < bytes) {
     report(c, "size", "GC_size(%p) is %zu bytes, below the %zu requested (reached from %s)", p,
-           GC_size(p), bytes, c->where);
+           size, bytes, c->where);
+    return;
+  }
+  if (kind != bdwgc_kind_of(e->shape)) {
+    report(c, "kind",
+           "block %p (%s, reached from %s) lies in a heap block of bdwgc's object kind %d, not "
+           "%d: bdwgc %s its words",
+           p, e->shape == SHAPE_SCAN ? "scanned" : "pointer-free", c->where, kind,
+           bdwgc_kind_of(e->shape), e->shape == SHAPE_SCAN ? "never scans" : "scans");
     return;
   }
   if (e->shape != SHAPE_SCAN) return;
@@ -91,6 +101,26 @@ static void reach_all(check_run *c, uintptr_t root) {
   }
 }
 
+/* A range word bdwgc's GC_base does not recognise: if it lies inside a block bdwgc holds, bdwgc
+ * has lost track of one of its own block's pages (a large block's later pages are found through
+ * forwarding counts in their headers), and the word keeps nothing alive. Cost: a pass over the
+ * registry, for a nonzero word GC_base gives up on (random words, integers: few). */
+static void unrecognised_word(check_run *c, uintptr_t word) {
+  registry *r = &c->h->reg;
+  for (uint32_t i = 0; i < r->entries; i++) {
+    block_entry *e = bdwgc_reg_entry(r, i);
+    if (e->key == 0 || e->link == 0) continue;
+    uintptr_t p = (uintptr_t)GC_REVEAL_POINTER(e->key);
+    if (word < p || word >= p + (size_t)e->words * sizeof(uintptr_t)) continue;
+    report(c, "base",
+           "GC_base(%p) is NULL, yet the word lies %zu bytes into block %p of %zu bytes (from %s): "
+           "bdwgc does not know its own block's page, and the word keeps nothing alive",
+           (void *)word, (size_t)(word - p), (void *)p, (size_t)e->words * sizeof(uintptr_t),
+           c->where);
+    return;
+  }
+}
+
 size_t bdwgc_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   check_run c = {.h = h, .out = out, .max = max};
   for (size_t i = 0; i < h->pending_count; i++) {
@@ -109,8 +139,10 @@ size_t bdwgc_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   for (size_t r = 0; r < h->range_count; r++) {
     snprintf(c.where, sizeof c.where, "range %zu", r);
     for (size_t i = 0; i < h->range_words[r]; i++) {
-      void *base = GC_base((void *)h->ranges[r][i]);
+      uintptr_t word = h->ranges[r][i];
+      void *base = word != 0 ? GC_base((void *)word) : NULL;
       if (base != NULL && bdwgc_live_block(h, (uintptr_t)base)) reach_all(&c, (uintptr_t)base);
+      if (base == NULL && word != 0) unrecognised_word(&c, word);
     }
   }
   free(c.stack);

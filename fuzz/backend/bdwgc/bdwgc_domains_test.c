@@ -1,51 +1,31 @@
 /* The bdwgc backend's domains (threads made by GC_pthread_create), driven through the table: ops
  * on several threads, incremental steps and full collections started from them, blocks made on
  * one thread and reached from another, finalizers that allocate while they run on a domain's
- * thread, and domains ended while what they allocated stays reachable. An incremental heap (the
- * backend's default), so a cycle left mid-mark by one thread is finished by another.
+ * thread, and domains ended while what they allocated stays reachable. Each in a stop-the-world
+ * heap and then in an incremental one, where a cycle left mid-mark by one thread is finished by
+ * another.
  *
  * Each check also holds for the single-threaded backend; what the threads add is that bdwgc must
  * see every thread's allocations (thread-local free lists), stop the parked threads for each
  * collection, keep the barrier's dirty bits whichever thread stored, and hand an ended thread's
  * free lists back without losing or repeating an object. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz/backend/backend.h"
+#include "fuzz/backend/bdwgc/bdwgc_test.h"
 #include "gc.h"
 
-extern const fuzz_backend fuzz_backend_bdwgc;
-static const fuzz_backend *const B = &fuzz_backend_bdwgc;
-
-static int failures, passed, failed;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                              \
-    }                                                                          \
-  } while (0)
-
-#define RUN(test)                                                             \
-  do {                                                                        \
-    int before_ = failures;                                                   \
-    test();                                                                   \
-    fprintf(stderr, "%s %s\n", failures == before_ ? "ok  " : "FAIL", #test); \
-    if (failures == before_)                                                  \
-      passed++;                                                               \
-    else                                                                      \
-      failed++;                                                               \
-  } while (0)
-
-enum { CELLS = 16, SELF = CELLS, DOMAINS = 4 };
+enum { SELF = CELLS, DOMAINS = 4 };
 
 /* The driver's side of the finalizer callback: which thread ran each, and what its body made. */
-typedef struct driver {
+typedef struct dom_driver {
   fuzz_bheap *h;
   size_t ran;
   uint64_t ids[64];
@@ -53,19 +33,13 @@ typedef struct driver {
   bool allocate; /* the body allocates, stores, reads back, sets a finalizer, makes a weak ref */
   size_t made;   /* blocks the bodies made and kept (chained from cell 12) */
   size_t body_failures;
-} driver;
-
-static uint64_t id_of(fuzz_bheap *h, size_t cell) {
-  uint64_t id = 0, check = 0;
-  if (!B->get_ident(h, cell, &id, &check)) return 0;
-  return check == ~id ? id : UINT64_MAX;
-}
+} dom_driver;
 
 /* A finalizer body that uses every call a body may: its block is in SELF. The blocks it makes
  * are chained from cell 12 through field 0 (cell 12 is never touched by the tests otherwise);
  * cells 13 and 14 are its scratch. */
 static void on_finalize(void *user, uint64_t token) {
-  driver *d = user;
+  dom_driver *d = user;
   fuzz_bheap *h = d->h;
   if (d->ran < 64) {
     d->ids[d->ran] = id_of(h, SELF);
@@ -98,26 +72,18 @@ static void on_finalize(void *user, uint64_t token) {
   d->made++;
 }
 
-static fuzz_bheap *make(driver *d) {
+static fuzz_bheap *make_dom(dom_driver *d, const char *params) {
   memset(d, 0, sizeof *d);
-  fuzz_backend_config cfg = {.cells = CELLS, .params = NULL, .out = stderr};
+  fuzz_backend_config cfg = {.cells = CELLS, .params = params, .out = stderr};
   cfg.events.user = d;
   cfg.events.finalize = on_finalize;
   d->h = B->create(&cfg);
   return d->h;
 }
 
-static size_t clean_check(fuzz_bheap *h) {
-  fuzz_finding f[4];
-  size_t n = B->check(h, f, 4);
-  for (size_t i = 0; i < n && i < 4; i++)
-    fprintf(stderr, "  finding %s: %s\n", f[i].kind, f[i].message);
-  return n;
-}
-
 /* A list of n blocks in cell `head` with ids first_id.., each allocated on the domain running
  * now, with garbage between (cells 1 and 2 are scratch). */
-static void build_list(fuzz_bheap *h, size_t head, size_t n, uint64_t first_id) {
+static void build_list_at(fuzz_bheap *h, size_t head, size_t n, uint64_t first_id) {
   CHECK(B->alloc(h, head, FUZZ_SHAPE_SCAN, 2) == 1);
   B->set_ident(h, head, first_id, ~first_id);
   B->copy(h, 1, head);
@@ -133,7 +99,7 @@ static void build_list(fuzz_bheap *h, size_t head, size_t n, uint64_t first_id) 
 }
 
 /* How many of the list's blocks read back with their identity, in order (cell 1 scratch). */
-static size_t verify_list(fuzz_bheap *h, size_t head, size_t n, uint64_t first_id) {
+static size_t verify_list_at(fuzz_bheap *h, size_t head, size_t n, uint64_t first_id) {
   size_t good = 0;
   B->copy(h, 1, head);
   for (size_t i = 0; i < n; i++) {
@@ -163,9 +129,9 @@ static size_t walk_range(fuzz_bheap *h, uint64_t lo, uint64_t hi) {
 
 /* ---- Tests ---------------------------------------------------------------------------------- */
 
-static void test_spawn_on_end(void) {
-  driver d;
-  fuzz_bheap *h = make(&d);
+static void test_spawn_on_end(const char *mode) {
+  dom_driver d;
+  fuzz_bheap *h = make_dom(&d, mode);
   CHECK(h != NULL && (B->caps & FUZZ_CAP_DOMAINS) != 0);
   CHECK(B->domain_spawn(h, 0) == 0); /* always there */
   CHECK(B->domain_spawn(h, DOMAINS) == 0);
@@ -174,7 +140,7 @@ static void test_spawn_on_end(void) {
   /* Each domain builds a list, then steps and collections from every domain in turn. */
   for (unsigned dom = 0; dom < DOMAINS; dom++) {
     B->domain_on(h, dom);
-    build_list(h, 4 + dom, 200, 1000 * (dom + 1));
+    build_list_at(h, 4 + dom, 200, 1000 * (dom + 1));
   }
   static const fuzz_collect_kind kinds[] = {FUZZ_COLLECT_START, FUZZ_COLLECT_SLICE,
                                             FUZZ_COLLECT_SLICE, FUZZ_COLLECT_MAJOR,
@@ -182,31 +148,31 @@ static void test_spawn_on_end(void) {
   for (unsigned round = 0; round < 10; round++) {
     B->domain_on(h, (round * 3) % DOMAINS);
     B->collect(h, kinds[round % 5], round * 7);
-    build_list(h, 8, 50, 9000); /* garbage once replaced, allocated mid-cycle */
+    build_list_at(h, 8, 50, 9000); /* garbage once replaced, allocated mid-cycle */
     CHECK(clean_check(h) == 0);
     for (unsigned dom = 0; dom < DOMAINS; dom++)
-      CHECK(verify_list(h, 4 + dom, 200, 1000 * (dom + 1)) == 200);
+      CHECK(verify_list_at(h, 4 + dom, 200, 1000 * (dom + 1)) == 200);
   }
   for (unsigned dom = 1; dom < DOMAINS; dom++) B->domain_end(h, dom);
   B->domain_end(h, 1); /* ended already: nothing */
   B->collect(h, FUZZ_COLLECT_FULL, 0);
   CHECK(clean_check(h) == 0);
   for (unsigned dom = 0; dom < DOMAINS; dom++)
-    CHECK(verify_list(h, 4 + dom, 200, 1000 * (dom + 1)) == 200);
+    CHECK(verify_list_at(h, 4 + dom, 200, 1000 * (dom + 1)) == 200);
   CHECK(B->domain_spawn(h, 1) == 1); /* again, after its end */
   B->domain_on(h, 1);
-  build_list(h, 9, 20, 20000);
+  build_list_at(h, 9, 20, 20000);
   B->destroy(h); /* ends domain 1 */
 }
 
 /* Old blocks made on domain 1 take new blocks made on domain 2 while a cycle domain 3 started is
  * mid-mark: the barrier's dirty bits must reach the collector whichever thread stored. */
-static void test_reach_across_threads(void) {
-  driver d;
-  fuzz_bheap *h = make(&d);
+static void test_reach_across_threads(const char *mode) {
+  dom_driver d;
+  fuzz_bheap *h = make_dom(&d, mode);
   for (unsigned dom = 1; dom < DOMAINS; dom++) CHECK(B->domain_spawn(h, dom) == 1);
   B->domain_on(h, 1);
-  build_list(h, 4, 300, 100000);
+  build_list_at(h, 4, 300, 100000);
   for (int i = 0; i < 4; i++) { /* old large blocks, chained from cell 5 */
     CHECK(B->alloc(h, 6, FUZZ_SHAPE_SCAN, 1151) == 1);
     B->set_ident(h, 6, 200000 + (uint64_t)i, ~(200000 + (uint64_t)i));
@@ -237,7 +203,7 @@ static void test_reach_across_threads(void) {
   B->domain_on(h, 3);
   B->collect(h, FUZZ_COLLECT_MAJOR, 0);
   CHECK(clean_check(h) == 0);
-  CHECK(verify_list(h, 4, 300, 100000) == 300);
+  CHECK(verify_list_at(h, 4, 300, 100000) == 300);
   /* Every new block is named by its list block's field 1. */
   size_t good = 0;
   B->domain_on(h, 2);
@@ -266,14 +232,22 @@ __attribute__((noinline)) static void drop_finalizable(fuzz_bheap *h, uint64_t f
   B->clear(h, 10);
 }
 
-__attribute__((noinline)) static void scrub_stack(void) {
-  volatile uintptr_t junk[4096];
-  for (size_t i = 0; i < 4096; i++) junk[i] = 0;
+/* A call handed to the thread that is itself waiting for it never returns: say so, rather than
+ * leave the test to its timeout. */
+static void on_hang(int sig) {
+  (void)sig;
+  static const char msg[] =
+      "test_finalizer_allocates_on_domain: no progress in 20 s: a call from a finalizer's body "
+      "was handed over to the thread running the body (a deadlock)\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(1);
 }
 
-static void test_finalizer_allocates_on_domain(void) {
-  driver d;
-  fuzz_bheap *h = make(&d);
+static void test_finalizer_allocates_on_domain(const char *mode) {
+  dom_driver d;
+  fuzz_bheap *h = make_dom(&d, mode);
+  signal(SIGALRM, on_hang);
+  alarm(20);
   CHECK(B->domain_spawn(h, 1) == 1);
   CHECK(B->domain_spawn(h, 2) == 1);
   d.allocate = true;
@@ -317,32 +291,54 @@ static void test_finalizer_allocates_on_domain(void) {
   B->clear(h, 13);
   B->clear(h, 15);
   B->destroy(h);
+  alarm(0);
 }
 
 /* Domain 1 allocates (blocks of every small size class come from its thread-local free lists,
  * the rest of each list stays its own) and ends: its lists go back to bdwgc, and what it made
  * and the driver still reaches must survive every later cycle, the new allocations of other
  * threads (which may take the returned objects) included. */
-static void test_end_keeps_blocks(void) {
-  driver d;
-  fuzz_bheap *h = make(&d);
+static void test_end_keeps_blocks(const char *mode) {
+  dom_driver d;
+  fuzz_bheap *h = make_dom(&d, mode);
   for (int generation = 0; generation < 4; generation++) {
     unsigned dom = 1 + (unsigned)generation % 3;
     CHECK(B->domain_spawn(h, dom) == 1);
     B->domain_on(h, dom);
     uint64_t first = 400000 + 10000 * (uint64_t)generation;
-    build_list(h, 4 + (size_t)generation, 500, first);
+    build_list_at(h, 4 + (size_t)generation, 500, first);
     if (generation % 2 == 1) B->collect(h, FUZZ_COLLECT_START, 3); /* ends mid-cycle */
+    /* Past bdwgc's direct allocations of a size (DIRECT_GRANULES) a thread takes a block's worth
+     * of objects at a time: leave lists of both kinds part used when the domain ends. */
+    for (int i = 0; i < 150; i++) {
+      CHECK(B->alloc(h, 2, FUZZ_SHAPE_SCAN, 1) == 1);
+      CHECK(B->alloc(h, 2, FUZZ_SHAPE_RAW, 1) == 1);
+    }
+    B->clear(h, 2);
     B->domain_end(h, dom);
     unsigned other = 1 + (unsigned)(generation + 1) % 3; /* 0 on even generations */
     if (generation % 2 == 1) CHECK(B->domain_spawn(h, other) == 1);
     B->domain_on(h, generation % 2 == 1 ? other : 0);
-    build_list(h, 9, 500, 900000); /* garbage after the next, taking the returned objects */
-    build_list(h, 9, 500, 900000);
+    /* Made from the objects domain dom gave back (a fresh thread's first lists come from the
+     * global ones), then collected: they must be what their kind says (scanned or not). */
+    build_list_at(h, 9, 500, 900000);
+    B->clear(h, 10);
+    for (int i = 149; i >= 0; i--) { /* a list from the end: cell 10 holds id 950000 */
+      CHECK(B->alloc(h, 3, FUZZ_SHAPE_SCAN, 1) == 1);
+      B->set_ident(h, 3, 950000 + (uint64_t)i, ~(950000 + (uint64_t)i));
+      B->store(h, 3, 0, 10);
+      B->copy(h, 10, 3);
+    }
+    B->clear(h, 3);
+    CHECK(clean_check(h) == 0); /* before a collection trips over a block of the wrong kind */
     B->collect(h, FUZZ_COLLECT_FULL, 0);
     CHECK(clean_check(h) == 0);
+    CHECK(verify_list_at(h, 9, 500, 900000) == 500);
+    CHECK(verify_list_at(h, 10, 150, 950000) == 150);
+    CHECK(walk_range(h, 950000, 950150) == 150);
+    B->clear(h, 10);
     for (int g = 0; g <= generation; g++)
-      CHECK(verify_list(h, 4 + (size_t)g, 500, 400000 + 10000 * (uint64_t)g) == 500);
+      CHECK(verify_list_at(h, 4 + (size_t)g, 500, 400000 + 10000 * (uint64_t)g) == 500);
     CHECK(walk_range(h, first, first + 500) == 500);
     for (unsigned e = 1; e < DOMAINS; e++) B->domain_end(h, e);
   }
@@ -351,10 +347,16 @@ static void test_end_keeps_blocks(void) {
 
 int main(void) {
   CHECK(strcmp(B->name, "bdwgc") == 0);
-  RUN(test_spawn_on_end);
-  RUN(test_reach_across_threads);
-  RUN(test_finalizer_allocates_on_domain);
-  RUN(test_end_keeps_blocks);
-  fprintf(stderr, "%d passed, %d failed\n", passed, failed);
-  return failed == 0 && failures == 0 ? 0 : 1;
+  /* Stop-the-world first: bdwgc cannot leave incremental mode. Only there do threads keep
+   * free lists of many objects (with manual dirty bits, incremental mode hands a thread one
+   * object at a time: GC_generic_malloc_many). */
+  static const char *const modes[] = {"mode=stop", "mode=incremental"};
+  for (size_t m = 0; m < 2; m++) {
+    fprintf(stderr, "%s\n", modes[m]);
+    RUN(test_spawn_on_end, modes[m]);
+    RUN(test_reach_across_threads, modes[m]);
+    RUN(test_finalizer_allocates_on_domain, modes[m]);
+    RUN(test_end_keeps_blocks, modes[m]);
+  }
+  return test_summary();
 }

@@ -19,6 +19,8 @@
 
 #include "fuzz/backend/backend.h"
 #include "gc.h"
+#include "gc_inline.h" /* GC_I_NORMAL, GC_I_PTRFREE */
+#include "gc_mark.h"   /* GC_get_kind_and_size */
 
 enum {
   IDENT_WORDS = 2,           /* id, check */
@@ -35,6 +37,12 @@ enum {
 };
 
 typedef enum block_shape { SHAPE_SCAN, SHAPE_RAW, SHAPE_WEAK } block_shape;
+/* The object kind bdwgc must have put a block of this shape in: a scanned block in a heap block
+ * bdwgc scans (NORMAL), a raw block or weak reference in a pointer-free one (GC_MALLOC_ATOMIC). */
+static inline int bdwgc_kind_of(block_shape shape) {
+  return shape == SHAPE_SCAN ? GC_I_NORMAL : GC_I_PTRFREE;
+}
+
 typedef enum fin_order { FIN_ORDERED, FIN_UNORDERED, FIN_IGNORE_SELF } fin_order;
 
 /* ---- The registry (bdwgc_registry.c) --------------------------------------------------------- */

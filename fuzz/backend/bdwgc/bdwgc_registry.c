@@ -148,6 +148,11 @@ bool bdwgc_reg_add(fuzz_bheap *h, void *p, uint32_t words, block_shape shape) {
     slot_insert(r, index);
     r->keys++;
   }
+  if (GC_get_kind_and_size(p, NULL) != bdwgc_kind_of(shape))
+    bdwgc_note(h, "bdwgc.kind",
+               "bdwgc handed out %p from a free list of another object kind (scanned for "
+               "pointer-free or the reverse): an object on the wrong kind's free list",
+               p);
   e->words = words;
   e->shape = (uint8_t)shape;
   e->has_fin = 0;
