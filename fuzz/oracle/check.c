@@ -220,6 +220,12 @@ static void deep_check(runner *r) {
   if (n > 4) fprintf(r->out, "  (%zu more findings of the backend's check)\n", n - 4);
 }
 
+void runner_on_finding(void *user, const fuzz_finding *f) {
+  runner *r = user;
+  r->res->deep_checks++;
+  runner_report(r, f->kind, "%s", f->message);
+}
+
 typedef struct walk_state {
   runner *r;
   size_t unknown;

@@ -62,6 +62,7 @@ typedef enum sabotage {
   SAB_WEAK_LATE,        /* weak references cleared only after the finalizers' marking */
   SAB_FAIL_TWICE,       /* fail_after(n) fails the n-th allocation and the one after it */
   SAB_COUNT_NOT_FREED,  /* the sweep forgets the block counter: the deep check sees it */
+  SAB_ALLOC_NOTICES,    /* the allocator sees a slip of its own as it happens (events.finding) */
   SAB_COUNT
 } sabotage;
 
@@ -177,6 +178,11 @@ static int ref_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t f
   if (refused(h)) return 0;
   rblock *b = new_block(h, shape, ROLE_PLAIN, fields);
   h->cells[dst] = b;
+  if (g_sabotage == SAB_ALLOC_NOTICES && h->ev.finding != NULL) {
+    /* Reported at once: no deep check follows an allocation, so only the event can say it. */
+    fuzz_finding f = {"ref.alloc", "the allocator handed out a block it holds as free"};
+    h->ev.finding(h->ev.user, &f);
+  }
   return b != NULL;
 }
 
@@ -666,6 +672,8 @@ static const mode_case cases[] = {
      "alloc s0 scan 1\n"
      "drop s0\n"
      "collect major\n"},
+    {SAB_ALLOC_NOTICES, "the allocator's own finding, reported at once", "ref.alloc",
+     "alloc s0 scan 1\n"},
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
@@ -726,6 +734,7 @@ static void test_modes(void) {
       "oracle.failure-missed",
       "oracle.unexpected-failure",
       "ref.broken",
+      "ref.alloc",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;

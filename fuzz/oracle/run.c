@@ -20,7 +20,8 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   r.m = m;
   r.res = res;
   r.out = opt->out != NULL ? opt->out : stderr;
-  fuzz_backend_config cfg = {CELLS, opt->params, r.out, {&r, runner_on_finalize}};
+  fuzz_backend_config cfg = {
+      CELLS, opt->params, r.out, {&r, runner_on_finalize, runner_on_finding}};
   r.h = r.b->create(&cfg);
   if (r.h == NULL) return -1;
   if (r.b->caps & FUZZ_CAP_CONSERVATIVE) {
