@@ -16,6 +16,7 @@ struct oracle_model {
   /* The first object made after the latest collection began (a finalizer body's, or any later
    * op's): that collection cannot have freed it, so it is kept whatever reaches it. */
   size_t born_after_collect;
+  size_t pinned; /* objects pinned now: roots */
   /* Reachable sets: one byte a object, a bit per oracle_reach_kind; and the walk's stack. */
   uint8_t *reached;
   size_t reached_cap;
@@ -50,6 +51,7 @@ void oracle_model_reset(oracle_model *m) {
   m->nwords = 0;
   m->collects = 0;
   m->born_after_collect = 0;
+  m->pinned = 0;
   for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) m->range_objs[i] = ORACLE_NONE;
   m->kept_bytes = 0;
   for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
@@ -190,7 +192,21 @@ static void reach_from_roots(oracle_model *m, uint8_t bit, size_t skip) {
     if (c != skip) mark(m, bit, m->cells[c], &top);
   }
   for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) mark(m, bit, m->range_objs[i], &top);
+  for (size_t k = 0; m->pinned > 0 && k < m->count; k++) {
+    if (m->objs[k].pinned) mark(m, bit, (oracle_obj)k, &top);
+  }
   propagate(m, bit, &top);
+}
+
+void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned) {
+  oracle_object *ob = &m->objs[o];
+  if (ob->pinned == (pinned != 0)) return;
+  ob->pinned = pinned != 0;
+  if (pinned) {
+    m->pinned++;
+  } else {
+    m->pinned--;
+  }
 }
 
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {

@@ -12,7 +12,7 @@
  * different pair. Ids are never reused within a program.
  *
  * Reachability. Sets computed from the cells when asked (O(objects + fields)):
- *   - strong: reachable from the cells through scanned fields, ephemeron data whose key is
+ *   - strong: reachable from the cells and pinned objects through scanned fields, ephemeron data whose key is
  *     strong, and (conservative backends) range words that point into a block that was strong
  *     when the word was written (oracle_model_set_range_word);
  *   - at-collect: the strong set when the program's latest collection began: the collection
@@ -89,6 +89,7 @@ typedef struct oracle_object {
   uint8_t revived;          /* made strong again by a revival (see the top) */
   uint8_t after_finalizer;  /* ORACLE_WEAK: reachable when its target's finalizer ran: it must
                              * answer empty from then on */
+  uint8_t pinned;           /* FUZZ_CAP_PIN: a root until unpinned (oracle_model_set_pinned) */
   uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;             /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
@@ -128,6 +129,9 @@ void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o);
  * so it keeps nothing the model can count on. */
 enum { ORACLE_RANGE_WORDS = 32 };
 void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip);
+
+/* Pin or unpin object o: a pinned object is a root of every set (strong, at-collect, kept). */
+void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned);
 
 /* Collections so far (the runner counts each collect op). */
 uint64_t oracle_model_collects(const oracle_model *m);

@@ -27,6 +27,11 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_SPAWN:
     case FUZZ_OP_ON:
     case FUZZ_OP_TERMINATE: return (caps & FUZZ_CAP_DOMAINS) != 0;
+    case FUZZ_OP_BLOCK:
+    case FUZZ_OP_UNBLOCK: return (caps & FUZZ_CAP_DOMAINS) && (caps & FUZZ_CAP_BLOCKING);
+    case FUZZ_OP_PIN:
+    case FUZZ_OP_UNPIN: return (caps & FUZZ_CAP_PIN) != 0;
+    case FUZZ_OP_LIMIT: return (caps & FUZZ_CAP_LIMIT) != 0;
     case FUZZ_OP_UNFIN: return (caps & FUZZ_CAP_FIN_CLEAR) != 0;
     case FUZZ_OP_RANGE:
     case FUZZ_OP_RANGE_INT:

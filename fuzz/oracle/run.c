@@ -40,6 +40,7 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
     res->ops++;
   }
   r.op = NULL;
+  runner_unblock(&r); /* the final checks run on the domain the program is on */
   /* The end: a full collection and every check of one, on the domain the program is on (the
    * backend's destroy ends the others). */
   runner_collect(&r, FUZZ_COLLECT_FULL, 0);

@@ -50,7 +50,9 @@ typedef struct runner {
   int tuned;            /* a tune op ran: the backend's limits may refuse an allocation */
   /* Domains (FUZZ_CAP_DOMAINS): which exist, and the one the calls run on. */
   unsigned char spawned[FUZZ_DOMAINS];
+  unsigned char blocked[FUZZ_DOMAINS]; /* FUZZ_CAP_BLOCKING: in a blocking section by `block` */
   unsigned on;
+  size_t limit_bytes; /* FUZZ_CAP_LIMIT: the heap limit set (0: none): allocations may fail */
   /* A finalizer body running: its depth (0: the program's own ops run) and its block. */
   int body_depth;
   oracle_obj fin_self;
@@ -84,5 +86,7 @@ void runner_on_finding(void *user, const fuzz_finding *f);
 void runner_on_finalize(void *user, uint64_t token);
 void runner_trace_op(runner *r, const fuzz_op *op);
 void runner_run_op(runner *r, const fuzz_op *op);
+/* The domain the program is on leaves its blocking section, if `block` left it in one. */
+void runner_unblock(runner *r);
 
 #endif /* FUZZ_ORACLE_RUNNER_H */

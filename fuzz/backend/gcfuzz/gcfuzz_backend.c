@@ -42,6 +42,7 @@ struct fuzz_bheap {
    * them without waiting and scans their frames. doms[0] is the main domain, which holds the
    * cells' frame. */
   gc_domain *doms[FUZZ_DOMAINS];
+  unsigned char blocked[FUZZ_DOMAINS]; /* in a blocking section by domain_block */
   unsigned on;
   gc_verifier *verifier;
   gc_frame frame;
@@ -49,7 +50,13 @@ struct fuzz_bheap {
   size_t ncells;
   fuzz_backend_events events;
   size_t markslice_words; /* the program's own mark slice, which a budgeted slice puts back */
-  fin_chunk *fins;        /* one record per fin_set (a block may be set again), newest chunk
+  /* The injected failure (backend.h: fail_after): allocations until it, counted here too,
+   * because none made inside a finalizer may count and gcfuzz's own countdown counts every
+   * one: a finalizer runs with the countdown disarmed, and it is armed again after with what
+   * is left. */
+  unsigned fail_left;
+  int fin_depth;
+  fin_chunk *fins; /* one record per fin_set (a block may be set again), newest chunk
                            * first, freed at destroy */
 };
 
@@ -106,7 +113,10 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
 
 static void domain_end(fuzz_bheap *h, unsigned d);
 
+static void domain_unblock(fuzz_bheap *h);
+
 static void destroy(fuzz_bheap *h) {
+  domain_unblock(h);
   for (unsigned d = 1; d < FUZZ_DOMAINS; d++) {
     if (h->doms[d] != NULL) domain_end(h, d);
   }
@@ -128,6 +138,7 @@ static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t field
                                         : gc_alloc(h->dom, fields + IDENT_RAW_WORDS, GC_TAG_RAW);
   gc_clear_error(h->heap);
   h->cells[dst] = v;
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
   return v != 0;
 }
 
@@ -234,7 +245,10 @@ static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
   gc_clear_error(h->heap);
 }
 
-static void fail_after(fuzz_bheap *h, unsigned n) { set_param(h, "failafter", (long)n); }
+static void fail_after(fuzz_bheap *h, unsigned n) {
+  h->fail_left = n;
+  set_param(h, "failafter", (long)n);
+}
 
 static void run_finalizer(gc_heap *heap, gc_value block, void *user) {
   fin_record *f = user;
@@ -242,7 +256,9 @@ static void run_finalizer(gc_heap *heap, gc_value block, void *user) {
   (void)heap;
   size_t self = h->ncells - 1;
   h->cells[self] = block;
+  if (h->fin_depth++ == 0 && h->fail_left > 0) set_param(h, "failafter", 0);
   h->events.finalize(h->events.user, f->token);
+  if (--h->fin_depth == 0 && h->fail_left > 0) set_param(h, "failafter", (long)h->fail_left);
   h->cells[self] = 0;
 }
 
@@ -294,27 +310,59 @@ static int domain_spawn(fuzz_bheap *h, unsigned d) {
   return h->doms[d] != NULL;
 }
 
+/* The domain left waits in a blocking section (it is in one already if blocked), d runs unless
+ * domain_block left it in one. */
 static void domain_on(fuzz_bheap *h, unsigned d) {
   if (d == h->on || h->doms[d] == NULL) return;
-  gc_enter_blocking(h->dom);
+  if (!h->blocked[h->on]) gc_enter_blocking(h->dom);
   h->on = d;
   h->dom = h->doms[d];
-  gc_leave_blocking(h->dom);
+  if (!h->blocked[d]) gc_leave_blocking(h->dom);
 }
 
-/* A domain terminates itself, running (gc.h): the one running now waits meanwhile, and runs
- * again after, or domain 0 if it was d. */
+/* A domain terminates itself, running (gc.h): the one running now waits meanwhile (the driver
+ * ends domains only from one that runs), and runs again after, or domain 0 if it was d. */
 static void domain_end(fuzz_bheap *h, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
   unsigned back = h->on == d ? 0 : h->on;
-  domain_on(h, d);
-  gc_domain_terminate(h->dom);
+  if (h->on != d) {
+    gc_enter_blocking(h->dom);
+    gc_leave_blocking(h->doms[d]); /* in a blocking section: not running, or blocked */
+  }
+  gc_domain_terminate(h->doms[d]);
   gc_clear_error(h->heap);
   h->doms[d] = NULL;
+  h->blocked[d] = 0;
   h->on = back;
   h->dom = h->doms[back];
-  gc_leave_blocking(h->dom);
+  if (!h->blocked[back]) gc_leave_blocking(h->dom);
 }
+
+static void domain_block(fuzz_bheap *h) {
+  if (h->blocked[h->on]) return;
+  gc_enter_blocking(h->dom);
+  h->blocked[h->on] = 1;
+}
+
+static void domain_unblock(fuzz_bheap *h) {
+  if (!h->blocked[h->on]) return;
+  gc_leave_blocking(h->dom);
+  h->blocked[h->on] = 0;
+}
+
+static int pin(fuzz_bheap *h, size_t c) {
+  gc_error e = gc_pin(h->heap, cell(h, c));
+  gc_clear_error(h->heap);
+  return e == GC_OK;
+}
+
+static int unpin(fuzz_bheap *h, size_t c) {
+  gc_error e = gc_unpin(h->heap, cell(h, c));
+  gc_clear_error(h->heap);
+  return e == GC_OK;
+}
+
+static void limit(fuzz_bheap *h, size_t bytes) { set_param(h, "limit", (long)bytes); }
 
 /* The passes' reports since the last check, as findings (their kinds are invariants/kinds.h's). */
 static size_t check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
@@ -335,7 +383,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE | FUZZ_CAP_FAIL |
-            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS,
+            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS | FUZZ_CAP_BLOCKING |
+            FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -364,6 +413,11 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .domain_spawn = domain_spawn,
     .domain_on = domain_on,
     .domain_end = domain_end,
+    .domain_block = domain_block,
+    .domain_unblock = domain_unblock,
+    .pin = pin,
+    .unpin = unpin,
+    .limit = limit,
     .live_bytes = live_bytes,
     .check = check,
 };
