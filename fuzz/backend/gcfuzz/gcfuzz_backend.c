@@ -134,11 +134,13 @@ static void destroy(fuzz_bheap *h) {
 static gc_value cell(fuzz_bheap *h, size_t c) { return h->cells[c]; }
 
 static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields) {
+  /* Counted before the call: gc_alloc spends its countdown before anything else, and the
+   * collection a failure forces may run finalizers (which must find the count spent). */
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
   gc_value v = shape == FUZZ_SHAPE_SCAN ? gc_alloc(h->dom, fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
                                         : gc_alloc(h->dom, fields + IDENT_RAW_WORDS, GC_TAG_RAW);
   gc_clear_error(h->heap);
   h->cells[dst] = v;
-  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
   return v != 0;
 }
 
