@@ -47,6 +47,7 @@ typedef struct runner {
   int frames;           /* local frames pushed */
   unsigned fail_window; /* allocating calls left in which the injected failure must come;
                          * 0: none due (backend.h: fail_after) */
+  int fail_maybe_spent; /* a failure in the window that a limit may explain (ops.c) */
   int tuned;            /* a tune op ran: the backend's limits may refuse an allocation */
   /* Domains (FUZZ_CAP_DOMAINS): which exist, and the one the calls run on. */
   unsigned char spawned[FUZZ_DOMAINS];

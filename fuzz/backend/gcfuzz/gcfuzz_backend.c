@@ -2,10 +2,12 @@
  * model (the oracle above is the model here) runs at every hook point of every cycle, and what
  * they report is this backend's deep check.
  *
- * Blocks. A scanned block of N fields is a gc block of N + 4 fields: the program's N, then the
- * identity as four immediates (the id and the check word, 32 bits each: an immediate holds 63,
- * and a word the collector scans must not look like a pointer). A raw block of N words is a
- * GC_TAG_RAW block of N + 2 words, the identity first. Cells are one local root frame of the
+ * Blocks. A scanned block of N fields is a gc block of N + 4 fields: the identity as four
+ * immediates (the id and the check word, 32 bits each: an immediate holds 63, and a word the
+ * collector scans must not look like a pointer), then the program's N, so that the block's last
+ * field is the program's (a collector that skips a block's last field loses a block the program
+ * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
+ * first. Cells are one local root frame of the
  * main domain, pushed at create and popped at destroy.
  */
 #include <stdlib.h>
@@ -152,11 +154,10 @@ static void set_ident(fuzz_bheap *h, size_t c, uint64_t id, uint64_t check) {
     return;
   }
   /* A block allocated since this domain's last safepoint: initialising stores (gc.h). */
-  size_t n = gc_wsize(v) - IDENT_SCAN_FIELDS;
-  GC_FIELD(v, n) = gc_val_int((intptr_t)(id & UINT32_MAX));
-  GC_FIELD(v, n + 1) = gc_val_int((intptr_t)(id >> 32));
-  GC_FIELD(v, n + 2) = gc_val_int((intptr_t)(check & UINT32_MAX));
-  GC_FIELD(v, n + 3) = gc_val_int((intptr_t)(check >> 32));
+  GC_FIELD(v, 0) = gc_val_int((intptr_t)(id & UINT32_MAX));
+  GC_FIELD(v, 1) = gc_val_int((intptr_t)(id >> 32));
+  GC_FIELD(v, 2) = gc_val_int((intptr_t)(check & UINT32_MAX));
+  GC_FIELD(v, 3) = gc_val_int((intptr_t)(check >> 32));
 }
 
 static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
@@ -167,10 +168,9 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
     *check = GC_FIELD(v, 1);
     return 1;
   }
-  size_t n = gc_wsize(v) - IDENT_SCAN_FIELDS;
   uint64_t w[IDENT_SCAN_FIELDS];
   for (size_t i = 0; i < IDENT_SCAN_FIELDS; i++) {
-    w[i] = (uint64_t)gc_int_val(GC_FIELD(v, n + i)) & UINT32_MAX;
+    w[i] = (uint64_t)gc_int_val(GC_FIELD(v, i)) & UINT32_MAX;
   }
   *id = w[0] | w[1] << 32;
   *check = w[2] | w[3] << 32;
@@ -178,15 +178,15 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
 }
 
 static void store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  gc_store(h->dom, cell(h, obj), field, cell(h, src));
+  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
 }
 
 static void store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  gc_store(h->dom, cell(h, obj), field, gc_val_int((intptr_t)value));
+  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
 }
 
 static fuzz_field_kind load(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value) {
-  gc_value v = GC_FIELD(cell(h, obj), field);
+  gc_value v = GC_FIELD(cell(h, obj), IDENT_SCAN_FIELDS + field);
   h->cells[dst] = 0;
   if (v == 0) return FUZZ_FIELD_EMPTY;
   if (!gc_is_block(v)) {
