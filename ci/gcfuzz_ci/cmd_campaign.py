@@ -224,7 +224,8 @@ def parse_args(argv):
     raise cli.UsageError("--engine afl runs gcfuzz's program targets only, not %s" % foreign[0])
   if a.engine not in afl.ENGINES:
     raise cli.UsageError("unknown engine '%s' (engines: %s)" % (a.engine, " ".join(afl.ENGINES)))
-  if a.engine == "afl" and (a.mode != "campaign" or any(t in layout.VARIANTS for t in a.targets)):
+  if a.engine == "afl" and (a.mode != "campaign" or
+                            any(t not in layout.PROGRAM_TARGETS for t in a.targets)):
     raise cli.UsageError("--engine afl runs a campaign of the program targets (%s) only"
                          % " ".join(layout.PROGRAM_TARGETS))
   return a

@@ -78,6 +78,11 @@ Options:
                    runs so builds stay incremental
   --keep-servers   leave the scratch workspaces' Bazel servers running at the end
   --no-install     do not try to install missing tools
+  --via TARGET     gcfuzz's zoo through another target of the same collector: every fuzz: step
+                   of a program target becomes fuzz:TARGET and the test: steps are dropped, so
+                   only that target's checks can kill (`--via gcfuzz`: the zoo through the
+                   backend interface, the backend-neutral model and the gcfuzz backend's deep
+                   check). Results go to ci/mutants/out/via-TARGET/
   -h, --help       this text
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch, git)
@@ -152,7 +157,13 @@ def parse_args(argv):
   p.add_argument("--keep-servers", action="store_true")
   p.add_argument("--no-install", action="store_true")
   p.add_argument("--backend", default="gcfuzz")
+  p.add_argument("--via")
   a = p.parse(argv)
+  if a.via is not None and (a.backend != "gcfuzz" or a.via not in layout.FUZZ_TARGETS or
+                            layout.backend_of(a.via) != "gcfuzz"):
+    raise cli.UsageError("--via %s: a fuzz target of gcfuzz's collector, with --backend gcfuzz "
+                         "(targets: %s)" % (a.via, " ".join(
+                             t for t in layout.FUZZ_TARGETS if layout.backend_of(t) == "gcfuzz")))
   if a.backend not in layout.BACKENDS:
     raise cli.UsageError("unknown backend '%s' (backends: %s)"
                          % (a.backend, " ".join(layout.BACKENDS)))
@@ -176,6 +187,9 @@ def parse_args(argv):
     a.selected = zoo.select(mutants, a.only, a.quick)
   except ValueError as e:
     raise cli.UsageError(str(e))
+  if a.via is not None:
+    for m in a.selected:
+      m.steps = zoo.steps_via(m.steps, a.via)
   return a
 
 
@@ -190,6 +204,8 @@ class Zoo:
     self.a, self.lay = a, lay
     self.out = os.path.join(HERE, "out") if a.backend == "gcfuzz" else \
         os.path.join(HERE, "out", a.backend)
+    if a.via is not None:
+      self.out = os.path.join(HERE, "out", "via-" + a.via)
     # Another collector's zoo: its Debian source, pristine (fetched once), and the variable that
     # points the repository rule at a copy of it (third_party/debian/debian_source.bzl).
     self.source = layout.BACKEND_SOURCES.get(a.backend)

@@ -29,11 +29,16 @@ BACKEND_SOURCES = {
 BACKEND_TARGETS = tuple(BACKEND_SOURCES)
 # --backend NAME of ci/campaign and ci/mutants/run: gcfuzz's own collector is the default.
 BACKENDS = ("gcfuzz",) + BACKEND_TARGETS
+# Every target that runs a backend's op set through the backend interface (backend_fuzzer.c):
+# the other collectors', and `gcfuzz`, gcfuzz's own collector driven the same way (from
+# corpus/gcfuzz/, with fuzz/targets/gcfuzz.{dict,options}). The latter is asked for by name: the
+# program targets drive gcfuzz's collector with every op of its own and are its campaign's.
+INTERFACE_TARGETS = ("gcfuzz",) + BACKEND_TARGETS
 
 # Every name ci/campaign and the zoo's fuzz: steps accept; a campaign without names runs the
 # program targets (schedule-tsan needs its own build, and TSan cannot run where mmap
 # randomization is 32 bits: it is asked for by name).
-FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS) + BACKEND_TARGETS
+FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS) + INTERFACE_TARGETS
 DEFAULT_TARGETS = PROGRAM_TARGETS
 
 
@@ -44,7 +49,7 @@ def targets_of_backend(backend):
 
 def backend_of(target):
   """The collector a target fuzzes: its own name for another collector's, else gcfuzz."""
-  return target if target in BACKEND_SOURCES else "gcfuzz"
+  return target if target in INTERFACE_TARGETS else "gcfuzz"
 
 # The build of every program target (.bazelrc): libFuzzer + ASan/UBSan.
 FUZZ_CONFIG = "fuzz"
@@ -97,8 +102,8 @@ class Layout:
     return "%s/%s" % (self.row["fuzz_package"], binary)
 
   def fuzzer_source(self, target):
-    """The target's source: another collector's targets share backend_fuzzer.c."""
-    if target in BACKEND_SOURCES:
+    """The target's source: the interface targets share backend_fuzzer.c."""
+    if target in INTERFACE_TARGETS:
       return "%s/backend_fuzzer.c" % self.row["fuzz_package"]
     return self.fuzzer(target) + ".c"
 

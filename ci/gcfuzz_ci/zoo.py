@@ -112,6 +112,13 @@ def select(mutants, only, quick):
   return chosen
 
 
+def steps_via(steps, via):
+  """A mutant's steps through one target (ci/mutants/run --via): fuzz:VIA alone, whatever
+  targets and tests its header names."""
+  del steps  # replaced whole: only VIA's checks may kill
+  return ["fuzz:" + via]
+
+
 def baseline_steps(chosen):
   """Every step the chosen mutants use, in first-use order: the baseline's plan."""
   out = []

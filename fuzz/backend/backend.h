@@ -58,8 +58,11 @@
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
-  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")         \
-  X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")
+  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")      \
+  X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")  \
+  X(BLOCKING, "a running domain may leave the heap for a while (a thread in a system call)")   \
+  X(PIN, "pins: a pinned block is a root, its fields too, until unpinned, whatever holds it")  \
+  X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -137,6 +140,13 @@ typedef struct fuzz_backend_events {
    * stores, sets finalizers, makes weak references) but collect, run_finalizers, tune,
    * fail_after and the domain calls. */
   void (*finalize)(void *user, uint64_t token);
+  /* A finding the backend makes outside check: a check it runs inside the collector's own steps
+   * (between the cycles of a full collection, after a step an allocation paid for), a wrong free
+   * its allocator saw. Reported at once, against the op running, so that a fuzz target stops on
+   * it before the collector's next step reads what the finding is about (a sanitizer would stop
+   * there, and name the symptom rather than the cause). May be called from any function of the
+   * table; the backend goes on after it. */
+  void (*finding)(void *user, const fuzz_finding *f);
 } fuzz_backend_events;
 
 typedef struct fuzz_backend_config {
@@ -241,6 +251,23 @@ typedef struct fuzz_backend {
   int (*domain_spawn)(fuzz_bheap *h, unsigned d);
   void (*domain_on)(fuzz_bheap *h, unsigned d);
   void (*domain_end)(fuzz_bheap *h, unsigned d);
+  /* Blocking sections (FUZZ_CAP_BLOCKING, with DOMAINS): block puts the domain the calls run on
+   * in one (a thread parked in a system call: it touches no block until unblock, and a
+   * collection goes on without waiting for it); unblock brings it back. The driver calls only
+   * domain_on, domain_end, unblock and collect-free functions (none) while the running domain is
+   * blocked; domain_on away from a blocked domain leaves it blocked, and back to it finds it so. */
+  void (*domain_block)(fuzz_bheap *h);
+  void (*domain_unblock)(fuzz_bheap *h);
+
+  /* Pins (FUZZ_CAP_PIN): pin makes the block in `cell` a root until unpin (pinning twice is
+   * pinning once); returns 1, or 0 when the collector refused. unpin returns 1 when the block
+   * was pinned, 0 when the collector says it was not (and then changes nothing). */
+  int (*pin)(fuzz_bheap *h, size_t cell);
+  int (*unpin)(fuzz_bheap *h, size_t cell);
+
+  /* The heap limit (FUZZ_CAP_LIMIT): allocations that would take the collector's heap past
+   * `bytes` fail (alloc returns 0) once a collection cannot make room; 0 lifts it. */
+  void (*limit)(fuzz_bheap *h, size_t bytes);
 
   /* Introspection. walk (FUZZ_CAP_WALK) calls visit with the identity of every block the heap
    * holds now, whether reachable or not yet freed, and returns how many blocks it met that had

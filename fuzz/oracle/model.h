@@ -12,14 +12,15 @@
  * different pair. Ids are never reused within a program.
  *
  * Reachability. Sets computed from the cells when asked (O(objects + fields)):
- *   - strong: reachable from the cells through scanned fields, ephemeron data whose key is
+ *   - strong: reachable from the cells and pinned objects through scanned fields, ephemeron data whose key is
  *     strong, and (conservative backends) range words that point into a block that was strong
  *     when the word was written (oracle_model_set_range_word);
  *   - at-collect: the strong set when the program's latest collection began: the collection
  *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
- *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set
- *     or one whose finalizer ran in the current collection (a collector keeps those for the
- *     finalizer, or until its next cycle).
+ *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set,
+ *     one whose finalizer ran in the current collection (a collector keeps those for the
+ *     finalizer, or until its next cycle), or one made since the collection began (by a
+ *     finalizer's body: the collection never saw it).
  * Revival. A finalizer that resurrects its block makes reachable again what the collector had
  * found unreachable with it, and may already have separated for finalization or cleared weak
  * references to (Lua finalizes a whole unreachable group in one cycle); so does a weak or
@@ -88,10 +89,12 @@ typedef struct oracle_object {
   uint8_t revived;          /* made strong again by a revival (see the top) */
   uint8_t after_finalizer;  /* ORACLE_WEAK: reachable when its target's finalizer ran: it must
                              * answer empty from then on */
+  uint8_t pinned;           /* FUZZ_CAP_PIN: a root until unpinned (oracle_model_set_pinned) */
   uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;             /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
   size_t fin_cell;          /* the cell a finalizer resurrects into, or SIZE_MAX */
+  uint64_t body;            /* a fin_do's body (where its ops are: fuzz/oracle/ops.c), or 0 */
   uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
   uintptr_t addr;           /* conservative backends: where the block is, and its bytes */
   size_t bsize;
@@ -126,6 +129,9 @@ void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o);
  * so it keeps nothing the model can count on. */
 enum { ORACLE_RANGE_WORDS = 32 };
 void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip);
+
+/* Pin or unpin object o: a pinned object is a root of every set (strong, at-collect, kept). */
+void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned);
 
 /* Collections so far (the runner counts each collect op). */
 uint64_t oracle_model_collects(const oracle_model *m);

@@ -62,6 +62,9 @@ typedef enum sabotage {
   SAB_WEAK_LATE,        /* weak references cleared only after the finalizers' marking */
   SAB_FAIL_TWICE,       /* fail_after(n) fails the n-th allocation and the one after it */
   SAB_COUNT_NOT_FREED,  /* the sweep forgets the block counter: the deep check sees it */
+  SAB_ALLOC_NOTICES,    /* the allocator sees a slip of its own as it happens (events.finding) */
+  SAB_PIN_NOT_ROOT,     /* marking forgets the pinned blocks: one held only by its pin is freed */
+  SAB_UNPIN_ANSWER,     /* unpin answers "was pinned" for a block that was not */
   SAB_COUNT
 } sabotage;
 
@@ -79,7 +82,7 @@ typedef struct rblock {
   uint64_t id, check;
   uint64_t token;
   size_t nfields, cap; /* fields (0 for weak and ephemeron blocks); words the memory holds */
-  uint8_t shape, role, mark, fin;
+  uint8_t shape, role, mark, fin, pinned;
   uint8_t found_dead;   /* queued for finalization by the last collection */
   struct rblock *ghost; /* SAB_WEAK_FLAG: the target a weak reference had before it was cleared */
   struct rblock *a, *b; /* weak: target; ephemeron: key, datum */
@@ -96,6 +99,7 @@ struct fuzz_bheap {
   size_t nblocks, bytes, freed_bytes;
   unsigned fail_in; /* allocations until the injected failure; 0: none */
   int failed_twice; /* SAB_FAIL_TWICE: the second failure is armed */
+  int in_finalizer; /* a finalizer (and its body) runs */
   rblock **stack;
   size_t sp, scap;
 };
@@ -164,6 +168,7 @@ static rblock *new_block(fuzz_bheap *h, fuzz_block_shape shape, int role, size_t
 /* The injected failure (backend.h, fail_after): alloc, weak_new and ephe_new each make one
  * allocation; this one is refused. */
 static int refused(fuzz_bheap *h) {
+  if (h->in_finalizer) return 0; /* none made inside a finalizer counts (backend.h) */
   if (h->fail_in > 0 && --h->fail_in == 0) {
     h->fail_in = g_sabotage == SAB_FAIL_TWICE && !h->failed_twice ? 1 : 0;
     h->failed_twice = h->fail_in != 0;
@@ -177,6 +182,11 @@ static int ref_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t f
   if (refused(h)) return 0;
   rblock *b = new_block(h, shape, ROLE_PLAIN, fields);
   h->cells[dst] = b;
+  if (g_sabotage == SAB_ALLOC_NOTICES && h->ev.finding != NULL) {
+    /* Reported at once: no deep check follows an allocation, so only the event can say it. */
+    fuzz_finding f = {"ref.alloc", "the allocator handed out a block it holds as free"};
+    h->ev.finding(h->ev.user, &f);
+  }
   return b != NULL;
 }
 
@@ -322,6 +332,9 @@ static void ref_collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) 
   (void)budget;
   for (rblock *b = h->live; b != NULL; b = b->next) b->mark = b->found_dead = 0;
   for (size_t c = 0; c < h->ncells; c++) push(h, h->cells[c]);
+  for (rblock *b = h->live; b != NULL && g_sabotage != SAB_PIN_NOT_ROOT; b = b->next) {
+    if (b->pinned) push(h, b);
+  }
   if (g_sabotage == SAB_WEAK_EARLY) clear_weak(h);
   drain(h);
   if (g_sabotage != SAB_WEAK_LATE) clear_weak_values(h);
@@ -366,7 +379,9 @@ static size_t ref_run_finalizers(fuzz_bheap *h) {
     if (h->queue == NULL) h->queue_tail = NULL;
     b->fin = g_sabotage == SAB_FIN_FLAG_KEPT ? RFIN_SET : RFIN_NONE;
     h->cells[self] = b;
+    h->in_finalizer = 1;
     h->ev.finalize(h->ev.user, b->token);
+    h->in_finalizer = 0;
     h->cells[self] = NULL;
     n++;
   }
@@ -453,6 +468,20 @@ static size_t ref_live_bytes(fuzz_bheap *h) {
   return h->bytes + (g_sabotage == SAB_BYTES_NOT_FREED ? h->freed_bytes : 0);
 }
 
+static int ref_pin(fuzz_bheap *h, size_t cell) {
+  if (h->cells[cell] == NULL) return 0;
+  h->cells[cell]->pinned = 1;
+  return 1;
+}
+
+static int ref_unpin(fuzz_bheap *h, size_t cell) {
+  rblock *b = h->cells[cell];
+  if (b == NULL) return 0;
+  int was = b->pinned || g_sabotage == SAB_UNPIN_ANSWER;
+  b->pinned = 0;
+  return was;
+}
+
 /* The deep check: the block and byte counters against a recount of the live list. */
 static size_t ref_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   size_t n = 0, bytes = 0;
@@ -475,7 +504,7 @@ static const fuzz_backend ref_backend = {
     .what = "the oracle test's reference mark-sweep collector",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_RESURRECT |
             FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON | FUZZ_CAP_PRECISE |
-            FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK,
+            FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN,
     /* Exact accounting: the model's own bytes, plus room for a block or two left over. */
     .leak_slack_factor = 1.0,
     .leak_slack_bytes = 1024,
@@ -500,6 +529,8 @@ static const fuzz_backend ref_backend = {
     .weak_get = ref_weak_get,
     .ephe_new = ref_ephe_new,
     .ephe_get = ref_ephe_get,
+    .pin = ref_pin,
+    .unpin = ref_unpin,
     .walk = ref_walk,
     .live_bytes = ref_live_bytes,
     .check = ref_check,
@@ -666,6 +697,19 @@ static const mode_case cases[] = {
      "alloc s0 scan 1\n"
      "drop s0\n"
      "collect major\n"},
+    {SAB_ALLOC_NOTICES, "the allocator's own finding, reported at once", "ref.alloc",
+     "alloc s0 scan 1\n"},
+    {SAB_PIN_NOT_ROOT, "pinned blocks not marked", "oracle.lost",
+     "alloc s0 scan 1\n"
+     "pin s0\n"
+     "copy s1 s0\n"
+     "drop s0            # held by its pin and s1 only\n"
+     "collect full\n"
+     "drop s1            # held by its pin only\n"
+     "collect full\n"},
+    {SAB_UNPIN_ANSWER, "unpin answers for a block never pinned", "oracle.pin",
+     "alloc s0 scan 1\n"
+     "unpin s0\n"},
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
@@ -726,6 +770,8 @@ static void test_modes(void) {
       "oracle.failure-missed",
       "oracle.unexpected-failure",
       "ref.broken",
+      "ref.alloc",
+      "oracle.pin",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;
@@ -803,6 +849,48 @@ static void test_resurrections(void) {
     }
     fuzz_buf_free(&bytes);
   }
+}
+
+/* Finalizer bodies: their ops run when the finalizer runs, on the program's slots, with the
+ * finalized block in `self`; a nested fin_do's body when its own finalizer runs; and a body's
+ * finalizer run twice is caught like any other. */
+static void test_bodies(void) {
+  static const char program[] =
+      "alloc s0 scan 2\n"
+      "fin_do s0 5         # the body: the next five ops, the nested body's included\n"
+      "  self s5           # s0's block, resurrected into s5\n"
+      "  alloc s6 scan 2\n"
+      "  store s6.0 s5\n"
+      "  fin_do s6 1\n"
+      "    self s7\n"
+      "drop s0\n"
+      "collect full        # s0's finalizer: its body runs (4 ops)\n"
+      "load s8 s6.0        # the resurrected block, through the body's new one\n"
+      "drop s6\n"
+      "collect full        # s6's finalizer: the nested body (1 op)\n"
+      "load s9 s7.0        # the resurrected block again\n"
+      "drop s5\n"
+      "drop s7\n"
+      "drop s8\n"
+      "drop s9\n"
+      "collect full        # both blocks unreachable again, their finalizers spent\n";
+  fuzz_buf bytes;
+  if (!assemble(&ref_backend, "bodies", program, &bytes)) return;
+  outcome o;
+  run_bytes(&ref_backend, bytes.data, bytes.size, &o);
+  EXPECT(o.rc == 0 && o.res.finalizers == 2 && o.res.body_ops == 5,
+         "bodies: rc %d, %zu finalizers, %zu body ops (want 0, 2, 5), first '%s'\n%s", o.rc,
+         o.res.finalizers, o.res.body_ops, o.res.first_kind, o.text);
+  free(o.text);
+  g_sabotage = SAB_FIN_FLAG_KEPT;
+  run_bytes(&ref_backend, bytes.data, bytes.size, &o);
+  g_sabotage = SAB_NONE;
+  EXPECT(strcmp(o.res.first_kind, "oracle.finalizer-twice") == 0,
+         "bodies with a finalizer that stays set: first '%s', not oracle.finalizer-twice\n%s",
+         o.res.first_kind, o.text);
+  printf("bodies: %zu body ops run; a kept finalizer flag -> %s\n", (size_t)5, o.res.first_kind);
+  free(o.text);
+  fuzz_buf_free(&bytes);
 }
 
 /* ---- No false positives -------------------------------------------------------------------- */
@@ -898,14 +986,14 @@ static void test_opset(void) {
     n++;
   }
   EXPECT(n == set->count, "the op set has %zu ops, the capabilities allow %zu", set->count, n);
-  static const char *const want[] = {"alloc",  "alloc_large", "store", "store_imm", "load",
-                                     "drop",   "copy",        "push",  "pop",       "root",
-                                     "unroot", "collect",     "fail",  "fin",       "unfin",
-                                     "weak",   "weak_get",    "ephe",  "ephe_get"};
+  static const char *const want[] = {
+      "alloc",    "alloc_large", "store",    "store_imm", "load", "drop", "copy",  "push",
+      "pop",      "root",        "unroot",   "collect",   "fail", "fin",  "unfin", "weak",
+      "weak_get", "ephe",        "ephe_get", "fin_do",    "self", "pin",  "unpin"};
   static const char *const never[] = {
-      "range", "range_int", "range_word", "range_pool", "mark_slice", "tune", "param",
-      "limit", "pin",       "unpin",      "misuse",     "spawn",      "on",   "fin_do",
-      "self",  "corrupt",   "pct",        "choose",     "block"};
+      "range",   "range_int", "range_word", "range_pool", "mark_slice", "tune",
+      "param",   "limit",     "misuse",     "spawn",      "on",         "terminate",
+      "corrupt", "pct",       "choose",     "block",      "unblock"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     EXPECT(has_op(set, want[i]), "the ref op set lacks %s", want[i]);
   }
@@ -929,8 +1017,9 @@ static void test_opset(void) {
   /* Fewer capabilities, fewer ops. */
   const fuzz_opset *min = oracle_opset(&ref_min_backend);
   EXPECT(min != set && strcmp(min->name, "ref-min") == 0, "ref-min shares ref's op set");
-  static const char *const min_never[] = {"alloc_large", "fail", "fin",      "unfin", "weak",
-                                          "weak_get",    "ephe", "ephe_get", "range"};
+  static const char *const min_never[] = {"alloc_large", "fail",     "fin",  "unfin",
+                                          "weak",        "weak_get", "ephe", "ephe_get",
+                                          "range",       "fin_do",   "self", "pin"};
   for (size_t i = 0; i < sizeof min_never / sizeof min_never[0]; i++) {
     EXPECT(!has_op(min, min_never[i]), "the ref-min op set has %s", min_never[i]);
   }
@@ -956,6 +1045,7 @@ int main(void) {
   test_opset();
   test_modes();
   test_resurrections();
+  test_bodies();
   test_random_clean();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -1,12 +1,15 @@
 /* Running a program through any backend (fuzz/backend/backend.h), checked by the backend-neutral
- * model (model.h) and by the backend's own deep check. What the fuzz targets of other collectors
- * (lua, bdwgc), `replay --backend NAME` and their tests call.
+ * model (model.h) and by the backend's own deep check. What the interface targets (gcfuzz, lua,
+ * bdwgc), `replay --backend NAME` and their tests call.
  *
  * The mutator of a program here: 16 slots s0..s15, 8 local frames (push snapshots every slot,
  * pop forgets the innermost), 8 global cells g0..g7 and 4 x 8 conservative range words, each
  * slot, frame slot and global one cell of the backend (so each is a root of the collector), and
- * scratch cells the checks load into. The ops a backend can run are its op set (opset.c), made
- * from its capabilities: the decoder never gives it an op it cannot run.
+ * scratch cells the checks load into. It runs on one domain at a time (spawn, on, terminate;
+ * block leaves the heap until unblock or on), and a finalizer set by fin_do runs its body's ops
+ * on the same slots when the backend runs it, its block in `self`. The ops a backend can run are
+ * its op set (opset.c), made from its capabilities: the decoder never gives it an op it cannot
+ * run.
  *
  * What is checked, and when (kinds `oracle.*`; each printed with its verdict line):
  *   every load        the field holds what the model says: empty, the integer, or the block
@@ -15,6 +18,11 @@
  *                     block is not finalizer-safe reachable (oracle.finalizer-*);
  *   every weak get    the target is the model's while it lives; cleared only when the target is
  *                     not finalizer-safe reachable, and never back (oracle.weak-*);
+ *   every unpin       the backend's answer (was it pinned?) is the model's (oracle.pin);
+ *   every allocation  it fails only inside an injected failure's window or under a heap limit,
+ *                     and within the window exactly once (oracle.unexpected-failure,
+ *                     oracle.failure-missed);
+ *   a backend finding as the backend makes it (events.finding), against the op running;
  *   every collection  the backend's deep check (kind `<backend>.<what>`; a backend may also
  *                     check after the steps its collector takes by itself, as Lua's does);
  *                     after a major or full collection every block reachable from the cells,
@@ -53,6 +61,7 @@ typedef struct oracle_options {
 
 typedef struct oracle_result {
   size_t ops;          /* ops run */
+  size_t body_ops;     /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
   uint64_t collects;   /* collections the program asked for, the final one included */
   size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
   size_t deep_checks;  /* runs of the backend's deep check */

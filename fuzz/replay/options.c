@@ -123,9 +123,10 @@ static int set_format(replay_args *args, replay_format format) {
 static int apply(replay_option o, const char *value, replay_args *args) {
   switch (o) {
     case REPLAY_OPT_TARGET: {
-      /* Another collector's target is named after its backend: --target lua is --backend lua. */
+      /* An interface target is named after its backend: --target lua is --backend lua, and
+       * --target gcfuzz is gcfuzz's collector through the interface. */
       const fuzz_backend *b = fuzz_backend_find(value);
-      if (b != NULL && strcmp(value, "gcfuzz") != 0) {
+      if (b != NULL) {
         args->backend = b;
         args->ops = oracle_opset(b);
         break;

@@ -65,7 +65,8 @@ class ArgumentsTest(ZooDir):
   def test_every_other_argument_error_touches_nothing(self):
     for argv in (["--budget", "0"], ["--jobs", "3"], ["--seed", "x"], ["--tree", "/nonexistent"],
                  ["--rev", "no-such-revision-anywhere"], ["--rev", "HEAD", "--tree", "."],
-                 ["--only", "01", "--only", "nosuch"]):
+                 ["--only", "01", "--only", "nosuch"], ["--via", "lua"], ["--via", "nosuch"],
+                 ["--via", "gcfuzz", "--backend", "lua"]):
       with self.subTest(argv=argv):
         with contextlib.redirect_stderr(io.StringIO()), \
             contextlib.redirect_stdout(io.StringIO()):
@@ -86,6 +87,13 @@ class ArgumentsTest(ZooDir):
     self.assertEqual(cmd_mutants.parse_args(["--only", "3"]).selected[0].steps,
                      ["fuzz:schedule-tsan", "test-tsan:fuzz/driver/stress_test"])
     self.assertIsNone(zoo.check_step("fuzz:schedule-tsan"))
+
+  def test_via_runs_one_target_only(self):
+    self.write("03-race.patch", "# run: fuzz:schedule-tsan test-tsan:fuzz/driver/stress_test\n")
+    a = cmd_mutants.parse_args(["--only", "3", "--via", "gcfuzz"])
+    self.assertEqual(a.selected[0].steps, ["fuzz:gcfuzz"])
+    self.assertEqual(cmd_mutants.parse_args(["--only", "3"]).selected[0].steps,
+                     ["fuzz:schedule-tsan", "test-tsan:fuzz/driver/stress_test"])
 
   def test_selection(self):
     self.assertEqual([m.base for m in cmd_mutants.parse_args(["--quick"]).selected],

@@ -2,10 +2,12 @@
  * model (the oracle above is the model here) runs at every hook point of every cycle, and what
  * they report is this backend's deep check.
  *
- * Blocks. A scanned block of N fields is a gc block of N + 4 fields: the program's N, then the
- * identity as four immediates (the id and the check word, 32 bits each: an immediate holds 63,
- * and a word the collector scans must not look like a pointer). A raw block of N words is a
- * GC_TAG_RAW block of N + 2 words, the identity first. Cells are one local root frame of the
+ * Blocks. A scanned block of N fields is a gc block of N + 4 fields: the identity as four
+ * immediates (the id and the check word, 32 bits each: an immediate holds 63, and a word the
+ * collector scans must not look like a pointer), then the program's N, so that the block's last
+ * field is the program's (a collector that skips a block's last field loses a block the program
+ * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
+ * first. Cells are one local root frame of the
  * main domain, pushed at create and popped at destroy.
  */
 #include <stdlib.h>
@@ -36,14 +38,27 @@ typedef struct fin_chunk {
 
 struct fuzz_bheap {
   gc_heap *heap;
-  gc_domain *dom;
+  gc_domain *dom; /* the domain the calls run on: doms[on] */
+  /* Domains (backend.h), on the caller's one thread as the graph target runs them: the one the
+   * calls run on runs, every other waits in a blocking section, so a collection it starts stops
+   * them without waiting and scans their frames. doms[0] is the main domain, which holds the
+   * cells' frame. */
+  gc_domain *doms[FUZZ_DOMAINS];
+  unsigned char blocked[FUZZ_DOMAINS]; /* in a blocking section by domain_block */
+  unsigned on;
   gc_verifier *verifier;
   gc_frame frame;
   gc_value *cells; /* cfg.cells + 1: the last is FUZZ_CELL_SELF */
   size_t ncells;
   fuzz_backend_events events;
   size_t markslice_words; /* the program's own mark slice, which a budgeted slice puts back */
-  fin_chunk *fins;        /* one record per fin_set (a block may be set again), newest chunk
+  /* The injected failure (backend.h: fail_after): allocations until it, counted here too,
+   * because none made inside a finalizer may count and gcfuzz's own countdown counts every
+   * one: a finalizer runs with the countdown disarmed, and it is armed again after with what
+   * is left. */
+  unsigned fail_left;
+  int fin_depth;
+  fin_chunk *fins; /* one record per fin_set (a block may be set again), newest chunk
                            * first, freed at destroy */
 };
 
@@ -92,13 +107,21 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
     return NULL;
   }
   h->verifier = gc_verify_install(h->heap, GC_VERIFY_COLLECT);
-  h->dom = gc_main_domain(h->heap);
+  h->dom = h->doms[0] = gc_main_domain(h->heap);
   h->events = cfg->events;
   gc_frame_push(h->dom, &h->frame, h->cells, h->ncells);
   return h;
 }
 
+static void domain_end(fuzz_bheap *h, unsigned d);
+
+static void domain_unblock(fuzz_bheap *h);
+
 static void destroy(fuzz_bheap *h) {
+  domain_unblock(h);
+  for (unsigned d = 1; d < FUZZ_DOMAINS; d++) {
+    if (h->doms[d] != NULL) domain_end(h, d);
+  }
   gc_frame_pop(h->dom, &h->frame);
   gc_verify_uninstall(h->verifier);
   gc_heap_destroy(h->heap);
@@ -113,6 +136,9 @@ static void destroy(fuzz_bheap *h) {
 static gc_value cell(fuzz_bheap *h, size_t c) { return h->cells[c]; }
 
 static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields) {
+  /* Counted before the call: gc_alloc spends its countdown before anything else, and the
+   * collection a failure forces may run finalizers (which must find the count spent). */
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
   gc_value v = shape == FUZZ_SHAPE_SCAN ? gc_alloc(h->dom, fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
                                         : gc_alloc(h->dom, fields + IDENT_RAW_WORDS, GC_TAG_RAW);
   gc_clear_error(h->heap);
@@ -128,11 +154,10 @@ static void set_ident(fuzz_bheap *h, size_t c, uint64_t id, uint64_t check) {
     return;
   }
   /* A block allocated since this domain's last safepoint: initialising stores (gc.h). */
-  size_t n = gc_wsize(v) - IDENT_SCAN_FIELDS;
-  GC_FIELD(v, n) = gc_val_int((intptr_t)(id & UINT32_MAX));
-  GC_FIELD(v, n + 1) = gc_val_int((intptr_t)(id >> 32));
-  GC_FIELD(v, n + 2) = gc_val_int((intptr_t)(check & UINT32_MAX));
-  GC_FIELD(v, n + 3) = gc_val_int((intptr_t)(check >> 32));
+  GC_FIELD(v, 0) = gc_val_int((intptr_t)(id & UINT32_MAX));
+  GC_FIELD(v, 1) = gc_val_int((intptr_t)(id >> 32));
+  GC_FIELD(v, 2) = gc_val_int((intptr_t)(check & UINT32_MAX));
+  GC_FIELD(v, 3) = gc_val_int((intptr_t)(check >> 32));
 }
 
 static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
@@ -143,10 +168,9 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
     *check = GC_FIELD(v, 1);
     return 1;
   }
-  size_t n = gc_wsize(v) - IDENT_SCAN_FIELDS;
   uint64_t w[IDENT_SCAN_FIELDS];
   for (size_t i = 0; i < IDENT_SCAN_FIELDS; i++) {
-    w[i] = (uint64_t)gc_int_val(GC_FIELD(v, n + i)) & UINT32_MAX;
+    w[i] = (uint64_t)gc_int_val(GC_FIELD(v, i)) & UINT32_MAX;
   }
   *id = w[0] | w[1] << 32;
   *check = w[2] | w[3] << 32;
@@ -154,15 +178,15 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
 }
 
 static void store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  gc_store(h->dom, cell(h, obj), field, cell(h, src));
+  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
 }
 
 static void store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  gc_store(h->dom, cell(h, obj), field, gc_val_int((intptr_t)value));
+  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
 }
 
 static fuzz_field_kind load(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value) {
-  gc_value v = GC_FIELD(cell(h, obj), field);
+  gc_value v = GC_FIELD(cell(h, obj), IDENT_SCAN_FIELDS + field);
   h->cells[dst] = 0;
   if (v == 0) return FUZZ_FIELD_EMPTY;
   if (!gc_is_block(v)) {
@@ -223,7 +247,10 @@ static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
   gc_clear_error(h->heap);
 }
 
-static void fail_after(fuzz_bheap *h, unsigned n) { set_param(h, "failafter", (long)n); }
+static void fail_after(fuzz_bheap *h, unsigned n) {
+  h->fail_left = n;
+  set_param(h, "failafter", (long)n);
+}
 
 static void run_finalizer(gc_heap *heap, gc_value block, void *user) {
   fin_record *f = user;
@@ -231,7 +258,9 @@ static void run_finalizer(gc_heap *heap, gc_value block, void *user) {
   (void)heap;
   size_t self = h->ncells - 1;
   h->cells[self] = block;
+  if (h->fin_depth++ == 0 && h->fail_left > 0) set_param(h, "failafter", 0);
   h->events.finalize(h->events.user, f->token);
+  if (--h->fin_depth == 0 && h->fail_left > 0) set_param(h, "failafter", (long)h->fail_left);
   h->cells[self] = 0;
 }
 
@@ -275,6 +304,68 @@ static size_t live_bytes(fuzz_bheap *h) {
   return (s.pool_live_words + s.large_words) * sizeof(gc_value);
 }
 
+/* A new domain, spawned by the running one: born in a blocking section (gc.h), until `on`. */
+static int domain_spawn(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] != NULL) return 0;
+  h->doms[d] = gc_domain_spawn(h->dom);
+  gc_clear_error(h->heap);
+  return h->doms[d] != NULL;
+}
+
+/* The domain left waits in a blocking section (it is in one already if blocked), d runs unless
+ * domain_block left it in one. */
+static void domain_on(fuzz_bheap *h, unsigned d) {
+  if (d == h->on || h->doms[d] == NULL) return;
+  if (!h->blocked[h->on]) gc_enter_blocking(h->dom);
+  h->on = d;
+  h->dom = h->doms[d];
+  if (!h->blocked[d]) gc_leave_blocking(h->dom);
+}
+
+/* A domain terminates itself, running (gc.h): the one running now waits meanwhile (the driver
+ * ends domains only from one that runs), and runs again after, or domain 0 if it was d. */
+static void domain_end(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
+  unsigned back = h->on == d ? 0 : h->on;
+  if (h->on != d) {
+    gc_enter_blocking(h->dom);
+    gc_leave_blocking(h->doms[d]); /* in a blocking section: not running, or blocked */
+  }
+  gc_domain_terminate(h->doms[d]);
+  gc_clear_error(h->heap);
+  h->doms[d] = NULL;
+  h->blocked[d] = 0;
+  h->on = back;
+  h->dom = h->doms[back];
+  if (!h->blocked[back]) gc_leave_blocking(h->dom);
+}
+
+static void domain_block(fuzz_bheap *h) {
+  if (h->blocked[h->on]) return;
+  gc_enter_blocking(h->dom);
+  h->blocked[h->on] = 1;
+}
+
+static void domain_unblock(fuzz_bheap *h) {
+  if (!h->blocked[h->on]) return;
+  gc_leave_blocking(h->dom);
+  h->blocked[h->on] = 0;
+}
+
+static int pin(fuzz_bheap *h, size_t c) {
+  gc_error e = gc_pin(h->heap, cell(h, c));
+  gc_clear_error(h->heap);
+  return e == GC_OK;
+}
+
+static int unpin(fuzz_bheap *h, size_t c) {
+  gc_error e = gc_unpin(h->heap, cell(h, c));
+  gc_clear_error(h->heap);
+  return e == GC_OK;
+}
+
+static void limit(fuzz_bheap *h, size_t bytes) { set_param(h, "limit", (long)bytes); }
+
 /* The passes' reports since the last check, as findings (their kinds are invariants/kinds.h's). */
 static size_t check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   const gc_verify_reports *r = gc_verify_reports_of(h->verifier);
@@ -294,7 +385,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE | FUZZ_CAP_FAIL |
-            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK,
+            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS | FUZZ_CAP_BLOCKING |
+            FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -320,6 +412,14 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .fin_clear = fin_clear,
     .range_add = range_add,
     .address = address,
+    .domain_spawn = domain_spawn,
+    .domain_on = domain_on,
+    .domain_end = domain_end,
+    .domain_block = domain_block,
+    .domain_unblock = domain_unblock,
+    .pin = pin,
+    .unpin = unpin,
+    .limit = limit,
     .live_bytes = live_bytes,
     .check = check,
 };
