@@ -291,21 +291,19 @@ static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
 
 /* ---- Calls on the running domain ------------------------------------------------------------ */
 
-/* Every call of the table that enters bdwgc or touches the heap's blocks and cells runs on the
- * domain the driver chose (domain_on): packed here, unpacked by run_call on that domain's thread.
- * walk, live_bytes and check only read what the registry and the blocks say, and run where they
- * are called; spawn, on and end are the domains' own. */
+/* Every call of the table that bdwgc serves per thread runs on the domain the driver chose
+ * (domain_on): allocations (thread-local free lists), collections (started by that thread, the
+ * others stopped), finalizers (run by the thread that invokes them), finalizer and link
+ * registrations and weak reads (under the allocation lock), ranges, address, tune; packed here,
+ * unpacked by run_call on that domain's thread. The calls that only read and write the cells and
+ * the blocks' own words (identities, stores, loads, raw words, copy, clear) run where they are
+ * called: bdwgc cannot tell which thread ran them, as no other thread runs meanwhile (a pointer
+ * store's barrier, GC_ptr_store_and_dirty, sets a dirty bit with an atomic or, whichever thread
+ * stores), and a hand-over costs two context switches, which on one core made a program on a
+ * domain several times slower. walk, live_bytes and check only read; spawn, on and end are the
+ * domains' own. */
 typedef enum call_op {
   CALL_ALLOC,
-  CALL_SET_IDENT,
-  CALL_GET_IDENT,
-  CALL_STORE,
-  CALL_STORE_INT,
-  CALL_LOAD,
-  CALL_RAW_WRITE,
-  CALL_RAW_READ,
-  CALL_COPY,
-  CALL_CLEAR,
   CALL_COLLECT,
   CALL_RUN_FINALIZERS,
   CALL_TUNE,
@@ -321,7 +319,7 @@ typedef struct call {
   call_op op;
   fuzz_bheap *h;
   size_t a, b, c; /* the call's cells, fields, words, counts and kinds, in the interface's order */
-  uint64_t u, v;  /* its ids, values and tokens */
+  uint64_t u;     /* its token */
   void *p, *q;    /* its out parameters, a range's words */
   uint64_t ret;
 } call;
@@ -331,15 +329,6 @@ static void run_call(void *arg) {
   fuzz_bheap *h = c->h;
   switch (c->op) {
     case CALL_ALLOC: c->ret = (uint64_t)bdwgc_alloc(h, c->a, (fuzz_block_shape)c->b, c->c); break;
-    case CALL_SET_IDENT: bdwgc_set_ident(h, c->a, c->u, c->v); break;
-    case CALL_GET_IDENT: c->ret = (uint64_t)bdwgc_get_ident(h, c->a, c->p, c->q); break;
-    case CALL_STORE: bdwgc_store(h, c->a, c->b, c->c); break;
-    case CALL_STORE_INT: bdwgc_store_int(h, c->a, c->b, (int64_t)c->u); break;
-    case CALL_LOAD: c->ret = (uint64_t)bdwgc_load(h, c->a, c->b, c->c, c->p); break;
-    case CALL_RAW_WRITE: bdwgc_raw_write(h, c->a, c->b, c->u); break;
-    case CALL_RAW_READ: c->ret = bdwgc_raw_read(h, c->a, c->b); break;
-    case CALL_COPY: bdwgc_copy(h, c->a, c->b); break;
-    case CALL_CLEAR: bdwgc_clear(h, c->a); break;
     case CALL_COLLECT: collect(h, (fuzz_collect_kind)c->a, (unsigned)c->b); break;
     case CALL_RUN_FINALIZERS: c->ret = bdwgc_run_finalizers(h); break;
     case CALL_TUNE: tune(h, (unsigned)c->a, (unsigned)c->b); break;
@@ -360,32 +349,6 @@ static uint64_t on_domain(call c) {
 static int t_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields) {
   return (int)on_domain((call){CALL_ALLOC, h, .a = dst, .b = (size_t)shape, .c = fields});
 }
-static void t_set_ident(fuzz_bheap *h, size_t cell, uint64_t id, uint64_t check) {
-  on_domain((call){CALL_SET_IDENT, h, .a = cell, .u = id, .v = check});
-}
-static int t_get_ident(fuzz_bheap *h, size_t cell, uint64_t *id, uint64_t *check) {
-  return (int)on_domain((call){CALL_GET_IDENT, h, .a = cell, .p = id, .q = check});
-}
-static void t_store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  on_domain((call){CALL_STORE, h, .a = obj, .b = field, .c = src});
-}
-static void t_store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  on_domain((call){CALL_STORE_INT, h, .a = obj, .b = field, .u = (uint64_t)value});
-}
-static fuzz_field_kind t_load(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value) {
-  return (fuzz_field_kind)on_domain(
-      (call){CALL_LOAD, h, .a = dst, .b = obj, .c = field, .p = value});
-}
-static void t_raw_write(fuzz_bheap *h, size_t obj, size_t word, uint64_t value) {
-  on_domain((call){CALL_RAW_WRITE, h, .a = obj, .b = word, .u = value});
-}
-static uint64_t t_raw_read(fuzz_bheap *h, size_t obj, size_t word) {
-  return on_domain((call){CALL_RAW_READ, h, .a = obj, .b = word});
-}
-static void t_copy(fuzz_bheap *h, size_t dst, size_t src) {
-  on_domain((call){CALL_COPY, h, .a = dst, .b = src});
-}
-static void t_clear(fuzz_bheap *h, size_t cell) { on_domain((call){CALL_CLEAR, h, .a = cell}); }
 static void t_collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
   on_domain((call){CALL_COLLECT, h, .a = (size_t)kind, .b = budget});
 }
@@ -432,15 +395,15 @@ const fuzz_backend fuzz_backend_bdwgc = {
     .create = bdwgc_create,
     .destroy = bdwgc_destroy,
     .alloc = t_alloc,
-    .set_ident = t_set_ident,
-    .get_ident = t_get_ident,
-    .store = t_store,
-    .store_int = t_store_int,
-    .load = t_load,
-    .raw_write = t_raw_write,
-    .raw_read = t_raw_read,
-    .copy = t_copy,
-    .clear = t_clear,
+    .set_ident = bdwgc_set_ident,
+    .get_ident = bdwgc_get_ident,
+    .store = bdwgc_store,
+    .store_int = bdwgc_store_int,
+    .load = bdwgc_load,
+    .raw_write = bdwgc_raw_write,
+    .raw_read = bdwgc_raw_read,
+    .copy = bdwgc_copy,
+    .clear = bdwgc_clear,
     .collect = t_collect,
     .run_finalizers = t_run_finalizers,
     .tune = t_tune,

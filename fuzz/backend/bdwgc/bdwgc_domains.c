@@ -34,7 +34,11 @@ static void *domain_main(void *arg) {
     pthread_mutex_lock(&h->handoff);
     dm->fn = NULL;
     h->call_done = true;
+    /* Signalled after the unlock, so the waiting caller does not wake to a held mutex (on one
+     * core every such wake is another pair of context switches). */
+    pthread_mutex_unlock(&h->handoff);
     pthread_cond_signal(&h->done);
+    pthread_mutex_lock(&h->handoff);
   }
   pthread_mutex_unlock(&h->handoff);
   return NULL; /* bdwgc unregisters the thread; its local free lists go back to the global ones */
@@ -59,7 +63,9 @@ void bdwgc_run_on(fuzz_bheap *h, void (*fn)(void *arg), void *arg) {
   dm->fn = fn;
   dm->arg = arg;
   h->call_done = false;
+  pthread_mutex_unlock(&h->handoff);
   pthread_cond_signal(&dm->wake);
+  pthread_mutex_lock(&h->handoff);
   while (!h->call_done) pthread_cond_wait(&h->done, &h->handoff);
   pthread_mutex_unlock(&h->handoff);
 }
