@@ -33,6 +33,8 @@ typedef struct dom_driver {
   bool allocate; /* the body allocates, stores, reads back, sets a finalizer, makes a weak ref */
   size_t made;   /* blocks the bodies made and kept (chained from cell 12) */
   size_t body_failures;
+  size_t order_cell;    /* 0, or a cell whose finalizer each body clears and then sets */
+  size_t order_cleared; /* how many of those clears found a finalizer set */
 } dom_driver;
 
 /* A finalizer body that uses every call a body may: its block is in SELF. The blocks it makes
@@ -46,6 +48,10 @@ static void on_finalize(void *user, uint64_t token) {
     d->threads[d->ran] = pthread_self();
   }
   d->ran++;
+  if (d->order_cell != 0) {
+    d->order_cleared += (size_t)B->fin_clear(h, d->order_cell);
+    if (B->fin_set(h, d->order_cell, token + 1000) != 1) d->body_failures++;
+  }
   if (!d->allocate) return;
   uint64_t id = 0x70000000 + token;
   if (B->alloc(h, 13, FUZZ_SHAPE_SCAN, 3) != 1) {
@@ -294,6 +300,34 @@ static void test_finalizer_allocates_on_domain(const char *mode) {
   alarm(0);
 }
 
+/* Finalizers queued together, run by run_finalizers one after another: each body clears, then
+ * sets, the finalizer of the block in cell 11. While one body's fin_set runs, the others are
+ * still in bdwgc's queue; they must run before its registration, not after (in the middle of the
+ * call, where the driver's model has not yet applied it), so every body's clear finds none set:
+ * the bodies' finalizer in cell 11 is cleared by the one that runs next only after the call that
+ * set it returned. On domain 1, so the nested bodies run on its thread. */
+static void test_queued_finalizers_before_fin_set(const char *mode) {
+  dom_driver d;
+  fuzz_bheap *h = make_dom(&d, mode);
+  CHECK(B->alloc(h, 11, FUZZ_SHAPE_SCAN, 1) == 1);
+  CHECK(B->domain_spawn(h, 1) == 1);
+  B->domain_on(h, 1);
+  d.order_cell = 11;
+  for (int round = 0; round < 4 && d.ran < 2; round++) {
+    drop_finalizable(h, 600 + 10 * (uint64_t)round, 6);
+    scrub_stack();
+    B->collect(h, FUZZ_COLLECT_FULL, 0);
+    B->run_finalizers(h);
+    if (d.order_cleared != 0) break;
+    B->fin_clear(h, 11); /* each round starts with none set */
+  }
+  CHECK(d.ran >= 2); /* two in one queue: one runs inside the other's fin_set */
+  CHECK(d.order_cleared == 0);
+  CHECK(d.body_failures == 0);
+  d.order_cell = 0;
+  B->destroy(h);
+}
+
 /* Domain 1 allocates (blocks of every small size class come from its thread-local free lists,
  * the rest of each list stays its own) and ends: its lists go back to bdwgc, and what it made
  * and the driver still reaches must survive every later cycle, the new allocations of other
@@ -359,6 +393,7 @@ int main(void) {
     RUN(test_reach_across_threads, modes[m]);
     RUN(test_finalizer_allocates_on_domain, modes[m]);
     RUN(test_end_keeps_blocks, modes[m]);
+    RUN(test_queued_finalizers_before_fin_set, modes[m]);
   }
   return test_summary();
 }
