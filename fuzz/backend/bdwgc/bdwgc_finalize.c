@@ -37,18 +37,11 @@ static void GC_CALLBACK run_finalizer(void *obj, void *token) {
   h->cells[self] = outer;
 }
 
-int bdwgc_fin_set(fuzz_bheap *h, size_t cell, uint64_t token) {
-  void *p = h->cells[cell];
-  if (p == NULL) return 0;
-  /* bdwgc leaves *ofn alone when it cannot allocate the registration: this value says so. */
+/* Register run_finalizer with `token` on p in the heap's order; false when bdwgc could not
+ * allocate the registration (it leaves *ofn alone then: the value set here says so). */
+static bool register_fin(fuzz_bheap *h, void *p, uint64_t token) {
   GC_finalization_proc ofn = bdwgc_never_runs;
   void *ocd, *cd = (void *)(uintptr_t)token;
-  /* Finalizers already queued run first (a finalizer's body calling fin_set leaves the rest of
-   * bdwgc's queue waiting): one of their bodies may set or clear this very block's finalizer, and
-   * the driver's model has this op's registration come after them, not before (bdwgc_op_end would
-   * otherwise run them after the registration: the fuzz target's oracle.finalizer-clear). */
-  if (GC_should_invoke_finalizers()) GC_invoke_finalizers();
-  bdwgc_op_begin(h);
   switch (h->fin) {
     case FIN_ORDERED: GC_register_finalizer(p, run_finalizer, cd, &ofn, &ocd); break;
     case FIN_UNORDERED: GC_register_finalizer_no_order(p, run_finalizer, cd, &ofn, &ocd); break;
@@ -56,7 +49,33 @@ int bdwgc_fin_set(fuzz_bheap *h, size_t cell, uint64_t token) {
       GC_register_finalizer_ignore_self(p, run_finalizer, cd, &ofn, &ocd);
       break;
   }
-  int ok = ofn != bdwgc_never_runs;
+  return ofn != bdwgc_never_runs;
+}
+
+/* The driver's model has the finalizers that run during fin_set run before its registration:
+ * one of their bodies may set or clear this very block's finalizer, and must find it as it was
+ * before the call. So the ones already queued run first (a finalizer's body calling fin_set
+ * leaves the rest of bdwgc's queue waiting), and when a collection inside the registration
+ * (bdwgc allocating its tables) queued more, the registration is taken back while they run and
+ * made again after them. Running them after the registration was the fuzz target's
+ * oracle.finalizer-clear (a body's fin_clear answered one was set). */
+enum { FIN_SET_ROUNDS = 8 };
+
+int bdwgc_fin_set(fuzz_bheap *h, size_t cell, uint64_t token) {
+  void *p = h->cells[cell];
+  if (p == NULL) return 0;
+  if (GC_should_invoke_finalizers()) GC_invoke_finalizers();
+  bdwgc_op_begin(h);
+  bool ok = register_fin(h, p, token);
+  for (int round = 0; ok && round < FIN_SET_ROUNDS && GC_should_invoke_finalizers(); round++) {
+    GC_finalization_proc ofn;
+    void *ocd;
+    GC_register_finalizer(p, 0, NULL, &ofn, &ocd); /* taken back, whatever its order */
+    bdwgc_steps_left = SIZE_MAX;
+    GC_invoke_finalizers();
+    bdwgc_op_begin(h);
+    ok = register_fin(h, p, token);
+  }
   block_entry *e = bdwgc_reg_find(&h->reg, p);
   if (ok && e != NULL) e->has_fin = 1;
   bdwgc_op_end();
