@@ -7,8 +7,9 @@
  * collector scans must not look like a pointer), then the program's N, so that the block's last
  * field is the program's (a collector that skips a block's last field loses a block the program
  * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
- * first. Cells are one local root frame of the
- * main domain, pushed at create and popped at destroy.
+ * first. The cells are one local root frame of the main domain, pushed at create and popped at
+ * destroy, FUZZ_CELL_SELF left out (a finalizer's block must be kept by the collector itself
+ * while the finalizer runs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,9 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
   h->verifier = gc_verify_install(h->heap, GC_VERIFY_COLLECT);
   h->dom = h->doms[0] = gc_main_domain(h->heap);
   h->events = cfg->events;
-  gc_frame_push(h->dom, &h->frame, h->cells, h->ncells);
+  /* Every cell but FUZZ_CELL_SELF: the block whose finalizer runs is the collector's to keep
+   * alive (gc.h), and a collection the finalizer's body starts must find it so by itself. */
+  gc_frame_push(h->dom, &h->frame, h->cells, h->ncells - 1);
   return h;
 }
 
