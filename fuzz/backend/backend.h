@@ -51,6 +51,9 @@
   X(FINALIZERS, "finalizers on any block: run once after a cycle finds the block unreachable") \
   X(RESURRECT, "a finalizer may store its block somewhere reachable: it then lives")           \
   X(FIN_CLEAR, "a set finalizer can be removed before it runs")                                \
+  X(FIN_ORDERED,                                                                               \
+    "a block reachable from a block with a finalizer set (itself too) is not "                 \
+    "finalized until that finalizer ran")                                                      \
   X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
   X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")       \
   X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \

@@ -294,7 +294,8 @@ static void check_full(runner *r) {
   }
   /* A finalizer of a block nothing keeps must have run: the collection found it unreachable. */
   if (!(r->b->caps & FUZZ_CAP_FINALIZERS)) return;
-  oracle_obj due = oracle_model_fin_overdue(r->m, CELL_SELF);
+  oracle_obj due =
+      oracle_model_fin_overdue(r->m, CELL_SELF, (r->b->caps & FUZZ_CAP_FIN_ORDERED) != 0);
   r->res->checks++;
   if (due != ORACLE_NONE) {
     runner_report(r, "oracle.finalizer-lost",

@@ -269,7 +269,7 @@ void oracle_model_excuse_weak(oracle_model *m, oracle_obj o) {
 /* Bit 6: what keeps a block with a finalizer from being due. */
 enum { NOT_DUE_BIT = 0x40 };
 
-oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
+oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip, int ordered) {
   reach_from_roots(m, NOT_DUE_BIT, skip);
   size_t top = 0;
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
@@ -284,7 +284,7 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
     if (ob->fin == ORACLE_FIN_SET && ob->role == ORACLE_PLAIN && ob->shape == FUZZ_SHAPE_SCAN) {
       for (size_t f = 0; f < ob->nfields; f++) {
         oracle_field v = m->words[ob->first + f];
-        if (oracle_field_is_block(v) && oracle_field_block_of(v) != (oracle_obj)k) {
+        if (oracle_field_is_block(v) && (ordered || oracle_field_block_of(v) != (oracle_obj)k)) {
           mark(m, NOT_DUE_BIT, oracle_field_block_of(v), &top);
         }
       }
@@ -295,6 +295,27 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
     if (m->objs[k].fin == ORACLE_FIN_SET && !(m->reached[k] & NOT_DUE_BIT)) return (oracle_obj)k;
   }
   return ORACLE_NONE;
+}
+
+/* Bit 5: below the fields of a block with a finalizer set. */
+enum { BELOW_FIN_BIT = 0x20 };
+
+int oracle_model_below_finalizers(oracle_model *m, oracle_obj o) {
+  ensure_room(m);
+  for (size_t k = 0; k < m->count; k++) m->reached[k] &= (uint8_t)~BELOW_FIN_BIT;
+  size_t top = 0;
+  for (size_t k = 0; k < m->count; k++) {
+    const oracle_object *ob = &m->objs[k];
+    if (ob->fin != ORACLE_FIN_SET || ob->fin_set_collect >= m->collects ||
+        ob->role != ORACLE_PLAIN || ob->shape != FUZZ_SHAPE_SCAN)
+      continue;
+    for (size_t f = 0; f < ob->nfields; f++) {
+      oracle_field v = m->words[ob->first + f];
+      if (oracle_field_is_block(v)) mark(m, BELOW_FIN_BIT, oracle_field_block_of(v), &top);
+    }
+  }
+  propagate(m, BELOW_FIN_BIT, &top);
+  return (m->reached[o] & BELOW_FIN_BIT) != 0;
 }
 
 void oracle_model_forget_revivals(oracle_model *m) {

@@ -105,6 +105,16 @@ void runner_on_finalize(void *user, uint64_t token) {
         "resurrection made it so)",
         (unsigned)o);
   }
+  /* An ordering collector finalizes nothing a pending finalizer's block still reaches. */
+  r->res->checks++;
+  if ((r->b->caps & FUZZ_CAP_FIN_ORDERED) && !ob->revived &&
+      oracle_model_below_finalizers(r->m, o)) {
+    runner_report(r, "oracle.finalizer-order",
+                  "object #%u's finalizer runs while a block whose finalizer is set (since before "
+                  "this collection, and not run yet) reaches it: ordered finalization runs that "
+                  "one first",
+                  (unsigned)o);
+  }
   /* The weak references to it that the program can still reach were cleared before this
    * finalizer ran, unless a revival made it reachable again after the collector looked. */
   if (!ob->revived) {
@@ -256,6 +266,7 @@ static void op_fin(runner *r, int s, int revive) {
   if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
+  ob->fin_set_collect = oracle_model_collects(r->m);
   ob->fin_cell = revive == FUZZ_NO_SLOT ? SIZE_MAX : slot_cell(revive);
   ob->body = 0;
 }
@@ -268,6 +279,7 @@ static void op_fin_do(runner *r, const fuzz_op *op) {
   if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
+  ob->fin_set_collect = oracle_model_collects(r->m);
   ob->fin_cell = SIZE_MAX;
   ob->body = body_tag(op);
 }

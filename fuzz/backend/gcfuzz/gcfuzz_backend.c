@@ -387,9 +387,9 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .name = "gcfuzz",
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
-            FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE | FUZZ_CAP_FAIL |
-            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS | FUZZ_CAP_BLOCKING |
-            FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
+            FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
+            FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
