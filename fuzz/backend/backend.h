@@ -57,7 +57,9 @@
   X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
   X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")       \
   X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \
-  X(PRECISE, "a full collection frees every block the model cannot reach (checked by walk)")   \
+  X(PRECISE,                                                                                   \
+    "a full collection frees every block nothing keeps (cells, fields, finalizers, "           \
+    "and range words, which keep whatever block they point into; checked by walk)")            \
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \

@@ -18,6 +18,8 @@
  *   - at-collect: the strong set when the program's latest collection began: the collection
  *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
  *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set,
+ *     from the block any non-zero range word points into (live or not: a conservative collector
+ *     may keep it),
  *     one whose finalizer ran in the current collection (a collector keeps those for the
  *     finalizer, or until its next cycle), or one made since the collection began (by a
  *     finalizer's body: the collection never saw it).

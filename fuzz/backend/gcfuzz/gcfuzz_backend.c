@@ -17,6 +17,10 @@
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/ops.h"
 #include "gc/gc.h"
+#include "gc/large.h"
+#include "gc/pool.h"
+#include "gc/sizeclass.h"
+#include "invariants/heapindex.h"
 #include "invariants/report.h"
 #include "invariants/verify.h"
 
@@ -59,8 +63,9 @@ struct fuzz_bheap {
    * is left. */
   unsigned fail_left;
   int fin_depth;
-  fin_chunk *fins; /* one record per fin_set (a block may be set again), newest chunk
-                           * first, freed at destroy */
+  fin_chunk *fins;    /* one record per fin_set (a block may be set again), newest chunk first,
+                       * freed at destroy */
+  gc_heapindex index; /* the walk's: every pool and large block the owners hold */
 };
 
 static const fuzz_tunable tunables[] = {
@@ -127,6 +132,7 @@ static void destroy(fuzz_bheap *h) {
   }
   gc_frame_pop(h->dom, &h->frame);
   gc_verify_uninstall(h->verifier);
+  gc_heapindex_free(&h->index);
   gc_heap_destroy(h->heap);
   for (fin_chunk *c = h->fins, *next; c != NULL; c = next) {
     next = c->next;
@@ -301,6 +307,57 @@ static int address(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bsize) {
   return 1;
 }
 
+/* The identity of the block at `v` (a block this backend made: scanned or raw), or 0. */
+static int ident_of(gc_value v, uint64_t *id, uint64_t *check) {
+  size_t n = gc_wsize(v);
+  if (gc_tag(v) == GC_TAG_RAW) {
+    if (n < IDENT_RAW_WORDS) return 0;
+    *id = GC_FIELD(v, 0);
+    *check = GC_FIELD(v, 1);
+    return 1;
+  }
+  if (gc_tag(v) != GC_TAG_SCAN || n < IDENT_SCAN_FIELDS) return 0;
+  uint64_t w[IDENT_SCAN_FIELDS];
+  for (size_t i = 0; i < IDENT_SCAN_FIELDS; i++) {
+    gc_value f = GC_FIELD(v, i);
+    if (gc_is_block(f)) return 0;
+    w[i] = (uint64_t)gc_int_val(f) & UINT32_MAX;
+  }
+  *id = w[0] | w[1] << 32;
+  *check = w[2] | w[3] << 32;
+  return 1;
+}
+
+/* Every block in every pool and every large block the owners (domains, orphans) hold, through
+ * the heap index the passes use (invariants/heapindex.h): a slot below its pool's frontier with
+ * a non-zero header is a block (INV-POOL-1), swept or not. */
+static size_t walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
+                   void *user) {
+  size_t unknown = 0;
+  uint64_t id, check;
+  if (!gc_heapindex_build(&h->index, h->heap)) return 0; /* out of memory: nothing to say */
+  for (size_t i = 0; i < h->index.pool_count; i++) {
+    gc_pool *p = (gc_pool *)h->index.pool_list[i].key;
+    size_t slot_whsize = gc_wsize_of_class[p->size_class];
+    for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
+      if (*hp == 0) continue; /* free */
+      if (ident_of(gc_val_hp(hp), &id, &check)) {
+        visit(user, id, check);
+      } else {
+        unknown++;
+      }
+    }
+  }
+  for (size_t i = 0; i < h->index.large_count; i++) {
+    if (ident_of((gc_value)h->index.large_list[i].key, &id, &check)) {
+      visit(user, id, check);
+    } else {
+      unknown++;
+    }
+  }
+  return unknown;
+}
+
 static size_t live_bytes(fuzz_bheap *h) {
   gc_stats s;
   gc_get_stats(h->heap, &s);
@@ -389,7 +446,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
-            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -423,6 +480,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .pin = pin,
     .unpin = unpin,
     .limit = limit,
+    .walk = walk,
     .live_bytes = live_bytes,
     .check = check,
 };
