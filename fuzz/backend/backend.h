@@ -67,7 +67,10 @@
   X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")  \
   X(BLOCKING, "a running domain may leave the heap for a while (a thread in a system call)")   \
   X(PIN, "pins: a pinned block is a root, its fields too, until unpinned, whatever holds it")  \
-  X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")
+  X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")               \
+  X(UNITS,                                                                                     \
+    "address_unit: the allocation unit holding a block (a pool, a page), for range "           \
+    "words aimed at its header, its free slots, its neighbours")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -240,6 +243,10 @@ typedef struct fuzz_backend {
    * word by word; address gives the block's address and byte size for aiming words at it. */
   int (*range_add)(fuzz_bheap *h, uintptr_t *words, size_t count);
   int (*address)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bsize);
+  /* (FUZZ_CAP_UNITS, with CONSERVATIVE) The collector's unit of allocation that holds the block
+   * in `cell`: its first byte and its size (gcfuzz: the block's pool, or a large block itself;
+   * a page allocator: the page or run of pages). range_pool aims words into it. 0: empty cell. */
+  int (*address_unit)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bytes);
 
   /* Domains (FUZZ_CAP_DOMAINS): the collector's own mutators, which the ops run on one at a time
    * (gcfuzz: gc_domain, the others waiting in blocking sections; Lua: coroutines, each a

@@ -383,6 +383,18 @@ static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
   set_range_word(r, word, w);
 }
 
+/* Word I of range N: the start of the unit holding sS's block (backend.h: address_unit) plus K
+ * words, modulo the unit's size: its header, its first slots, free or not. */
+static void op_range_unit(runner *r, fuzz_arg word, int s, int k) {
+  uintptr_t w = 0, start;
+  size_t bytes;
+  if (slot_obj(r, s) != ORACLE_NONE && r->b->address_unit(r->h, slot_cell(s), &start, &bytes) &&
+      bytes > 0) {
+    w = start + ((size_t)k * sizeof(uint64_t)) % bytes;
+  }
+  set_range_word(r, word, w);
+}
+
 static void op_weak(runner *r, int dst, int target) {
   oracle_obj t = slot_obj(r, target);
   if (t == ORACLE_NONE) return;
@@ -497,6 +509,7 @@ void runner_run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_RANGE: op_range(r, a[0], a[1].a, a[2]); break;
     case FUZZ_OP_RANGE_INT: set_range_word(r, a[0], (uintptr_t)a[1].a); break;
     case FUZZ_OP_RANGE_WORD: set_range_word(r, a[0], (uintptr_t)a[1].word); break;
+    case FUZZ_OP_RANGE_POOL: op_range_unit(r, a[0], a[1].a, a[2].a); break;
     case FUZZ_OP_TUNE:
       if ((size_t)a[0].a < r->b->tunable_count) {
         r->tuned = 1;

@@ -358,6 +358,21 @@ static size_t walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_
   return unknown;
 }
 
+/* A pool holds a small block (INV-POOL-1); a large block is its own unit, header included. */
+static int address_unit(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bytes) {
+  gc_value v = cell(h, c);
+  if (!gc_is_block(v)) return 0;
+  size_t whsize = gc_wsize(v) + 1;
+  if (whsize > GC_SIZECLASS_MAX_WHSIZE) {
+    *start = (uintptr_t)v - sizeof(gc_value);
+    *bytes = whsize * sizeof(gc_value);
+  } else {
+    *start = (uintptr_t)v & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+    *bytes = GC_POOL_BSIZE;
+  }
+  return 1;
+}
+
 static size_t live_bytes(fuzz_bheap *h) {
   gc_stats s;
   gc_get_stats(h->heap, &s);
@@ -446,7 +461,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
-            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE,
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE |
+            FUZZ_CAP_UNITS,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -472,6 +488,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .fin_clear = fin_clear,
     .range_add = range_add,
     .address = address,
+    .address_unit = address_unit,
     .domain_spawn = domain_spawn,
     .domain_on = domain_on,
     .domain_end = domain_end,
