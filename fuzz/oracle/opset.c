@@ -1,7 +1,7 @@
 /* The op set of a backend (run.h): the ops its capabilities allow, in op-table order. */
 #include <stdlib.h>
 
-#include "fuzz/oracle/runner.h"
+#include "fuzz/oracle/opset.h"
 
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
