@@ -361,7 +361,9 @@ static void op_unfin(runner *r, int s) {
                   (unsigned)o, had ? "one was set" : "none was set",
                   ob->fin == ORACLE_FIN_SET ? "was set and has not run" : "has none");
   }
-  ob->fin = ORACLE_FIN_NONE;
+  /* A finalizer that ran stays one that ran: what it leaves is kept until the collection it
+   * ran in is over (model.h: kept), whatever is cleared after. */
+  if (ob->fin == ORACLE_FIN_SET) ob->fin = ORACLE_FIN_NONE;
 }
 
 /* Word I of range N = w, in the backend's range and in the model. */
