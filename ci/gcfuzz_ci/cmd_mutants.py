@@ -268,7 +268,8 @@ class Zoo:
       return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode == 0
 
   def fetch_source(self):
-    """The backend's pristine Debian source tree (fetch-source caches it; this is a link)."""
+    """The backend's pristine Debian source tree (fetch-source caches it and checks the cache;
+    this is a copy)."""
     pkg, version, _ = self.source
     log = os.path.join(self.logs, "fetch-source.log")
     with open(log, "w") as f:

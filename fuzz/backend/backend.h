@@ -51,10 +51,15 @@
   X(FINALIZERS, "finalizers on any block: run once after a cycle finds the block unreachable") \
   X(RESURRECT, "a finalizer may store its block somewhere reachable: it then lives")           \
   X(FIN_CLEAR, "a set finalizer can be removed before it runs")                                \
+  X(FIN_ORDERED,                                                                               \
+    "a block reachable from a block with a finalizer set (itself too) is not "                 \
+    "finalized until that finalizer ran")                                                      \
   X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
   X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")       \
   X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \
-  X(PRECISE, "a full collection frees every block the model cannot reach (checked by walk)")   \
+  X(PRECISE,                                                                                   \
+    "a full collection frees every block nothing keeps (cells, fields, finalizers, "           \
+    "and range words, which keep whatever block they point into; checked by walk)")            \
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
@@ -62,7 +67,10 @@
   X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")  \
   X(BLOCKING, "a running domain may leave the heap for a while (a thread in a system call)")   \
   X(PIN, "pins: a pinned block is a root, its fields too, until unpinned, whatever holds it")  \
-  X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")
+  X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")               \
+  X(UNITS,                                                                                     \
+    "address_unit: the allocation unit holding a block (a pool, a page), for range "           \
+    "words aimed at its header, its free slots, its neighbours")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -235,6 +243,10 @@ typedef struct fuzz_backend {
    * word by word; address gives the block's address and byte size for aiming words at it. */
   int (*range_add)(fuzz_bheap *h, uintptr_t *words, size_t count);
   int (*address)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bsize);
+  /* (FUZZ_CAP_UNITS, with CONSERVATIVE) The collector's unit of allocation that holds the block
+   * in `cell`: its first byte and its size (gcfuzz: the block's pool, or a large block itself;
+   * a page allocator: the page or run of pages). range_pool aims words into it. 0: empty cell. */
+  int (*address_unit)(fuzz_bheap *h, size_t cell, uintptr_t *start, size_t *bytes);
 
   /* Domains (FUZZ_CAP_DOMAINS): the collector's own mutators, which the ops run on one at a time
    * (gcfuzz: gc_domain, the others waiting in blocking sections; Lua: coroutines, each a

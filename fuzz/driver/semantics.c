@@ -516,35 +516,6 @@ static void op_fin_do(driver *d, mutator *m, const fuzz_op *op) {
   gc_clear_error(d->heap);
 }
 
-/* What a finalizer body may do: the mutator's work on blocks, roots and finalizers, and
- * collecting. Not frames (the body's frame discipline is the caller's), domains, parameters,
- * injected failures or limits (counted heap-wide), misuse or corrupt. */
-static int body_op_allowed(fuzz_opcode code) {
-  switch (code) {
-    case FUZZ_OP_ALLOC:
-    case FUZZ_OP_ALLOC_LARGE:
-    case FUZZ_OP_STORE:
-    case FUZZ_OP_STORE_IMM:
-    case FUZZ_OP_LOAD:
-    case FUZZ_OP_DROP:
-    case FUZZ_OP_COPY:
-    case FUZZ_OP_ROOT:
-    case FUZZ_OP_UNROOT:
-    case FUZZ_OP_COLLECT:
-    case FUZZ_OP_PIN:
-    case FUZZ_OP_UNPIN:
-    case FUZZ_OP_FIN:
-    case FUZZ_OP_UNFIN:
-    case FUZZ_OP_RANGE:
-    case FUZZ_OP_RANGE_INT:
-    case FUZZ_OP_RANGE_WORD:
-    case FUZZ_OP_RANGE_POOL:
-    case FUZZ_OP_FIN_DO:
-    case FUZZ_OP_SELF: return 1;
-    default: return 0;
-  }
-}
-
 /* The model's check of everything reachable (API-LIVE, API-ROOT) when a body returns: its own
  * block and what it points to are roots while it runs, whatever the body allocated, stored or
  * collected. O(model objects + reachable fields), once per finalizer body run. */
@@ -623,7 +594,7 @@ void drv_install_bodies(driver *d) { gc_model_set_fin_callback(d->model, run_bod
 void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
   /* A finalizer body's ops run only in it (run_body), and only those a body may run. */
-  if (op->depth != m->body_depth || (m->body_depth > 0 && !body_op_allowed(op->code))) return;
+  if (op->depth != m->body_depth || (m->body_depth > 0 && !fuzz_op_runs_in_body(op->code))) return;
   /* No domain runs (`block`): only on and unblock touch nothing a blocked thread may not. */
   if (m->dom == NULL && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
   switch (op->code) {

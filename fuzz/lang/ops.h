@@ -370,6 +370,11 @@ const fuzz_opset *fuzz_opset_find(const char *name);
 extern const char fuzz_opset_names[];
 /* The byte that names `code` in `set`, or -1 if the set does not have it. */
 int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code);
+/* Whether a finalizer body (fin_do) runs `code`: the mutator's work on blocks, roots, pins,
+ * finalizers and weak references, and collecting; not frames, domains, parameters, injected
+ * failures or limits (counted heap-wide), misuse or corrupt. Any other op in a body is a no-op.
+ * (A driver whose collector forbids collecting in a finalizer skips collect too.) */
+int fuzz_op_runs_in_body(fuzz_opcode code);
 
 typedef struct fuzz_op_info {
   const char *mnemonic;

@@ -146,6 +146,36 @@ const fuzz_opset *fuzz_opset_find(const char *name) {
   return NULL;
 }
 
+int fuzz_op_runs_in_body(fuzz_opcode code) {
+  switch (code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE:
+    case FUZZ_OP_STORE:
+    case FUZZ_OP_STORE_IMM:
+    case FUZZ_OP_LOAD:
+    case FUZZ_OP_DROP:
+    case FUZZ_OP_COPY:
+    case FUZZ_OP_ROOT:
+    case FUZZ_OP_UNROOT:
+    case FUZZ_OP_COLLECT:
+    case FUZZ_OP_PIN:
+    case FUZZ_OP_UNPIN:
+    case FUZZ_OP_FIN:
+    case FUZZ_OP_UNFIN:
+    case FUZZ_OP_RANGE:
+    case FUZZ_OP_RANGE_INT:
+    case FUZZ_OP_RANGE_WORD:
+    case FUZZ_OP_RANGE_POOL:
+    case FUZZ_OP_FIN_DO:
+    case FUZZ_OP_SELF:
+    case FUZZ_OP_WEAK:
+    case FUZZ_OP_WEAK_GET:
+    case FUZZ_OP_EPHE:
+    case FUZZ_OP_EPHE_GET: return 1;
+    default: return 0;
+  }
+}
+
 int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code) {
   if (set->ops == NULL) return (size_t)code < set->count ? (int)code : -1;
   for (size_t i = 0; i < set->count; i++) {

@@ -249,7 +249,7 @@ static void walk_visit(void *user, uint64_t id, uint64_t check) {
   }
   if (r->seen[o]) return; /* the walk may meet a block twice (Lua's lists): once is enough */
   r->seen[o] = 1;
-  if (!oracle_model_reached(r->m, ORACLE_REACH_KEPT, o)) {
+  if ((r->b->caps & FUZZ_CAP_PRECISE) && !oracle_model_reached(r->m, ORACLE_REACH_KEPT, o)) {
     runner_report(
         r, "oracle.not-freed",
         "object #%u is unreachable (no cell, field, finalizer or range keeps it) yet still "
@@ -273,9 +273,7 @@ static void check_full(runner *r) {
           live, kept, r->b->leak_slack_factor, r->b->leak_slack_bytes, bound);
     }
   }
-  if ((r->b->caps & (FUZZ_CAP_PRECISE | FUZZ_CAP_WALK)) != (FUZZ_CAP_PRECISE | FUZZ_CAP_WALK)) {
-    return;
-  }
+  if (!(r->b->caps & FUZZ_CAP_WALK)) return;
   if (!grow_seen(r)) return;
   memset(r->seen, 0, oracle_model_count(r->m));
   walk_state w = {r, 0, 0};
@@ -293,8 +291,9 @@ static void check_full(runner *r) {
     }
   }
   /* A finalizer of a block nothing keeps must have run: the collection found it unreachable. */
-  if (!(r->b->caps & FUZZ_CAP_FINALIZERS)) return;
-  oracle_obj due = oracle_model_fin_overdue(r->m, CELL_SELF);
+  if (!(r->b->caps & FUZZ_CAP_FINALIZERS) || !(r->b->caps & FUZZ_CAP_PRECISE)) return;
+  oracle_obj due =
+      oracle_model_fin_overdue(r->m, CELL_SELF, (r->b->caps & FUZZ_CAP_FIN_ORDERED) != 0);
   r->res->checks++;
   if (due != ORACLE_NONE) {
     runner_report(r, "oracle.finalizer-lost",

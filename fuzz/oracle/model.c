@@ -12,6 +12,7 @@ struct oracle_model {
   oracle_obj *cells;
   size_t ncells;
   oracle_obj range_objs[ORACLE_RANGE_WORDS]; /* what each range word keeps (set_range_word) */
+  uintptr_t range_words[ORACLE_RANGE_WORDS]; /* the words themselves */
   uint64_t collects;
   /* The first object made after the latest collection began (a finalizer body's, or any later
    * op's): that collection cannot have freed it, so it is kept whatever reaches it. */
@@ -52,7 +53,10 @@ void oracle_model_reset(oracle_model *m) {
   m->collects = 0;
   m->born_after_collect = 0;
   m->pinned = 0;
-  for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) m->range_objs[i] = ORACLE_NONE;
+  for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) {
+    m->range_objs[i] = ORACLE_NONE;
+    m->range_words[i] = 0;
+  }
   m->kept_bytes = 0;
   for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
 }
@@ -209,6 +213,14 @@ void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned) {
   }
 }
 
+/* Whatever block each non-zero range word points into, live or freed (the newest there):
+ * what a collector may keep for a word, whether or not the model counts on it. */
+static void mark_range_targets(oracle_model *m, uint8_t bit, size_t *top) {
+  for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) {
+    if (m->range_words[i] != 0) mark(m, bit, object_at(m, m->range_words[i]), top);
+  }
+}
+
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   uint8_t bit = (uint8_t)(1u << kind);
   reach_from_roots(m, bit, skip);
@@ -225,6 +237,7 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
       mark(m, bit, (oracle_obj)k, &top);
     }
   }
+  mark_range_targets(m, bit, &top);
   propagate(m, bit, &top);
   m->kept_bytes = 0;
   for (size_t k = 0; k < m->count; k++) {
@@ -233,6 +246,7 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
 }
 
 void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip) {
+  m->range_words[index] = w;
   m->range_objs[index] = ORACLE_NONE;
   oracle_obj o = object_at(m, w);
   if (o == ORACLE_NONE) return;
@@ -269,7 +283,7 @@ void oracle_model_excuse_weak(oracle_model *m, oracle_obj o) {
 /* Bit 6: what keeps a block with a finalizer from being due. */
 enum { NOT_DUE_BIT = 0x40 };
 
-oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
+oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip, int ordered) {
   reach_from_roots(m, NOT_DUE_BIT, skip);
   size_t top = 0;
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
@@ -284,17 +298,39 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
     if (ob->fin == ORACLE_FIN_SET && ob->role == ORACLE_PLAIN && ob->shape == FUZZ_SHAPE_SCAN) {
       for (size_t f = 0; f < ob->nfields; f++) {
         oracle_field v = m->words[ob->first + f];
-        if (oracle_field_is_block(v) && oracle_field_block_of(v) != (oracle_obj)k) {
+        if (oracle_field_is_block(v) && (ordered || oracle_field_block_of(v) != (oracle_obj)k)) {
           mark(m, NOT_DUE_BIT, oracle_field_block_of(v), &top);
         }
       }
     }
   }
+  mark_range_targets(m, NOT_DUE_BIT, &top);
   propagate(m, NOT_DUE_BIT, &top);
   for (size_t k = 0; k < m->count; k++) {
     if (m->objs[k].fin == ORACLE_FIN_SET && !(m->reached[k] & NOT_DUE_BIT)) return (oracle_obj)k;
   }
   return ORACLE_NONE;
+}
+
+/* Bit 5: below the fields of a block with a finalizer set. */
+enum { BELOW_FIN_BIT = 0x20 };
+
+int oracle_model_below_finalizers(oracle_model *m, oracle_obj o) {
+  ensure_room(m);
+  for (size_t k = 0; k < m->count; k++) m->reached[k] &= (uint8_t)~BELOW_FIN_BIT;
+  size_t top = 0;
+  for (size_t k = 0; k < m->count; k++) {
+    const oracle_object *ob = &m->objs[k];
+    if (ob->fin != ORACLE_FIN_SET || ob->fin_set_collect >= m->collects ||
+        ob->role != ORACLE_PLAIN || ob->shape != FUZZ_SHAPE_SCAN)
+      continue;
+    for (size_t f = 0; f < ob->nfields; f++) {
+      oracle_field v = m->words[ob->first + f];
+      if (oracle_field_is_block(v)) mark(m, BELOW_FIN_BIT, oracle_field_block_of(v), &top);
+    }
+  }
+  propagate(m, BELOW_FIN_BIT, &top);
+  return (m->reached[o] & BELOW_FIN_BIT) != 0;
 }
 
 void oracle_model_forget_revivals(oracle_model *m) {

@@ -18,6 +18,8 @@
  *   - at-collect: the strong set when the program's latest collection began: the collection
  *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
  *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set,
+ *     from the block any non-zero range word points into (live or not: a conservative collector
+ *     may keep it),
  *     one whose finalizer ran in the current collection (a collector keeps those for the
  *     finalizer, or until its next cycle), or one made since the collection began (by a
  *     finalizer's body: the collection never saw it).
@@ -96,6 +98,7 @@ typedef struct oracle_object {
   size_t fin_cell;          /* the cell a finalizer resurrects into, or SIZE_MAX */
   uint64_t body;            /* a fin_do's body (where its ops are: fuzz/oracle/ops.c), or 0 */
   uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
+  uint64_t fin_set_collect; /* ... and when it was set (oracle_model_below_finalizers) */
   uintptr_t addr;           /* conservative backends: where the block is, and its bytes */
   size_t bsize;
 } oracle_object;
@@ -152,9 +155,16 @@ int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_o
 size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t skip);
 /* After a full collection and its finalizers: the first object whose finalizer is set and that
  * nothing keeps (no cell, no block the collection began with, no field of another block with a
- * finalizer set, nothing below a finalizer that ran in this collection): a finalizer the
- * collection should have run. ORACLE_NONE if there is none. */
-oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip);
+ * finalizer set, or of its own when `ordered` (FUZZ_CAP_FIN_ORDERED), nothing below a finalizer
+ * that ran in this collection): a finalizer the collection should have run. ORACLE_NONE if there
+ * is none. */
+oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip, int ordered);
+/* FUZZ_CAP_FIN_ORDERED: whether o is reachable from the fields of a block whose finalizer is set
+ * (o's own included) and was set before the current collection began: an ordering collector
+ * (Go's, gcfuzz's, bdwgc's GC_register_finalizer) does not finalize o then. A finalizer set
+ * since (by a finalizer's body, or before a collection an allocation started) is left out: the
+ * model cannot tell whether the collector saw it. */
+int oracle_model_below_finalizers(oracle_model *m, oracle_obj o);
 /* Every weak reference to o and every ephemeron keyed by o may be empty from now on: o's
  * finalizer runs, or a resurrection revives it (Lua clears them as it separates o). */
 void oracle_model_excuse_weak(oracle_model *m, oracle_obj o);

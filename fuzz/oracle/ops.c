@@ -20,33 +20,10 @@ static uint64_t body_tag(const fuzz_op *op) {
          (uint64_t)op->body;
 }
 
-/* What a finalizer body may do (backend.h: what the finalize event may call): the mutator's
- * work on blocks, cells and finalizers. Not collections, frames, domains, tunables or injected
- * failures. */
+/* What a finalizer body may do here: what a body runs (ops.h), but collect (backend.h: the
+ * finalize event may not collect). */
 static int body_op_allowed(fuzz_opcode code) {
-  switch (code) {
-    case FUZZ_OP_ALLOC:
-    case FUZZ_OP_ALLOC_LARGE:
-    case FUZZ_OP_STORE:
-    case FUZZ_OP_STORE_IMM:
-    case FUZZ_OP_LOAD:
-    case FUZZ_OP_DROP:
-    case FUZZ_OP_COPY:
-    case FUZZ_OP_ROOT:
-    case FUZZ_OP_UNROOT:
-    case FUZZ_OP_FIN:
-    case FUZZ_OP_UNFIN:
-    case FUZZ_OP_RANGE:
-    case FUZZ_OP_RANGE_INT:
-    case FUZZ_OP_RANGE_WORD:
-    case FUZZ_OP_FIN_DO:
-    case FUZZ_OP_SELF:
-    case FUZZ_OP_WEAK:
-    case FUZZ_OP_WEAK_GET:
-    case FUZZ_OP_EPHE:
-    case FUZZ_OP_EPHE_GET: return 1;
-    default: return 0;
-  }
+  return code != FUZZ_OP_COLLECT && fuzz_op_runs_in_body(code);
 }
 
 /* The body of object o's finalizer runs, inside the backend's finalize event: its ops, on the
@@ -104,6 +81,16 @@ void runner_on_finalize(void *user, uint64_t token) {
         "object #%u's finalizer runs while the object is reachable from the cells (and no "
         "resurrection made it so)",
         (unsigned)o);
+  }
+  /* An ordering collector finalizes nothing a pending finalizer's block still reaches. */
+  r->res->checks++;
+  if ((r->b->caps & FUZZ_CAP_FIN_ORDERED) && !ob->revived &&
+      oracle_model_below_finalizers(r->m, o)) {
+    runner_report(r, "oracle.finalizer-order",
+                  "object #%u's finalizer runs while a block whose finalizer is set (since before "
+                  "this collection, and not run yet) reaches it: ordered finalization runs that "
+                  "one first",
+                  (unsigned)o);
   }
   /* The weak references to it that the program can still reach were cleared before this
    * finalizer ran, unless a revival made it reachable again after the collector looked. */
@@ -175,6 +162,23 @@ static void check_allocation(runner *r, int ok, const char *what) {
   }
 }
 
+/* After an allocating call into cell `dst` that answered `ok`: the answer checked, and on
+ * success the model's new object, its identity given and the cell set; ORACLE_NONE (the cell
+ * empty) on failure. */
+static oracle_obj made(runner *r, size_t dst, int ok, const char *what, fuzz_block_shape shape,
+                       oracle_role role, size_t n) {
+  check_allocation(r, ok, what);
+  if (!ok) {
+    set_cell(r, dst, ORACLE_NONE);
+    return ORACLE_NONE;
+  }
+  oracle_obj o = oracle_model_new(r->m, shape, role, n);
+  if (o == ORACLE_NONE) abort(); /* the model's memory is the harness's */
+  runner_give_identity(r, dst, o);
+  set_cell(r, dst, o);
+  return o;
+}
+
 static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
   /* A custom block is gcfuzz's own (a block with a finalize function): elsewhere, raw data. */
   fuzz_block_shape shape =
@@ -183,15 +187,7 @@ static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
    * cell first or last, so the model and the backend empty it first, together. */
   op_clear(r, slot_cell(dst));
   int ok = r->b->alloc(r->h, slot_cell(dst), shape, n);
-  check_allocation(r, ok, "allocation");
-  if (!ok) {
-    set_cell(r, slot_cell(dst), ORACLE_NONE);
-    return;
-  }
-  oracle_obj o = oracle_model_new(r->m, shape, ORACLE_PLAIN, n);
-  if (o == ORACLE_NONE) abort();
-  runner_give_identity(r, slot_cell(dst), o);
-  set_cell(r, slot_cell(dst), o);
+  made(r, slot_cell(dst), ok, "allocation", shape, ORACLE_PLAIN, n);
 }
 
 /* A word a raw block holds for a pointer stored into it: the target's id (data, not a pointer,
@@ -256,6 +252,7 @@ static void op_fin(runner *r, int s, int revive) {
   if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
+  ob->fin_set_collect = oracle_model_collects(r->m);
   ob->fin_cell = revive == FUZZ_NO_SLOT ? SIZE_MAX : slot_cell(revive);
   ob->body = 0;
 }
@@ -268,6 +265,7 @@ static void op_fin_do(runner *r, const fuzz_op *op) {
   if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
+  ob->fin_set_collect = oracle_model_collects(r->m);
   ob->fin_cell = SIZE_MAX;
   ob->body = body_tag(op);
 }
@@ -363,7 +361,9 @@ static void op_unfin(runner *r, int s) {
                   (unsigned)o, had ? "one was set" : "none was set",
                   ob->fin == ORACLE_FIN_SET ? "was set and has not run" : "has none");
   }
-  ob->fin = ORACLE_FIN_NONE;
+  /* A finalizer that ran stays one that ran: what it leaves is kept until the collection it
+   * ran in is over (model.h: kept), whatever is cleared after. */
+  if (ob->fin == ORACLE_FIN_SET) ob->fin = ORACLE_FIN_NONE;
 }
 
 /* Word I of range N = w, in the backend's range and in the model. */
@@ -385,21 +385,25 @@ static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
   set_range_word(r, word, w);
 }
 
+/* Word I of range N: the start of the unit holding sS's block (backend.h: address_unit) plus K
+ * words, modulo the unit's size: its header, its first slots, free or not. */
+static void op_range_unit(runner *r, fuzz_arg word, int s, int k) {
+  uintptr_t w = 0, start;
+  size_t bytes;
+  if (slot_obj(r, s) != ORACLE_NONE && r->b->address_unit(r->h, slot_cell(s), &start, &bytes) &&
+      bytes > 0) {
+    w = start + ((size_t)k * sizeof(uint64_t)) % bytes;
+  }
+  set_range_word(r, word, w);
+}
+
 static void op_weak(runner *r, int dst, int target) {
   oracle_obj t = slot_obj(r, target);
   if (t == ORACLE_NONE) return;
   if (dst != target) op_clear(r, slot_cell(dst)); /* as in op_alloc */
   int ok = r->b->weak_new(r->h, slot_cell(dst), slot_cell(target));
-  check_allocation(r, ok, "weak reference");
-  if (!ok) {
-    set_cell(r, slot_cell(dst), ORACLE_NONE);
-    return;
-  }
-  oracle_obj w = oracle_model_new(r->m, FUZZ_SHAPE_SCAN, ORACLE_WEAK, 0);
-  if (w == ORACLE_NONE) abort();
-  oracle_model_object(r->m, w)->a = t;
-  runner_give_identity(r, slot_cell(dst), w);
-  set_cell(r, slot_cell(dst), w);
+  oracle_obj w = made(r, slot_cell(dst), ok, "weak reference", FUZZ_SHAPE_SCAN, ORACLE_WEAK, 0);
+  if (w != ORACLE_NONE) oracle_model_object(r->m, w)->a = t;
 }
 
 static void op_ephe(runner *r, int dst, int key, int datum) {
@@ -407,17 +411,10 @@ static void op_ephe(runner *r, int dst, int key, int datum) {
   if (k == ORACLE_NONE || v == ORACLE_NONE) return;
   if (dst != key && dst != datum) op_clear(r, slot_cell(dst)); /* as in op_alloc */
   int ok = r->b->ephe_new(r->h, slot_cell(dst), slot_cell(key), slot_cell(datum));
-  check_allocation(r, ok, "ephemeron");
-  if (!ok) {
-    set_cell(r, slot_cell(dst), ORACLE_NONE);
-    return;
-  }
-  oracle_obj e = oracle_model_new(r->m, FUZZ_SHAPE_SCAN, ORACLE_EPHE, 0);
-  if (e == ORACLE_NONE) abort();
+  oracle_obj e = made(r, slot_cell(dst), ok, "ephemeron", FUZZ_SHAPE_SCAN, ORACLE_EPHE, 0);
+  if (e == ORACLE_NONE) return;
   oracle_model_object(r->m, e)->a = k;
   oracle_model_object(r->m, e)->b = v;
-  runner_give_identity(r, slot_cell(dst), e);
-  set_cell(r, slot_cell(dst), e);
 }
 
 /* weak_get and ephe_get: `want` is the target (datum), `alive` the object whose life decides
@@ -514,6 +511,7 @@ void runner_run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_RANGE: op_range(r, a[0], a[1].a, a[2]); break;
     case FUZZ_OP_RANGE_INT: set_range_word(r, a[0], (uintptr_t)a[1].a); break;
     case FUZZ_OP_RANGE_WORD: set_range_word(r, a[0], (uintptr_t)a[1].word); break;
+    case FUZZ_OP_RANGE_POOL: op_range_unit(r, a[0], a[1].a, a[2].a); break;
     case FUZZ_OP_TUNE:
       if ((size_t)a[0].a < r->b->tunable_count) {
         r->tuned = 1;

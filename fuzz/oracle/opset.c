@@ -1,7 +1,7 @@
 /* The op set of a backend (run.h): the ops its capabilities allow, in op-table order. */
 #include <stdlib.h>
 
-#include "fuzz/oracle/runner.h"
+#include "fuzz/oracle/opset.h"
 
 /* ---- Op sets ------------------------------------------------------------------------------- */
 
@@ -36,6 +36,7 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_RANGE:
     case FUZZ_OP_RANGE_INT:
     case FUZZ_OP_RANGE_WORD: return (caps & FUZZ_CAP_CONSERVATIVE) != 0;
+    case FUZZ_OP_RANGE_POOL: return (caps & FUZZ_CAP_CONSERVATIVE) && (caps & FUZZ_CAP_UNITS);
     case FUZZ_OP_TUNE: return (caps & FUZZ_CAP_TUNE) != 0;
     case FUZZ_OP_WEAK:
     case FUZZ_OP_WEAK_GET: return (caps & FUZZ_CAP_WEAK) != 0;

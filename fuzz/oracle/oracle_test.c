@@ -65,6 +65,7 @@ typedef enum sabotage {
   SAB_ALLOC_NOTICES,    /* the allocator sees a slip of its own as it happens (events.finding) */
   SAB_PIN_NOT_ROOT,     /* marking forgets the pinned blocks: one held only by its pin is freed */
   SAB_UNPIN_ANSWER,     /* unpin answers "was pinned" for a block that was not */
+  SAB_FIN_UNORDERED,    /* the fields of blocks with finalizers are not marked first */
   SAB_COUNT
 } sabotage;
 
@@ -338,6 +339,18 @@ static void ref_collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) 
   if (g_sabotage == SAB_WEAK_EARLY) clear_weak(h);
   drain(h);
   if (g_sabotage != SAB_WEAK_LATE) clear_weak_values(h);
+  /* Ordered finalization: what a block with a finalizer (set or queued) reaches, itself
+   * included, is marked before anything is queued, so it waits for that finalizer. */
+  for (rblock *b = h->live; b != NULL && g_sabotage != SAB_FIN_UNORDERED; b = b->next) {
+    if ((b->fin == RFIN_SET || b->fin == RFIN_QUEUED) && b->role == ROLE_PLAIN &&
+        b->shape == FUZZ_SHAPE_SCAN) {
+      for (size_t i = 0; i < b->nfields; i++) {
+        uint64_t v = b->f[i];
+        if (v != 0 && !(v & 1)) push(h, (rblock *)(uintptr_t)v);
+      }
+    }
+  }
+  drain(h);
   /* Finalization: what has a finalizer and is unreachable is queued, and lives for it. */
   for (rblock *b = h->live; b != NULL; b = b->next) {
     if (b->fin == RFIN_SET && (!b->mark || g_sabotage == SAB_FIN_REACHABLE)) enqueue(h, b);
@@ -502,9 +515,9 @@ static size_t ref_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
 static const fuzz_backend ref_backend = {
     .name = "ref",
     .what = "the oracle test's reference mark-sweep collector",
-    .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_RESURRECT |
-            FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON | FUZZ_CAP_PRECISE |
-            FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN,
+    .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_FIN_ORDERED |
+            FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
+            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN,
     /* Exact accounting: the model's own bytes, plus room for a block or two left over. */
     .leak_slack_factor = 1.0,
     .leak_slack_bytes = 1024,
@@ -707,6 +720,15 @@ static const mode_case cases[] = {
      "collect full\n"
      "drop s1            # held by its pin only\n"
      "collect full\n"},
+    {SAB_FIN_UNORDERED, "finalization not ordered", "oracle.finalizer-order",
+     "alloc s0 scan 1\n"
+     "alloc s1 scan 1\n"
+     "store s0.0 s1      # s0 reaches s1; both have finalizers\n"
+     "fin s0 -\n"
+     "fin s1 -\n"
+     "drop s0\n"
+     "drop s1\n"
+     "collect full       # s0's finalizer first; s1's only in a later cycle\n"},
     {SAB_UNPIN_ANSWER, "unpin answers for a block never pinned", "oracle.pin",
      "alloc s0 scan 1\n"
      "unpin s0\n"},
@@ -772,6 +794,7 @@ static void test_modes(void) {
       "ref.broken",
       "ref.alloc",
       "oracle.pin",
+      "oracle.finalizer-order",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;

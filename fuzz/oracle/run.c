@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fuzz/lang/program.h"
+#include "fuzz/oracle/run.h"
 #include "fuzz/oracle/runner.h"
 
 /* ---- Running ------------------------------------------------------------------------------- */

@@ -43,33 +43,8 @@
 
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/ops.h"
-
-/* The op set of a backend: named after it (replay --target NAME reads bytes with it), the ops its
- * capabilities allow, in op-table order. Made once, kept for the life of the process. */
-const fuzz_opset *oracle_opset(const fuzz_backend *b);
-/* Whether `code` runs on a backend with capabilities `caps` (the rule oracle_opset applies). */
-int oracle_op_allowed(fuzz_opcode code, unsigned caps);
-
-typedef struct oracle_options {
-  const fuzz_backend *backend;
-  const fuzz_opset *ops;  /* NULL: oracle_opset(backend) */
-  int abort_on_violation; /* fuzz targets: the first violation printed, then abort() */
-  FILE *out;              /* violations and reports; NULL: stderr */
-  FILE *trace;            /* if set: each op as it runs, each collection and finalizer */
-  const char *params;     /* the backend's own parameter text, or NULL */
-} oracle_options;
-
-typedef struct oracle_result {
-  size_t ops;          /* ops run */
-  size_t body_ops;     /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
-  uint64_t collects;   /* collections the program asked for, the final one included */
-  size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
-  size_t deep_checks;  /* runs of the backend's deep check */
-  size_t finalizers;   /* finalizers that ran */
-  size_t violations;   /* every finding, the model's and the backend's */
-  long first_op;       /* the op of the first, or -1 (the final checks) */
-  char first_kind[48]; /* "" if none */
-} oracle_result;
+#include "fuzz/oracle/opset.h"
+#include "fuzz/oracle/options.h"
 
 /* Run the program in `data` (bytes of the backend's op set). Returns 0 clean, 1 when anything
  * was found (printed to opt->out), -1 when the heap could not be made. */

@@ -5,7 +5,7 @@
  *             domains
  *   check.c   the checks: findings as verdict lines, identities and fields, the graph walk,
  *             what follows a collection
- *   opset.c   which ops a backend's capabilities allow
+ *   opset.c   which ops a backend's capabilities allow (opset.h)
  *   model.c   the shadow graph (model.h), which knows no backend
  */
 #ifndef FUZZ_ORACLE_RUNNER_H
@@ -18,7 +18,7 @@
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/ops.h"
 #include "fuzz/oracle/model.h"
-#include "fuzz/oracle/run.h"
+#include "fuzz/oracle/options.h"
 
 /* The backend's cells, by what the program calls them. The scratch cells hold what the checks
  * load: a walk of the reachable graph keeps one per level of its depth-first path. */

@@ -7,8 +7,9 @@
  * collector scans must not look like a pointer), then the program's N, so that the block's last
  * field is the program's (a collector that skips a block's last field loses a block the program
  * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
- * first. Cells are one local root frame of the
- * main domain, pushed at create and popped at destroy.
+ * first. The cells are one local root frame of the main domain, pushed at create and popped at
+ * destroy, FUZZ_CELL_SELF left out (a finalizer's block must be kept by the collector itself
+ * while the finalizer runs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,10 @@
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/ops.h"
 #include "gc/gc.h"
+#include "gc/large.h"
+#include "gc/pool.h"
+#include "gc/sizeclass.h"
+#include "invariants/heapindex.h"
 #include "invariants/report.h"
 #include "invariants/verify.h"
 
@@ -58,8 +63,9 @@ struct fuzz_bheap {
    * is left. */
   unsigned fail_left;
   int fin_depth;
-  fin_chunk *fins; /* one record per fin_set (a block may be set again), newest chunk
-                           * first, freed at destroy */
+  fin_chunk *fins;    /* one record per fin_set (a block may be set again), newest chunk first,
+                       * freed at destroy */
+  gc_heapindex index; /* the walk's: every pool and large block the owners hold */
 };
 
 static const fuzz_tunable tunables[] = {
@@ -109,7 +115,9 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
   h->verifier = gc_verify_install(h->heap, GC_VERIFY_COLLECT);
   h->dom = h->doms[0] = gc_main_domain(h->heap);
   h->events = cfg->events;
-  gc_frame_push(h->dom, &h->frame, h->cells, h->ncells);
+  /* Every cell but FUZZ_CELL_SELF: the block whose finalizer runs is the collector's to keep
+   * alive (gc.h), and a collection the finalizer's body starts must find it so by itself. */
+  gc_frame_push(h->dom, &h->frame, h->cells, h->ncells - 1);
   return h;
 }
 
@@ -124,6 +132,7 @@ static void destroy(fuzz_bheap *h) {
   }
   gc_frame_pop(h->dom, &h->frame);
   gc_verify_uninstall(h->verifier);
+  gc_heapindex_free(&h->index);
   gc_heap_destroy(h->heap);
   for (fin_chunk *c = h->fins, *next; c != NULL; c = next) {
     next = c->next;
@@ -298,6 +307,72 @@ static int address(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bsize) {
   return 1;
 }
 
+/* The identity of the block at `v` (a block this backend made: scanned or raw), or 0. */
+static int ident_of(gc_value v, uint64_t *id, uint64_t *check) {
+  size_t n = gc_wsize(v);
+  if (gc_tag(v) == GC_TAG_RAW) {
+    if (n < IDENT_RAW_WORDS) return 0;
+    *id = GC_FIELD(v, 0);
+    *check = GC_FIELD(v, 1);
+    return 1;
+  }
+  if (gc_tag(v) != GC_TAG_SCAN || n < IDENT_SCAN_FIELDS) return 0;
+  uint64_t w[IDENT_SCAN_FIELDS];
+  for (size_t i = 0; i < IDENT_SCAN_FIELDS; i++) {
+    gc_value f = GC_FIELD(v, i);
+    if (gc_is_block(f)) return 0;
+    w[i] = (uint64_t)gc_int_val(f) & UINT32_MAX;
+  }
+  *id = w[0] | w[1] << 32;
+  *check = w[2] | w[3] << 32;
+  return 1;
+}
+
+/* Every block in every pool and every large block the owners (domains, orphans) hold, through
+ * the heap index the passes use (invariants/heapindex.h): a slot below its pool's frontier with
+ * a non-zero header is a block (INV-POOL-1), swept or not. */
+static size_t walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
+                   void *user) {
+  size_t unknown = 0;
+  uint64_t id, check;
+  if (!gc_heapindex_build(&h->index, h->heap)) return 0; /* out of memory: nothing to say */
+  for (size_t i = 0; i < h->index.pool_count; i++) {
+    gc_pool *p = (gc_pool *)h->index.pool_list[i].key;
+    size_t slot_whsize = gc_wsize_of_class[p->size_class];
+    for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
+      if (*hp == 0) continue; /* free */
+      if (ident_of(gc_val_hp(hp), &id, &check)) {
+        visit(user, id, check);
+      } else {
+        unknown++;
+      }
+    }
+  }
+  for (size_t i = 0; i < h->index.large_count; i++) {
+    if (ident_of((gc_value)h->index.large_list[i].key, &id, &check)) {
+      visit(user, id, check);
+    } else {
+      unknown++;
+    }
+  }
+  return unknown;
+}
+
+/* A pool holds a small block (INV-POOL-1); a large block is its own unit, header included. */
+static int address_unit(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bytes) {
+  gc_value v = cell(h, c);
+  if (!gc_is_block(v)) return 0;
+  size_t whsize = gc_wsize(v) + 1;
+  if (whsize > GC_SIZECLASS_MAX_WHSIZE) {
+    *start = (uintptr_t)v - sizeof(gc_value);
+    *bytes = whsize * sizeof(gc_value);
+  } else {
+    *start = (uintptr_t)v & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+    *bytes = GC_POOL_BSIZE;
+  }
+  return 1;
+}
+
 static size_t live_bytes(fuzz_bheap *h) {
   gc_stats s;
   gc_get_stats(h->heap, &s);
@@ -384,9 +459,10 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .name = "gcfuzz",
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
-            FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE | FUZZ_CAP_FAIL |
-            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS | FUZZ_CAP_BLOCKING |
-            FUZZ_CAP_PIN | FUZZ_CAP_LIMIT,
+            FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
+            FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE |
+            FUZZ_CAP_UNITS,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -412,6 +488,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .fin_clear = fin_clear,
     .range_add = range_add,
     .address = address,
+    .address_unit = address_unit,
     .domain_spawn = domain_spawn,
     .domain_on = domain_on,
     .domain_end = domain_end,
@@ -420,6 +497,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .pin = pin,
     .unpin = unpin,
     .limit = limit,
+    .walk = walk,
     .live_bytes = live_bytes,
     .check = check,
 };

@@ -1,0 +1,33 @@
+/* How a program is run through a backend, and what came of it (fuzz/oracle/run.h). */
+#ifndef FUZZ_ORACLE_OPTIONS_H
+#define FUZZ_ORACLE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fuzz/backend/backend.h"
+#include "fuzz/lang/ops.h"
+
+typedef struct oracle_options {
+  const fuzz_backend *backend;
+  const fuzz_opset *ops;  /* NULL: oracle_opset(backend) */
+  int abort_on_violation; /* fuzz targets: the first violation printed, then abort() */
+  FILE *out;              /* violations and reports; NULL: stderr */
+  FILE *trace;            /* if set: each op as it runs, each collection and finalizer */
+  const char *params;     /* the backend's own parameter text, or NULL */
+} oracle_options;
+
+typedef struct oracle_result {
+  size_t ops;          /* ops run */
+  size_t body_ops;     /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
+  uint64_t collects;   /* collections the program asked for, the final one included */
+  size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
+  size_t deep_checks;  /* runs of the backend's deep check */
+  size_t finalizers;   /* finalizers that ran */
+  size_t violations;   /* every finding, the model's and the backend's */
+  long first_op;       /* the op of the first, or -1 (the final checks) */
+  char first_kind[48]; /* "" if none */
+} oracle_result;
+
+#endif /* FUZZ_ORACLE_OPTIONS_H */
