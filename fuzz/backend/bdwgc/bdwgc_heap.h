@@ -92,10 +92,11 @@ typedef struct domain {
 
 /* ---- The heap -------------------------------------------------------------------------------- */
 
-/* INV-BDWGC-2: exactly one thread runs the heap's ops at any time: domain `on`'s (the creating
- * thread for 0); every other domain's thread is parked on its `wake` condition variable, and the
- * creating thread, while another domain runs, on `done`. A call reaches domain on's thread
- * through bdwgc_run_on, directly when it is already there (a finalizer's body calling back). */
+/* INV-BDWGC-2: exactly one thread runs the heap's ops at any time, every other parked on a
+ * condition variable: a domain's thread on its `wake`, the creating thread on `done` while it
+ * has handed a call over. The calls bdwgc serves per thread (bdwgc_backend.c says which) run on
+ * domain `on`'s thread through bdwgc_run_on, directly when already there (the creating thread
+ * for 0, a finalizer's body calling back); the others run on the caller's, between hand-overs. */
 struct fuzz_bheap {
   fuzz_backend_config cfg;
   void **cells;    /* the driver's cfg.cells, FUZZ_CELL_SELF, then INFLIGHT_MAX slots: a GC root */
