@@ -253,9 +253,10 @@ typedef struct fuzz_backend {
    * lua_State of the heap's; bdwgc: threads made by GC_pthread_create, the others parked).
    * Domain 0 is the heap's first and always there; 1..FUZZ_DOMAINS-1 exist between spawn and end.
    * spawn makes domain d (0 when it exists already or the collector refused: out of memory);
-   * on makes every call that follows run on domain d (spawned, or 0) until the next on: the
+   * on makes the calls that follow run on domain d (spawned, or 0) until the next on: the
    * allocations are d's, a collection is started by d, a finalizer runs on d's thread where the
-   * collector runs it in the caller; end finishes domain d, giving back what it held of its own
+   * collector runs it in the caller (a call the collector cannot tell apart by thread, such as
+   * reading an identity, may run where the driver is: bdwgc's README says which); end finishes domain d, giving back what it held of its own
    * (a thread's local free lists, a coroutine's stack, a domain's pools become orphans); the
    * calls run on domain 0 after if they ran on d. A domain owns no cell: the cells are the heap's
    * and stay roots whichever domain runs, so domains change how the collector works, never what
