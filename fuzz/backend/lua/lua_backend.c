@@ -35,16 +35,29 @@
 #include "lstate.h"
 #include "lua.h"
 
-/* Registry slots past Lua's own (LUA_RIDX_LAST): the cells table, then the marker metatables. */
+/* Registry slots past Lua's own (LUA_RIDX_LAST): the cells table, the domains' anchor table,
+ * then the marker metatables. */
 enum {
   REG_CELLS = LUA_RIDX_LAST + 1,
-  REG_MT = REG_CELLS + 1, /* REG_MT + luab_mt */
+  REG_DOMAINS = REG_CELLS + 1,
+  REG_MT = REG_DOMAINS + 1, /* REG_MT + luab_mt */
 };
 
 enum { PENDING_MAX = 16, WORD_BYTES = sizeof(uint64_t), IDENT_WORDS = 2 };
 
 struct fuzz_bheap {
-  lua_State *L;
+  lua_State *L;     /* the running domain's thread: every call into Lua runs on it */
+  lua_State *main;  /* domain 0: the state's main thread */
+  unsigned running; /* the running domain */
+  /* INV-LUAB-3: domains[d] (d > 0) is a coroutine between spawn and end, and then the anchor
+   * table's slot d + 1 holds it; otherwise both are empty. Between ops every domain's stack is
+   * empty (only the base frame's function slot), so no block is kept by a stack the model does
+   * not know. */
+  lua_State *domains[LUAB_DOMAINS];
+  const void *domains_table;
+  luab_ptrmap ended; /* a coroutine domain_end finished (its allocation) -> `cycles` then */
+  uint64_t cycles;   /* whole cycles (LUA_GCCOLLECT) completed */
+  int op_depth;      /* protected calls running (a step's check is then mid-op) */
   fuzz_backend_config cfg;
   size_t cells;       /* ordinary cells; the cells table has cells + 1 slots (SELF last) */
   luab_ptrmap allocs; /* INV-LUAB-2: every live allocation Lua holds -> its bytes */
@@ -115,6 +128,7 @@ static void *allocate(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (nsize == 0) {
     if (ptr != NULL) {
       luab_ptrmap_del(&h->allocs, (uintptr_t)ptr);
+      if (h->ended.count > 0) luab_ptrmap_del(&h->ended, (uintptr_t)ptr); /* a coroutine freed */
       h->live_bytes -= old;
       free(ptr);
     }
@@ -156,18 +170,23 @@ typedef struct op_args {
   size_t a, b, c;
   uint64_t u, w;
   int64_t value;
-  int is_int; /* store: the value, not the block in cell b */
-  int result; /* what the op answers */
+  int is_int;   /* store: the value, not the block in cell b */
+  int failable; /* the op may fail: arm_failures counts its allocations from there on */
+  int result;   /* what the op answers */
 } op_args;
 
 static const char *op_name(lua_CFunction fn);
 
-/* Run fn(args) in protected mode. Returns 1 when it returned, 0 when it raised. */
+/* Run fn(args) in protected mode. Returns 1 when it returned, 0 when it raised. An injected
+ * failure counts only from the op's arm_failures on, never in lua_pcall's own allocations (a
+ * coroutine's first call allocates its CallInfo), so a failed op has always emptied its dst. */
 static int protect(fuzz_bheap *h, lua_CFunction fn, op_args *args, int failable) {
   lua_State *L = h->L;
   int outer_failable = h->failable, outer_fired = h->fail_fired;
-  h->failable = failable;
+  h->failable = 0;
+  args->failable = failable;
   h->fail_fired = 0;
+  h->op_depth++;
   args->h = h;
   lua_pushcfunction(L, fn);
   lua_pushlightuserdata(L, args);
@@ -181,10 +200,14 @@ static int protect(fuzz_bheap *h, lua_CFunction fn, op_args *args, int failable)
   }
   h->failable = outer_failable;
   h->fail_fired = outer_fired;
+  h->op_depth--;
   return status == LUA_OK;
 }
 
 static op_args *args_of(lua_State *L) { return lua_touserdata(L, 1); }
+
+/* From here the op's allocations may fail (its dst is empty by now). */
+static void arm_failures(op_args *a) { a->h->failable = a->failable; }
 
 /* The collectable object on top of the stack, or NULL. */
 static const GCObject *top_object(lua_State *L) {
@@ -197,8 +220,14 @@ static luab_view view_of(fuzz_bheap *h) {
                  .allocs = &h->allocs,
                  .live_bytes = h->live_bytes,
                  .cells = h->cells_table,
-                 .in_finalizer = h->fin_depth > 0};
+                 .in_finalizer = h->fin_depth > 0,
+                 .mid_op = h->op_depth > 0,
+                 .domains_table = h->domains_table,
+                 .running = h->running,
+                 .ended = &h->ended,
+                 .cycles = h->cycles};
   memcpy(v.mt, h->mt, sizeof v.mt);
+  memcpy(v.domains, h->domains, sizeof v.domains);
   return v;
 }
 
@@ -243,6 +272,7 @@ static int op_alloc(lua_State *L) {
   size_t dst = a->a, fields = a->c;
   int cells = push_cell(L, dst);
   empty_cell(L, cells, dst); /* empty on failure */
+  arm_failures(a);
   if (a->b == FUZZ_SHAPE_SCAN) {
     lua_createtable(L, (int)(fields + IDENT_WORDS), 0);
     lua_pushinteger(L, 0); /* identity slots are integers from the start (lua.identity) */
@@ -416,13 +446,18 @@ static int op_collect(lua_State *L) {
   op_args *a = args_of(L);
   switch ((fuzz_collect_kind)a->a) {
     case FUZZ_COLLECT_SLICE: lua_gc(L, LUA_GCSTEP, (int)a->b); break;
-    case FUZZ_COLLECT_MAJOR: lua_gc(L, LUA_GCCOLLECT); break;
+    case FUZZ_COLLECT_MAJOR:
+      lua_gc(L, LUA_GCCOLLECT);
+      a->h->cycles++;
+      break;
     case FUZZ_COLLECT_FULL:
       /* A block finalized (or merely separated, after fin_clear) in a cycle is freed by the next
        * one: the second cycle gives back what the first one's finalizers left. */
       lua_gc(L, LUA_GCCOLLECT);
+      a->h->cycles++;
       check_between_cycles(a->h);
       lua_gc(L, LUA_GCCOLLECT);
+      a->h->cycles++;
       break;
     case FUZZ_COLLECT_START:
       /* From the pause, start a cycle and stop with its roots marked gray; mid-cycle (or in
@@ -527,9 +562,14 @@ static int run_finalizer(lua_State *L) {
   lua_pop(L, 1);
   lua_pushvalue(L, 1);
   set_cell_from_top(L, cells, self);
+  /* The body's calls run on the thread Lua runs the finalizer on (the domain whose step or
+   * collection called it), on top of the __gc frame. */
+  lua_State *outer = h->L;
+  h->L = L;
   h->fin_depth++;
   if (h->cfg.events.finalize != NULL) h->cfg.events.finalize(h->cfg.events.user, token);
   h->fin_depth--;
+  h->L = outer;
   empty_cell(L, cells, self);
   return 0;
 }
@@ -577,6 +617,7 @@ static int op_weak_new(lua_State *L) {
   op_args *a = args_of(L);
   int cells = push_cell(L, a->b); /* the target */
   empty_cell(L, cells, a->a);
+  arm_failures(a);
   lua_createtable(L, 1 + IDENT_WORDS, 0);
   lua_rotate(L, -2, 1); /* table, target */
   lua_rawseti(L, -2, 1);
@@ -632,6 +673,7 @@ static int op_ephe_new(lua_State *L) {
     lua_replace(L, datum);
   }
   empty_cell(L, cells, a->a);
+  arm_failures(a);
   lua_createtable(L, IDENT_WORDS, 1);
   lua_pushinteger(L, 0);
   lua_rawseti(L, -2, 1);
@@ -687,6 +729,58 @@ static int ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
   return protect(h, op_ephe_get, &a, 0) && a.result;
 }
 
+/* ---- Domains: coroutines ------------------------------------------------------------------- */
+
+/* Domain d > 0 is a coroutine (lua_newthread) anchored in the domains table from spawn to end.
+ * It owns no cell: it changes which stack the ops' values pass through and which thread starts a
+ * step, a collection or a finalizer, never what the model reaches. */
+
+static int op_spawn(lua_State *L) {
+  op_args *a = args_of(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, REG_DOMAINS);
+  lua_State *co = lua_newthread(L); /* may step the collector, and so run finalizers */
+  lua_rawseti(L, -2, (lua_Integer)a->a + 1);
+  a->h->domains[a->a] = co;
+  a->result = 1;
+  return 0;
+}
+
+static int domain_spawn(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= LUAB_DOMAINS || h->domains[d] != NULL || h->fin_depth > 0) return 0;
+  op_args a = {.a = d};
+  return protect(h, op_spawn, &a, 0) && a.result;
+}
+
+static void domain_on(fuzz_bheap *h, unsigned d) {
+  if (d >= LUAB_DOMAINS || h->domains[d] == NULL || h->fin_depth > 0) return;
+  h->running = d;
+  h->L = h->domains[d];
+}
+
+static int op_unanchor(lua_State *L) {
+  op_args *a = args_of(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, REG_DOMAINS);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, (lua_Integer)a->a + 1); /* an array slot: no allocation */
+  return 0;
+}
+
+/* The coroutine is reset (its stack emptied and shrunk, lua_resetthread) and unanchored: the
+ * next whole cycle frees it, which the deep check holds it to (lua.thread-kept). */
+static void domain_end(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= LUAB_DOMAINS || h->domains[d] == NULL || h->fin_depth > 0) return;
+  lua_State *co = h->domains[d];
+  if (h->running == d) domain_on(h, 0);
+  lua_resetthread(co);
+  h->domains[d] = NULL;
+  if (!luab_ptrmap_put(&h->ended, (uintptr_t)lua_getextraspace(co), h->cycles)) {
+    fprintf(stderr, "lua backend: out of memory for the ended coroutines\n");
+    abort();
+  }
+  op_args a = {.a = d};
+  protect(h, op_unanchor, &a, 0);
+}
+
 /* ---- Introspection -------------------------------------------------------------------------- */
 
 static size_t heap_walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
@@ -719,7 +813,8 @@ void __wrap_luaC_step(lua_State *L) {
   void *ud = NULL;
   lua_getallocf(L, &ud);
   fuzz_bheap *h = ud;
-  if (h != NULL && h->L == L && h->cells_table != NULL && !h->closing && h->fin_depth == 0) {
+  if (h != NULL && h->domains_table != NULL && G(L) == G(h->main) && !h->closing &&
+      h->fin_depth == 0) {
     check_between_cycles(h);
   }
 }
@@ -742,6 +837,9 @@ static int op_setup(lua_State *L) {
   lua_createtable(L, (int)h->cells + 1, 0);
   h->cells_table = lua_topointer(L, -1);
   lua_rawseti(L, LUA_REGISTRYINDEX, REG_CELLS);
+  lua_createtable(L, LUAB_DOMAINS, 0); /* sized now: anchoring never allocates */
+  h->domains_table = lua_topointer(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, REG_DOMAINS);
   for (int i = 0; i < LUAB_MT_COUNT; i++) {
     lua_createtable(L, 0, 2);
     if (i == (int)armed((luab_mt)i)) {
@@ -789,7 +887,7 @@ static fuzz_bheap *heap_create(const fuzz_backend_config *cfg) {
     free(h);
     return NULL;
   }
-  h->L = L;
+  h->L = h->main = h->domains[0] = L;
   lua_atpanic(L, on_panic);
   lua_setwarnf(L, on_warning, h);
   op_args a = {.result = generational};
@@ -803,16 +901,21 @@ static fuzz_bheap *heap_create(const fuzz_backend_config *cfg) {
 
 static void heap_destroy(fuzz_bheap *h) {
   h->closing = 1;
-  lua_close(h->L);
+  lua_close(h->main);
   if (h->live_bytes != 0 || h->allocs.count != 0)
     fprintf(h->cfg.out, "lua: %zu bytes in %zu allocations still live after lua_close\n",
             h->live_bytes, h->allocs.count);
   luab_ptrmap_free(&h->allocs);
   luab_ptrmap_free(&h->tokens);
+  luab_ptrmap_free(&h->ended);
   free(h);
 }
 
 lua_State *luab_state(fuzz_bheap *h) { return h->L; }
+
+lua_State *luab_domain_state(fuzz_bheap *h, unsigned d) {
+  return d < LUAB_DOMAINS ? h->domains[d] : NULL;
+}
 
 void *luab_cell_object(fuzz_bheap *h, size_t cell) {
   push_cell(h->L, cell);
@@ -830,6 +933,7 @@ static const char *op_name(lua_CFunction fn) {
       {op_collect, "collect"},     {op_tune, "tune"},           {op_fin_set, "fin_set"},
       {op_fin_clear, "fin_clear"}, {op_weak_new, "weak_new"},   {op_weak_get, "weak_get"},
       {op_ephe_new, "ephe_new"},   {op_ephe_get, "ephe_get"},   {op_setup, "setup"},
+      {op_spawn, "domain_spawn"},  {op_unanchor, "domain_end"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (names[i].fn == fn) return names[i].name;
@@ -837,11 +941,13 @@ static const char *op_name(lua_CFunction fn) {
   return "an op";
 }
 
-/* Leak bound, measured (lua_backend_test, leak_bound_holds): a fresh heap holds 6,023 bytes
+/* Leak bound, measured (lua_backend_test, leak_bound_holds): a fresh heap holds 6,207 bytes
  * with no cells (the state, its stack and string table, the registry, the tag-method names, the
- * six metatables) and 16 bytes more a cell; the most a block costs against the model's
- * 8 (fields + 2) bytes is an ephemeron's 112 for 16 (a table, an array of 2, one hash node):
- * 7 times, so 6 times more. The slack covers a fresh heap of 1,024 cells, plus 4 KB. */
+ * six metatables, the domains' anchor table) and 16 bytes more a cell; three coroutines 928
+ * bytes each (a finalizer body's frames may double a stack until a cycle shrinks it: 2 KB
+ * each); the most a block costs against the model's 8 (fields + 2) bytes is an ephemeron's 112
+ * for 16 (a table, an array of 2, one hash node): 7 times, so 6 times more. The slack covers a
+ * fresh heap of 1,024 cells and three coroutines, plus 4 KB. */
 const fuzz_backend fuzz_backend_lua = {
     .name = "lua",
     .what =
@@ -849,11 +955,12 @@ const fuzz_backend fuzz_backend_lua = {
         "and userdata",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK,
+            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK |
+            FUZZ_CAP_DOMAINS,
     .tunables = tunables,
     .tunable_count = TUNE_COUNT,
     .leak_slack_factor = 6.0,
-    .leak_slack_bytes = 6023 + 1024 * 16 + 4096,
+    .leak_slack_bytes = 6207 + 1024 * 16 + 3 * 2048 + 4096,
     .create = heap_create,
     .destroy = heap_destroy,
     .alloc = block_alloc,
@@ -878,6 +985,9 @@ const fuzz_backend fuzz_backend_lua = {
     .ephe_get = ephe_get,
     .range_add = NULL,
     .address = NULL,
+    .domain_spawn = domain_spawn,
+    .domain_on = domain_on,
+    .domain_end = domain_end,
     .walk = heap_walk,
     .live_bytes = heap_live_bytes,
     .check = heap_check,

@@ -47,6 +47,16 @@
  *   lua.finalizer-lost  a block armed with __gc (a _FIN marker) that Lua does not hold for
  *                       finalization: its finalizer would never run
  *   lua.cell            a cell holds something that is no block
+ *   lua.thread-colour   a thread black while incremental marking runs (traversethread leaves a
+ *                       thread gray on grayagain until the atomic phase: threads have no
+ *                       barriers), or an OLD thread not gray in generational mode (each young
+ *                       collection must traverse its stack again)
+ *   lua.domain          INV-LUAB-3: a domain's coroutine is not the thread its anchor slot
+ *                       holds, not a live thread in allgc, or the running domain's thread is
+ *                       not the one the ops run on
+ *   lua.domain-stack    between ops, a domain's stack holds values or frames (a block kept
+ *                       alive by a stack the model does not know)
+ *   lua.thread-kept     a coroutine ended before the last whole cycle is still not freed
  *
  * Cost: one pass over the lists and one over every reference, each lookup a hash probe.
  */
@@ -640,6 +650,19 @@ static void check_contents(checker *c, const GCObject *o) {
   }
 }
 
+/* Threads have no write barriers: a store to a stack is never seen by the collector. So Lua
+ * keeps them gray: traversethread links a thread to grayagain in the propagate phase (to be
+ * traversed again in the atomic one), and an old thread there in every phase, so each young
+ * collection re-traverses its stack (sweep2old and correctgraylist keep old threads gray). */
+static void check_thread_colour(checker *c, const GCObject *o, const char *ln) {
+  if (c->inc && c->keep && isblack(o))
+    report(c, "thread-colour", "thread %p in %s is black in state %d, before the atomic phase",
+           (void *)o, ln, c->g->gcstate);
+  else if (!c->inc && getage(o) == G_OLD && !isgray(o))
+    report(c, "thread-colour", "old thread %p in %s is %s, not gray (on grayagain)", (void *)o, ln,
+           colour_name(c, o));
+}
+
 /* The header of one listed object: its size, colour, age and finalization bit. */
 static void check_header(checker *c, const GCObject *o, uint64_t info) {
   int list = (int)(info & LIST_MASK);
@@ -687,6 +710,7 @@ static void check_header(checker *c, const GCObject *o, uint64_t info) {
     report(c, "dead-object", "%s %p in %s is dead (other white) in generational mode",
            type_name(o->tt), (void *)o, ln);
   }
+  if (o->tt == LUA_VTHREAD) check_thread_colour(c, o, ln);
   /* Ages. */
   int age = getage(o);
   if (c->inc && age != G_NEW)
@@ -922,6 +946,60 @@ static void check_cells(checker *c) {
   }
 }
 
+/* ---- Domains ---------------------------------------------------------------------------- */
+
+/* Between ops a thread holds its base frame only: the function slot, nothing above. */
+static int stack_empty(const lua_State *th) {
+  return th->ci == &th->base_ci && th->top == th->stack + 1;
+}
+
+static void check_domains(checker *c) {
+  const luab_view *v = c->v;
+  if (v->domains[0] != c->g->mainthread)
+    report(c, "domain", "domain 0 is %p, not the main thread %p", (void *)v->domains[0],
+           (void *)c->g->mainthread);
+  if (v->running >= LUAB_DOMAINS || v->domains[v->running] == NULL ||
+      (v->domains[v->running] != v->L && !v->in_finalizer))
+    report(c, "domain", "the ops run on %p, not on domain %u's thread", (void *)v->L, v->running);
+  const GCObject *t = v->domains_table;
+  uint64_t info;
+  if (!info_of(c, t, &info) || t->tt != LUA_VTABLE || (info & INFO_BROKEN) ||
+      luab_table_asize(t) < LUAB_DOMAINS) {
+    report(c, "domain", "the domains' anchor table %p is no listed table of %d slots", (void *)t,
+           LUAB_DOMAINS);
+    return;
+  }
+  const TValue *slot = gco2t(t)->array;
+  for (unsigned d = 0; d < LUAB_DOMAINS; d++) {
+    const lua_State *th = v->domains[d];
+    if (d > 0 &&
+        (th == NULL ? !ttisnil(&slot[d]) : !ttisthread(&slot[d]) || thvalue(&slot[d]) != th)) {
+      report(c, "domain", "domain %u is %p but its anchor slot holds a value of tag 0x%x", d,
+             (void *)th, rawtt(&slot[d]));
+      continue;
+    }
+    if (th == NULL) continue;
+    const GCObject *o = obj2gco(th);
+    if (!info_of(c, o, &info) || o->tt != LUA_VTHREAD || (info & LIST_MASK) != LIST_ALLGC ||
+        isdead(c->g, o)) {
+      report(c, "domain", "domain %u's thread %p is no live thread in allgc", d, (void *)th);
+      continue;
+    }
+    if (!v->mid_op && !v->in_finalizer && !stack_empty(th))
+      report(c, "domain-stack", "between ops, domain %u's thread %p holds %td stack slots%s", d,
+             (void *)th, th->top - th->stack - 1, th->ci == &th->base_ci ? "" : " and frames");
+  }
+  /* An ended coroutine leaves `ended` when the allocator frees it. */
+  for (size_t i = 0; i < v->ended->capacity; i++) {
+    if (v->ended->keys[i] == 0 || v->ended->values[i] >= v->cycles) continue;
+    report(c, "thread-kept",
+           "coroutine %p ended before whole cycle %llu, and the %llu since have not freed it",
+           (void *)((const char *)v->ended->keys[i] + offsetof(mirror_lx, l)),
+           (unsigned long long)v->ended->values[i] + 1,
+           (unsigned long long)(v->cycles - v->ended->values[i]));
+  }
+}
+
 /* ---- The check ------------------------------------------------------------------------------ */
 
 static void check_state(checker *c) {
@@ -981,6 +1059,7 @@ size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max) {
   check_strings(&c);
   check_roots(&c);
   check_cells(&c);
+  check_domains(&c);
   luab_ptrmap_free(&c.objs);
   return c.count;
 }

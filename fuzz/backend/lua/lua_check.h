@@ -61,14 +61,23 @@ typedef enum luab_mt {
   LUAB_MT_COUNT,
 } luab_mt;
 
+/* Domains: 0 is the main thread, 1..LUAB_DOMAINS-1 coroutines (the driver uses 1..3). */
+enum { LUAB_DOMAINS = 8 };
+
 /* What the check and the walk read besides the Lua state. */
 typedef struct luab_view {
-  lua_State *L;
-  const luab_ptrmap *allocs;     /* live allocations: address -> bytes */
-  size_t live_bytes;             /* the allocator's own count */
-  const void *mt[LUAB_MT_COUNT]; /* the marker metatables (Table *) */
-  const void *cells;             /* the cells table (Table *) */
-  int in_finalizer;              /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  lua_State *L;                     /* the running domain's thread */
+  const luab_ptrmap *allocs;        /* live allocations: address -> bytes */
+  size_t live_bytes;                /* the allocator's own count */
+  const void *mt[LUAB_MT_COUNT];    /* the marker metatables (Table *) */
+  const void *cells;                /* the cells table (Table *) */
+  int in_finalizer;                 /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  int mid_op;                       /* an op is running (the check after a step of the collector) */
+  lua_State *domains[LUAB_DOMAINS]; /* each domain's thread, NULL when it does not exist */
+  const void *domains_table;        /* the anchor table of the coroutines (Table *) */
+  unsigned running;                 /* the running domain */
+  const luab_ptrmap *ended; /* coroutines ended and not yet freed (allocation) -> cycles then */
+  uint64_t cycles;          /* whole cycles completed */
 } luab_view;
 
 /* The marker of a Lua object (a GCObject *): LUAB_MT_COUNT when it is no block. */
@@ -97,6 +106,8 @@ size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max);
 
 /* The heap's Lua state, and the object (a GCObject *) in a cell, or NULL when it is empty. */
 lua_State *luab_state(fuzz_bheap *h);
+/* Domain d's thread, or NULL when it does not exist. */
+lua_State *luab_domain_state(fuzz_bheap *h, unsigned d);
 void *luab_cell_object(fuzz_bheap *h, size_t cell);
 
 #endif /* FUZZ_BACKEND_LUA_LUA_CHECK_H */
