@@ -58,7 +58,7 @@
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
-  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")         \
+  X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")      \
   X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")
 
 typedef enum fuzz_backend_cap_bit {
@@ -137,6 +137,13 @@ typedef struct fuzz_backend_events {
    * stores, sets finalizers, makes weak references) but collect, run_finalizers, tune,
    * fail_after and the domain calls. */
   void (*finalize)(void *user, uint64_t token);
+  /* A finding the backend makes outside check: a check it runs inside the collector's own steps
+   * (between the cycles of a full collection, after a step an allocation paid for), a wrong free
+   * its allocator saw. Reported at once, against the op running, so that a fuzz target stops on
+   * it before the collector's next step reads what the finding is about (a sanitizer would stop
+   * there, and name the symptom rather than the cause). May be called from any function of the
+   * table; the backend goes on after it. */
+  void (*finding)(void *user, const fuzz_finding *f);
 } fuzz_backend_events;
 
 typedef struct fuzz_backend_config {

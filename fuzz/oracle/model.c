@@ -13,6 +13,9 @@ struct oracle_model {
   size_t ncells;
   oracle_obj range_objs[ORACLE_RANGE_WORDS]; /* what each range word keeps (set_range_word) */
   uint64_t collects;
+  /* The first object made after the latest collection began (a finalizer body's, or any later
+   * op's): that collection cannot have freed it, so it is kept whatever reaches it. */
+  size_t born_after_collect;
   /* Reachable sets: one byte a object, a bit per oracle_reach_kind; and the walk's stack. */
   uint8_t *reached;
   size_t reached_cap;
@@ -46,6 +49,7 @@ void oracle_model_reset(oracle_model *m) {
   m->count = 0;
   m->nwords = 0;
   m->collects = 0;
+  m->born_after_collect = 0;
   for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) m->range_objs[i] = ORACLE_NONE;
   m->kept_bytes = 0;
   for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
@@ -192,6 +196,7 @@ static void reach_from_roots(oracle_model *m, uint8_t bit, size_t skip) {
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   uint8_t bit = (uint8_t)(1u << kind);
   reach_from_roots(m, bit, skip);
+  if (kind == ORACLE_REACH_AT_COLLECT) m->born_after_collect = m->count;
   if (kind != ORACLE_REACH_KEPT) return;
   /* Kept: what the latest collection began with, what a finalizer still to run may see, and
    * what one that ran this collection left. */
@@ -199,7 +204,7 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
-    if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & at_collect) ||
+    if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & at_collect) || k >= m->born_after_collect ||
         (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
       mark(m, bit, (oracle_obj)k, &top);
     }
@@ -254,7 +259,7 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip) {
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
-    if ((m->reached[k] & at_collect) ||
+    if ((m->reached[k] & at_collect) || k >= m->born_after_collect ||
         (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
       mark(m, NOT_DUE_BIT, (oracle_obj)k, &top);
     }

@@ -17,9 +17,10 @@
  *     when the word was written (oracle_model_set_range_word);
  *   - at-collect: the strong set when the program's latest collection began: the collection
  *     keeps all of it, whatever its finalizers resurrect over cells meanwhile;
- *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set
- *     or one whose finalizer ran in the current collection (a collector keeps those for the
- *     finalizer, or until its next cycle).
+ *   - kept: strong and at-collect, plus everything reachable from an object with a finalizer set,
+ *     one whose finalizer ran in the current collection (a collector keeps those for the
+ *     finalizer, or until its next cycle), or one made since the collection began (by a
+ *     finalizer's body: the collection never saw it).
  * Revival. A finalizer that resurrects its block makes reachable again what the collector had
  * found unreachable with it, and may already have separated for finalization or cleared weak
  * references to (Lua finalizes a whole unreachable group in one cycle); so does a weak or
@@ -92,6 +93,7 @@ typedef struct oracle_object {
   size_t first;             /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
   size_t fin_cell;          /* the cell a finalizer resurrects into, or SIZE_MAX */
+  uint64_t body;            /* a fin_do's body (where its ops are: fuzz/oracle/ops.c), or 0 */
   uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
   uintptr_t addr;           /* conservative backends: where the block is, and its bytes */
   size_t bsize;

@@ -62,6 +62,7 @@ typedef enum sabotage {
   SAB_WEAK_LATE,        /* weak references cleared only after the finalizers' marking */
   SAB_FAIL_TWICE,       /* fail_after(n) fails the n-th allocation and the one after it */
   SAB_COUNT_NOT_FREED,  /* the sweep forgets the block counter: the deep check sees it */
+  SAB_ALLOC_NOTICES,    /* the allocator sees a slip of its own as it happens (events.finding) */
   SAB_COUNT
 } sabotage;
 
@@ -177,6 +178,11 @@ static int ref_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t f
   if (refused(h)) return 0;
   rblock *b = new_block(h, shape, ROLE_PLAIN, fields);
   h->cells[dst] = b;
+  if (g_sabotage == SAB_ALLOC_NOTICES && h->ev.finding != NULL) {
+    /* Reported at once: no deep check follows an allocation, so only the event can say it. */
+    fuzz_finding f = {"ref.alloc", "the allocator handed out a block it holds as free"};
+    h->ev.finding(h->ev.user, &f);
+  }
   return b != NULL;
 }
 
@@ -666,6 +672,8 @@ static const mode_case cases[] = {
      "alloc s0 scan 1\n"
      "drop s0\n"
      "collect major\n"},
+    {SAB_ALLOC_NOTICES, "the allocator's own finding, reported at once", "ref.alloc",
+     "alloc s0 scan 1\n"},
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
@@ -726,6 +734,7 @@ static void test_modes(void) {
       "oracle.failure-missed",
       "oracle.unexpected-failure",
       "ref.broken",
+      "ref.alloc",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;
@@ -803,6 +812,48 @@ static void test_resurrections(void) {
     }
     fuzz_buf_free(&bytes);
   }
+}
+
+/* Finalizer bodies: their ops run when the finalizer runs, on the program's slots, with the
+ * finalized block in `self`; a nested fin_do's body when its own finalizer runs; and a body's
+ * finalizer run twice is caught like any other. */
+static void test_bodies(void) {
+  static const char program[] =
+      "alloc s0 scan 2\n"
+      "fin_do s0 5         # the body: the next five ops, the nested body's included\n"
+      "  self s5           # s0's block, resurrected into s5\n"
+      "  alloc s6 scan 2\n"
+      "  store s6.0 s5\n"
+      "  fin_do s6 1\n"
+      "    self s7\n"
+      "drop s0\n"
+      "collect full        # s0's finalizer: its body runs (4 ops)\n"
+      "load s8 s6.0        # the resurrected block, through the body's new one\n"
+      "drop s6\n"
+      "collect full        # s6's finalizer: the nested body (1 op)\n"
+      "load s9 s7.0        # the resurrected block again\n"
+      "drop s5\n"
+      "drop s7\n"
+      "drop s8\n"
+      "drop s9\n"
+      "collect full        # both blocks unreachable again, their finalizers spent\n";
+  fuzz_buf bytes;
+  if (!assemble(&ref_backend, "bodies", program, &bytes)) return;
+  outcome o;
+  run_bytes(&ref_backend, bytes.data, bytes.size, &o);
+  EXPECT(o.rc == 0 && o.res.finalizers == 2 && o.res.body_ops == 5,
+         "bodies: rc %d, %zu finalizers, %zu body ops (want 0, 2, 5), first '%s'\n%s", o.rc,
+         o.res.finalizers, o.res.body_ops, o.res.first_kind, o.text);
+  free(o.text);
+  g_sabotage = SAB_FIN_FLAG_KEPT;
+  run_bytes(&ref_backend, bytes.data, bytes.size, &o);
+  g_sabotage = SAB_NONE;
+  EXPECT(strcmp(o.res.first_kind, "oracle.finalizer-twice") == 0,
+         "bodies with a finalizer that stays set: first '%s', not oracle.finalizer-twice\n%s",
+         o.res.first_kind, o.text);
+  printf("bodies: %zu body ops run; a kept finalizer flag -> %s\n", (size_t)5, o.res.first_kind);
+  free(o.text);
+  fuzz_buf_free(&bytes);
 }
 
 /* ---- No false positives -------------------------------------------------------------------- */
@@ -898,14 +949,14 @@ static void test_opset(void) {
     n++;
   }
   EXPECT(n == set->count, "the op set has %zu ops, the capabilities allow %zu", set->count, n);
-  static const char *const want[] = {"alloc",  "alloc_large", "store", "store_imm", "load",
-                                     "drop",   "copy",        "push",  "pop",       "root",
-                                     "unroot", "collect",     "fail",  "fin",       "unfin",
-                                     "weak",   "weak_get",    "ephe",  "ephe_get"};
+  static const char *const want[] = {
+      "alloc", "alloc_large", "store",    "store_imm", "load",     "drop",   "copy",
+      "push",  "pop",         "root",     "unroot",    "collect",  "fail",   "fin",
+      "unfin", "weak",        "weak_get", "ephe",      "ephe_get", "fin_do", "self"};
   static const char *const never[] = {
-      "range", "range_int", "range_word", "range_pool", "mark_slice", "tune", "param",
-      "limit", "pin",       "unpin",      "misuse",     "spawn",      "on",   "fin_do",
-      "self",  "corrupt",   "pct",        "choose",     "block"};
+      "range", "range_int", "range_word", "range_pool", "mark_slice", "tune",
+      "param", "limit",     "pin",        "unpin",      "misuse",     "spawn",
+      "on",    "terminate", "corrupt",    "pct",        "choose",     "block"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     EXPECT(has_op(set, want[i]), "the ref op set lacks %s", want[i]);
   }
@@ -929,8 +980,9 @@ static void test_opset(void) {
   /* Fewer capabilities, fewer ops. */
   const fuzz_opset *min = oracle_opset(&ref_min_backend);
   EXPECT(min != set && strcmp(min->name, "ref-min") == 0, "ref-min shares ref's op set");
-  static const char *const min_never[] = {"alloc_large", "fail", "fin",      "unfin", "weak",
-                                          "weak_get",    "ephe", "ephe_get", "range"};
+  static const char *const min_never[] = {"alloc_large", "fail",     "fin",  "unfin",
+                                          "weak",        "weak_get", "ephe", "ephe_get",
+                                          "range",       "fin_do",   "self"};
   for (size_t i = 0; i < sizeof min_never / sizeof min_never[0]; i++) {
     EXPECT(!has_op(min, min_never[i]), "the ref-min op set has %s", min_never[i]);
   }
@@ -956,6 +1008,7 @@ int main(void) {
   test_opset();
   test_modes();
   test_resurrections();
+  test_bodies();
   test_random_clean();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -53,6 +53,7 @@ typedef struct oracle_options {
 
 typedef struct oracle_result {
   size_t ops;          /* ops run */
+  size_t body_ops;     /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
   uint64_t collects;   /* collections the program asked for, the final one included */
   size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
   size_t deep_checks;  /* runs of the backend's deep check */

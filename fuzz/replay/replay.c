@@ -39,8 +39,9 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
     printf("replay: the %s heap could not be made (bad --params?)\n", args->backend->name);
     return FUZZ_REPLAY_BAD_INPUT;
   }
-  printf("== backend %s (%zu ops, %llu collections, %zu finalizers run)\n", args->backend->name,
-         res.ops, (unsigned long long)res.collects, res.finalizers);
+  printf("== backend %s (%zu ops, %llu collections, %zu finalizers run, %zu ops in their bodies)\n",
+         args->backend->name, res.ops, (unsigned long long)res.collects, res.finalizers,
+         res.body_ops);
   printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks, res.deep_checks);
   return verdict_line(res.violations, res.first_kind, res.first_op);
 }

@@ -36,7 +36,13 @@ typedef struct fin_chunk {
 
 struct fuzz_bheap {
   gc_heap *heap;
-  gc_domain *dom;
+  gc_domain *dom; /* the domain the calls run on: doms[on] */
+  /* Domains (backend.h), on the caller's one thread as the graph target runs them: the one the
+   * calls run on runs, every other waits in a blocking section, so a collection it starts stops
+   * them without waiting and scans their frames. doms[0] is the main domain, which holds the
+   * cells' frame. */
+  gc_domain *doms[FUZZ_DOMAINS];
+  unsigned on;
   gc_verifier *verifier;
   gc_frame frame;
   gc_value *cells; /* cfg.cells + 1: the last is FUZZ_CELL_SELF */
@@ -92,13 +98,18 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
     return NULL;
   }
   h->verifier = gc_verify_install(h->heap, GC_VERIFY_COLLECT);
-  h->dom = gc_main_domain(h->heap);
+  h->dom = h->doms[0] = gc_main_domain(h->heap);
   h->events = cfg->events;
   gc_frame_push(h->dom, &h->frame, h->cells, h->ncells);
   return h;
 }
 
+static void domain_end(fuzz_bheap *h, unsigned d);
+
 static void destroy(fuzz_bheap *h) {
+  for (unsigned d = 1; d < FUZZ_DOMAINS; d++) {
+    if (h->doms[d] != NULL) domain_end(h, d);
+  }
   gc_frame_pop(h->dom, &h->frame);
   gc_verify_uninstall(h->verifier);
   gc_heap_destroy(h->heap);
@@ -275,6 +286,36 @@ static size_t live_bytes(fuzz_bheap *h) {
   return (s.pool_live_words + s.large_words) * sizeof(gc_value);
 }
 
+/* A new domain, spawned by the running one: born in a blocking section (gc.h), until `on`. */
+static int domain_spawn(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] != NULL) return 0;
+  h->doms[d] = gc_domain_spawn(h->dom);
+  gc_clear_error(h->heap);
+  return h->doms[d] != NULL;
+}
+
+static void domain_on(fuzz_bheap *h, unsigned d) {
+  if (d == h->on || h->doms[d] == NULL) return;
+  gc_enter_blocking(h->dom);
+  h->on = d;
+  h->dom = h->doms[d];
+  gc_leave_blocking(h->dom);
+}
+
+/* A domain terminates itself, running (gc.h): the one running now waits meanwhile, and runs
+ * again after, or domain 0 if it was d. */
+static void domain_end(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
+  unsigned back = h->on == d ? 0 : h->on;
+  domain_on(h, d);
+  gc_domain_terminate(h->dom);
+  gc_clear_error(h->heap);
+  h->doms[d] = NULL;
+  h->on = back;
+  h->dom = h->doms[back];
+  gc_leave_blocking(h->dom);
+}
+
 /* The passes' reports since the last check, as findings (their kinds are invariants/kinds.h's). */
 static size_t check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   const gc_verify_reports *r = gc_verify_reports_of(h->verifier);
@@ -294,7 +335,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE | FUZZ_CAP_FAIL |
-            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK,
+            FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -320,6 +361,9 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .fin_clear = fin_clear,
     .range_add = range_add,
     .address = address,
+    .domain_spawn = domain_spawn,
+    .domain_on = domain_on,
+    .domain_end = domain_end,
     .live_bytes = live_bytes,
     .check = check,
 };

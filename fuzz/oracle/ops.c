@@ -1,0 +1,480 @@
+/* What each op does (runner.h): to the backend through its table and to the model, with the
+ * checks of the calls' answers; finalizers and their bodies; domains. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/lang/program.h"
+#include "fuzz/lang/text.h"
+#include "fuzz/oracle/runner.h"
+
+/* ---- Finalizer bodies ---------------------------------------------------------------------- */
+
+/* A fin_do's body as the model keeps it (never 0): where its ops start in the program's bytes,
+ * the number of the first, their depth and their count. The op's own bytes are its opcode and
+ * two one-byte operands. */
+static uint64_t body_tag(const fuzz_op *op) {
+  uint64_t pos = (uint64_t)op->offset + 3;
+  return (uint64_t)1 << 63 | (pos & 0xffffffffu) << 30 |
+         ((uint64_t)(op->index + 1) & 0xffffff) << 6 | (uint64_t)(op->depth + 1) << 4 |
+         (uint64_t)op->body;
+}
+
+/* What a finalizer body may do (backend.h: what the finalize event may call): the mutator's
+ * work on blocks, cells and finalizers. Not collections, frames, domains, tunables or injected
+ * failures. */
+static int body_op_allowed(fuzz_opcode code) {
+  switch (code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE:
+    case FUZZ_OP_STORE:
+    case FUZZ_OP_STORE_IMM:
+    case FUZZ_OP_LOAD:
+    case FUZZ_OP_DROP:
+    case FUZZ_OP_COPY:
+    case FUZZ_OP_ROOT:
+    case FUZZ_OP_UNROOT:
+    case FUZZ_OP_FIN:
+    case FUZZ_OP_UNFIN:
+    case FUZZ_OP_RANGE:
+    case FUZZ_OP_RANGE_INT:
+    case FUZZ_OP_RANGE_WORD:
+    case FUZZ_OP_FIN_DO:
+    case FUZZ_OP_SELF:
+    case FUZZ_OP_WEAK:
+    case FUZZ_OP_WEAK_GET:
+    case FUZZ_OP_EPHE:
+    case FUZZ_OP_EPHE_GET: return 1;
+    default: return 0;
+  }
+}
+
+/* The body of object o's finalizer runs, inside the backend's finalize event: its ops, on the
+ * program's slots and cells, with o in CELL_SELF (the self op reads it). */
+static void run_body(runner *r, oracle_obj o, uint64_t tag) {
+  int depth0 = r->body_depth;
+  oracle_obj self0 = r->fin_self;
+  const fuzz_op *op0 = r->op;
+  int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init_body(&dec, r->set, r->data, r->size, (size_t)(tag >> 30 & 0xffffffffu),
+                         (size_t)(tag >> 6 & 0xffffff), depth, count);
+  r->body_depth = depth;
+  r->fin_self = o;
+  while (fuzz_program_next(&dec, &op)) {
+    r->op = &op;
+    runner_trace_op(r, &op);
+    if (op.depth == depth) r->res->body_ops++;
+    runner_run_op(r, &op);
+  }
+  r->op = op0;
+  r->body_depth = depth0;
+  r->fin_self = self0;
+}
+
+/* ---- Finalizers ---------------------------------------------------------------------------- */
+
+void runner_on_finalize(void *user, uint64_t token) {
+  runner *r = user;
+  r->res->finalizers++;
+  oracle_obj o = (oracle_obj)(token - 1);
+  oracle_object *ob = oracle_model_object(r->m, o);
+  if (ob == NULL) {
+    runner_report(r, "oracle.finalizer-unset",
+                  "a finalizer ran with token %" PRIu64 ", which the program never gave", token);
+    return;
+  }
+  if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [finalizer of #%u]\n", (unsigned)o);
+  where at = {"the block the finalizer of #%lu was handed", o, 0};
+  if (!runner_check_identity(r, CELL_SELF, o, &at)) return;
+  if (ob->fin != ORACLE_FIN_SET) {
+    runner_report(r,
+                  ob->fin == ORACLE_FIN_RAN ? "oracle.finalizer-twice" : "oracle.finalizer-unset",
+                  "object #%u's finalizer runs, but %s", (unsigned)o,
+                  ob->fin == ORACLE_FIN_RAN ? "it ran already and was not set again"
+                                            : "it was cleared (or never set)");
+    return;
+  }
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+  r->res->checks++;
+  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, o) && !ob->revived) {
+    runner_report(
+        r, "oracle.finalizer-live",
+        "object #%u's finalizer runs while the object is reachable from the cells (and no "
+        "resurrection made it so)",
+        (unsigned)o);
+  }
+  /* The weak references to it that the program can still reach were cleared before this
+   * finalizer ran, unless a revival made it reachable again after the collector looked. */
+  if (!ob->revived) {
+    for (size_t k = 0; k < oracle_model_count(r->m); k++) {
+      oracle_object *w = oracle_model_object(r->m, (oracle_obj)k);
+      /* Not a reference that was itself revived: a weak table the collector separated with its
+       * target (Lua clears a resurrected weak table of values that are dead after the
+       * finalizers' marking, and its target is not). */
+      if (w->role == ORACLE_WEAK && w->a == o && !w->revived &&
+          oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k)) {
+        w->after_finalizer = 1;
+      }
+    }
+  }
+  ob->fin = ORACLE_FIN_RAN;
+  ob->fin_ran_collect = oracle_model_collects(r->m);
+  oracle_model_excuse_weak(r->m, o);
+  if (ob->fin_cell != SIZE_MAX && (r->b->caps & FUZZ_CAP_RESURRECT)) {
+    r->b->copy(r->h, ob->fin_cell, CELL_SELF);
+    oracle_model_revive(r->m, ob->fin_cell, o, CELL_SELF);
+  }
+  uint64_t body = ob->body; /* ob moves if the body makes objects */
+  if (body != 0) run_body(r, o, body);
+}
+
+/* ---- The ops ------------------------------------------------------------------------------- */
+
+static oracle_obj slot_obj(runner *r, int s) { return oracle_model_cell(r->m, slot_cell(s)); }
+
+static void set_cell(runner *r, size_t dst, oracle_obj o) { oracle_model_set_cell(r->m, dst, o); }
+
+static void op_copy(runner *r, size_t dst, size_t src) {
+  r->b->copy(r->h, dst, src);
+  set_cell(r, dst, oracle_model_cell(r->m, src));
+}
+
+static void op_clear(runner *r, size_t cell) {
+  r->b->clear(r->h, cell);
+  set_cell(r, cell, ORACLE_NONE);
+}
+
+/* The injected failure (backend.h, fail_after N): exactly one of the next N allocating calls
+ * (alloc, weak, ephe) fails, and no other call fails. Returns whether `ok` is what a correct
+ * collector may answer, after reporting when it is not. */
+static void check_allocation(runner *r, int ok, const char *what) {
+  r->res->checks++;
+  if (r->fail_window > 0 && r->body_depth == 0) { /* none made in a finalizer counts */
+    if (!ok) {
+      r->fail_window = 0; /* the failure came */
+      return;
+    }
+    if (--r->fail_window == 0) {
+      runner_report(
+          r, "oracle.failure-missed",
+          "the injected failure was due by this %s (the last call of its window), but every "
+          "call succeeded",
+          what);
+    }
+    return;
+  }
+  if (!ok && !r->tuned) {
+    runner_report(r, "oracle.unexpected-failure", "%s failed with no injected failure due", what);
+  }
+}
+
+static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
+  /* A custom block is gcfuzz's own (a block with a finalize function): elsewhere, raw data. */
+  fuzz_block_shape shape =
+      kind == FUZZ_KIND_SCAN || !(r->b->caps & FUZZ_CAP_RAW) ? FUZZ_SHAPE_SCAN : FUZZ_SHAPE_RAW;
+  /* sD's old block is dropped before the allocation, which may collect: a backend may empty the
+   * cell first or last, so the model and the backend empty it first, together. */
+  op_clear(r, slot_cell(dst));
+  int ok = r->b->alloc(r->h, slot_cell(dst), shape, n);
+  check_allocation(r, ok, "allocation");
+  if (!ok) {
+    set_cell(r, slot_cell(dst), ORACLE_NONE);
+    return;
+  }
+  oracle_obj o = oracle_model_new(r->m, shape, ORACLE_PLAIN, n);
+  if (o == ORACLE_NONE) abort();
+  runner_give_identity(r, slot_cell(dst), o);
+  set_cell(r, slot_cell(dst), o);
+}
+
+/* A word a raw block holds for a pointer stored into it: the target's id (data, not a pointer,
+ * so the same on every run), or 0. */
+static uint64_t raw_word_of(runner *r, oracle_obj o) {
+  return o == ORACLE_NONE ? 0 : oracle_model_object(r->m, o)->id;
+}
+
+static void op_store(runner *r, fuzz_arg dst, int is_imm, int value) {
+  oracle_obj o = slot_obj(r, dst.a);
+  if (o == ORACLE_NONE) return;
+  const oracle_object *ob = oracle_model_object(r->m, o);
+  size_t f = (size_t)dst.b;
+  if (ob->role != ORACLE_PLAIN || f >= ob->nfields) return;
+  if (ob->shape == FUZZ_SHAPE_RAW) {
+    uint64_t word = is_imm ? (uint64_t)value << 1 | 1 : raw_word_of(r, slot_obj(r, value));
+    r->b->raw_write(r->h, slot_cell(dst.a), f, word);
+    oracle_model_set_field(r->m, o, f, word);
+  } else if (is_imm) {
+    r->b->store_int(r->h, slot_cell(dst.a), f, value);
+    oracle_model_set_field(r->m, o, f, oracle_field_int(value));
+  } else {
+    oracle_obj v = slot_obj(r, value);
+    r->b->store(r->h, slot_cell(dst.a), f, slot_cell(value));
+    oracle_model_set_field(r->m, o, f,
+                           v == ORACLE_NONE ? ORACLE_FIELD_EMPTY : oracle_field_block(v));
+  }
+}
+
+static void op_load(runner *r, int dst, fuzz_arg src) {
+  oracle_obj o = slot_obj(r, src.a);
+  if (o == ORACLE_NONE) return;
+  const oracle_object *ob = oracle_model_object(r->m, o);
+  size_t f = (size_t)src.b;
+  if (ob->role != ORACLE_PLAIN || ob->shape != FUZZ_SHAPE_SCAN || f >= ob->nfields) return;
+  oracle_field want = oracle_model_field(r->m, o, f);
+  int64_t value = 0;
+  fuzz_field_kind got = r->b->load(r->h, slot_cell(dst), slot_cell(src.a), f, &value);
+  where at = {"load of field %lu of object #%lu", f, o};
+  runner_check_field(r, want, got, value, slot_cell(dst), &at);
+  /* The model follows the program: whatever the backend put there, the slot means `want`. */
+  oracle_obj now = oracle_field_is_block(want) ? oracle_field_block_of(want) : ORACLE_NONE;
+  if (now == ORACLE_NONE && got == FUZZ_FIELD_BLOCK) r->b->clear(r->h, slot_cell(dst));
+  set_cell(r, slot_cell(dst), now);
+}
+
+static void op_push(runner *r) {
+  if (r->frames == FUZZ_FRAMES) return;
+  size_t base = CELL_FRAMES + (size_t)r->frames++ * FUZZ_SLOTS;
+  for (int s = 0; s < FUZZ_SLOTS; s++) op_copy(r, base + (size_t)s, slot_cell(s));
+}
+
+static void op_pop(runner *r) {
+  if (r->frames == 0) return;
+  size_t base = CELL_FRAMES + (size_t)--r->frames * FUZZ_SLOTS;
+  for (int s = 0; s < FUZZ_SLOTS; s++) op_clear(r, base + (size_t)s);
+}
+
+static void op_fin(runner *r, int s, int revive) {
+  oracle_obj o = slot_obj(r, s);
+  if (o == ORACLE_NONE) return;
+  if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
+  oracle_object *ob = oracle_model_object(r->m, o);
+  ob->fin = ORACLE_FIN_SET;
+  ob->fin_cell = revive == FUZZ_NO_SLOT ? SIZE_MAX : slot_cell(revive);
+  ob->body = 0;
+}
+
+/* fin_do sS N: a finalizer whose body is the next N ops. */
+static void op_fin_do(runner *r, const fuzz_op *op) {
+  int s = op->args[0].a;
+  oracle_obj o = slot_obj(r, s);
+  if (o == ORACLE_NONE) return;
+  if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
+  oracle_object *ob = oracle_model_object(r->m, o);
+  ob->fin = ORACLE_FIN_SET;
+  ob->fin_cell = SIZE_MAX;
+  ob->body = body_tag(op);
+}
+
+/* self sD, in a body: sD = the block whose finalizer runs, a resurrection. */
+static void op_self(runner *r, int dst) {
+  if (r->body_depth == 0) return;
+  r->b->copy(r->h, slot_cell(dst), CELL_SELF);
+  oracle_model_revive(r->m, slot_cell(dst), r->fin_self, CELL_SELF);
+}
+
+/* ---- Domains ------------------------------------------------------------------------------- */
+
+static void op_spawn(runner *r, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || r->spawned[d]) return;
+  int ok = r->b->domain_spawn(r->h, d);
+  r->res->checks++;
+  if (!ok && !r->tuned) {
+    runner_report(r, "oracle.unexpected-failure", "spawning domain d%u failed", d);
+    return;
+  }
+  r->spawned[d] = ok != 0;
+}
+
+static void op_on(runner *r, unsigned d) {
+  if (d == r->on || (d != 0 && !r->spawned[d])) return;
+  r->b->domain_on(r->h, d);
+  r->on = d;
+}
+
+static void op_terminate(runner *r, unsigned d) {
+  if (d == 0 || !r->spawned[d]) return;
+  r->b->domain_end(r->h, d);
+  r->spawned[d] = 0;
+  if (r->on == d) r->on = 0;
+}
+
+static void op_unfin(runner *r, int s) {
+  oracle_obj o = slot_obj(r, s);
+  if (o == ORACLE_NONE) return;
+  oracle_object *ob = oracle_model_object(r->m, o);
+  int had = r->b->fin_clear(r->h, slot_cell(s));
+  r->res->checks++;
+  if (had != (ob->fin == ORACLE_FIN_SET)) {
+    runner_report(r, "oracle.finalizer-clear",
+                  "clearing object #%u's finalizer answered %s, but the model says it %s",
+                  (unsigned)o, had ? "one was set" : "none was set",
+                  ob->fin == ORACLE_FIN_SET ? "was set and has not run" : "has none");
+  }
+  ob->fin = ORACLE_FIN_NONE;
+}
+
+/* Word I of range N = w, in the backend's range and in the model. */
+static void set_range_word(runner *r, fuzz_arg word, uintptr_t w) {
+  size_t i = (size_t)word.a * FUZZ_RANGE_WORDS + (size_t)word.b;
+  r->ranges[i] = w;
+  oracle_model_set_range_word(r->m, i, w, CELL_SELF);
+}
+
+/* Word I of range N: the block in sS's address plus the offset (run.h). */
+static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
+  oracle_obj o = slot_obj(r, s);
+  uintptr_t w = 0;
+  if (o != ORACLE_NONE) {
+    const oracle_object *ob = oracle_model_object(r->m, o);
+    uintptr_t base = ob->addr + (offset.a == FUZZ_FROM_END ? ob->bsize : 0);
+    w = base + (uintptr_t)(intptr_t)offset.b;
+  }
+  set_range_word(r, word, w);
+}
+
+static void op_weak(runner *r, int dst, int target) {
+  oracle_obj t = slot_obj(r, target);
+  if (t == ORACLE_NONE) return;
+  if (dst != target) op_clear(r, slot_cell(dst)); /* as in op_alloc */
+  int ok = r->b->weak_new(r->h, slot_cell(dst), slot_cell(target));
+  check_allocation(r, ok, "weak reference");
+  if (!ok) {
+    set_cell(r, slot_cell(dst), ORACLE_NONE);
+    return;
+  }
+  oracle_obj w = oracle_model_new(r->m, FUZZ_SHAPE_SCAN, ORACLE_WEAK, 0);
+  if (w == ORACLE_NONE) abort();
+  oracle_model_object(r->m, w)->a = t;
+  runner_give_identity(r, slot_cell(dst), w);
+  set_cell(r, slot_cell(dst), w);
+}
+
+static void op_ephe(runner *r, int dst, int key, int datum) {
+  oracle_obj k = slot_obj(r, key), v = slot_obj(r, datum);
+  if (k == ORACLE_NONE || v == ORACLE_NONE) return;
+  if (dst != key && dst != datum) op_clear(r, slot_cell(dst)); /* as in op_alloc */
+  int ok = r->b->ephe_new(r->h, slot_cell(dst), slot_cell(key), slot_cell(datum));
+  check_allocation(r, ok, "ephemeron");
+  if (!ok) {
+    set_cell(r, slot_cell(dst), ORACLE_NONE);
+    return;
+  }
+  oracle_obj e = oracle_model_new(r->m, FUZZ_SHAPE_SCAN, ORACLE_EPHE, 0);
+  if (e == ORACLE_NONE) abort();
+  oracle_model_object(r->m, e)->a = k;
+  oracle_model_object(r->m, e)->b = v;
+  runner_give_identity(r, slot_cell(dst), e);
+  set_cell(r, slot_cell(dst), e);
+}
+
+/* weak_get and ephe_get: `want` is the target (datum), `alive` the object whose life decides
+ * (the target; the key). */
+static void op_get(runner *r, int dst, int src, oracle_role role) {
+  oracle_obj w = slot_obj(r, src);
+  if (w == ORACLE_NONE) return;
+  oracle_object *ob = oracle_model_object(r->m, w);
+  if (ob->role != role) return;
+  oracle_obj want = role == ORACLE_WEAK ? ob->a : ob->b, alive = ob->a;
+  int got = role == ORACLE_WEAK ? r->b->weak_get(r->h, slot_cell(dst), slot_cell(src))
+                                : r->b->ephe_get(r->h, slot_cell(dst), slot_cell(src));
+  where at = {role == ORACLE_WEAK ? "the weak reference #%lu's get" : "the ephemeron #%lu's get", w,
+              0};
+  char buf[96];
+  r->res->checks++;
+  if (got) {
+    if (ob->weak_cleared) {
+      runner_report(r, "oracle.weak-revived", "%s answered a block after it had answered empty",
+                    runner_where_text(&at, buf, sizeof buf));
+    } else if (ob->after_finalizer) {
+      runner_report(
+          r, "oracle.weak-after-finalizer",
+          "%s answered its target, object #%u, whose finalizer ran while the weak reference "
+          "was reachable: it should have been cleared before the finalizer",
+          runner_where_text(&at, buf, sizeof buf), (unsigned)want);
+    }
+    if (!runner_check_identity(r, slot_cell(dst), want, &at)) {
+      op_clear(r, slot_cell(dst));
+      return;
+    }
+    /* A get that hands back a block nothing else reached is a revival like a resurrection: the
+     * collector may already have separated it for finalization (Lua keeps an ephemeron's entry
+     * until the cycle after its key was separated), so its finalizer may still run. */
+    oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+    if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, want)) {
+      set_cell(r, slot_cell(dst), want);
+    } else {
+      oracle_model_revive(r->m, slot_cell(dst), want, CELL_SELF);
+    }
+    return;
+  }
+  set_cell(r, slot_cell(dst), ORACLE_NONE);
+  ob->weak_cleared = 1;
+  if (ob->may_be_empty) return;
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+  if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, alive)) {
+    runner_report(r, "oracle.weak-cleared",
+                  "%s answered empty while its %s, object #%u, is reachable from the cells",
+                  runner_where_text(&at, buf, sizeof buf), role == ORACLE_WEAK ? "target" : "key",
+                  (unsigned)alive);
+  }
+}
+
+void runner_trace_op(runner *r, const fuzz_op *op) {
+  if (r->opt->trace == NULL || op->depth != r->body_depth) return;
+  char text[FUZZ_OP_TEXT_MAX];
+  fprintf(r->opt->trace, "%4zu  %*s%s", op->index, 2 * op->depth, "",
+          fuzz_op_format(op, text, sizeof text));
+  if (r->body_depth > 0) fprintf(r->opt->trace, "   (finalizer of #%u)", (unsigned)r->fin_self);
+  if (op->code == FUZZ_OP_TUNE && (size_t)op->args[0].a < r->b->tunable_count) {
+    fprintf(r->opt->trace, "   (%s)", r->b->tunables[op->args[0].a].name);
+  }
+  fputc('\n', r->opt->trace);
+}
+
+void runner_run_op(runner *r, const fuzz_op *op) {
+  const fuzz_arg *a = op->args;
+  /* A finalizer body's ops run only in it (run_body), and only those a body may run. */
+  if (op->depth != r->body_depth || (r->body_depth > 0 && !body_op_allowed(op->code))) return;
+  switch (op->code) {
+    case FUZZ_OP_ALLOC:
+    case FUZZ_OP_ALLOC_LARGE: op_alloc(r, a[0].a, (fuzz_block_kind)a[1].a, (size_t)a[2].a); break;
+    case FUZZ_OP_STORE: op_store(r, a[0], 0, a[1].a); break;
+    case FUZZ_OP_STORE_IMM: op_store(r, a[0], 1, a[1].a); break;
+    case FUZZ_OP_LOAD: op_load(r, a[0].a, a[1]); break;
+    case FUZZ_OP_DROP: op_clear(r, slot_cell(a[0].a)); break;
+    case FUZZ_OP_COPY: op_copy(r, slot_cell(a[0].a), slot_cell(a[1].a)); break;
+    case FUZZ_OP_PUSH: op_push(r); break;
+    case FUZZ_OP_POP: op_pop(r); break;
+    case FUZZ_OP_ROOT: op_copy(r, CELL_GLOBALS + (size_t)a[0].a, slot_cell(a[1].a)); break;
+    case FUZZ_OP_UNROOT: op_clear(r, CELL_GLOBALS + (size_t)a[0].a); break;
+    case FUZZ_OP_COLLECT: runner_collect(r, (fuzz_collect_kind)a[0].a, 0); break;
+    case FUZZ_OP_MARK_SLICE: runner_collect(r, FUZZ_COLLECT_SLICE, (unsigned)a[0].a); break;
+    case FUZZ_OP_FAIL:
+      r->fail_window = (unsigned)a[0].a;
+      r->b->fail_after(r->h, r->fail_window);
+      break;
+    case FUZZ_OP_FIN: op_fin(r, a[0].a, a[1].a); break;
+    case FUZZ_OP_UNFIN: op_unfin(r, a[0].a); break;
+    case FUZZ_OP_RANGE: op_range(r, a[0], a[1].a, a[2]); break;
+    case FUZZ_OP_RANGE_INT: set_range_word(r, a[0], (uintptr_t)a[1].a); break;
+    case FUZZ_OP_RANGE_WORD: set_range_word(r, a[0], (uintptr_t)a[1].word); break;
+    case FUZZ_OP_TUNE:
+      if ((size_t)a[0].a < r->b->tunable_count) {
+        r->tuned = 1;
+        r->b->tune(r->h, (unsigned)a[0].a, (unsigned)a[1].a);
+      }
+      break;
+    case FUZZ_OP_WEAK: op_weak(r, a[0].a, a[1].a); break;
+    case FUZZ_OP_WEAK_GET: op_get(r, a[0].a, a[1].a, ORACLE_WEAK); break;
+    case FUZZ_OP_EPHE: op_ephe(r, a[0].a, a[1].a, a[2].a); break;
+    case FUZZ_OP_EPHE_GET: op_get(r, a[0].a, a[1].a, ORACLE_EPHE); break;
+    case FUZZ_OP_FIN_DO: op_fin_do(r, op); break;
+    case FUZZ_OP_SELF: op_self(r, a[0].a); break;
+    case FUZZ_OP_SPAWN: op_spawn(r, (unsigned)a[0].a); break;
+    case FUZZ_OP_ON: op_on(r, (unsigned)a[0].a); break;
+    case FUZZ_OP_TERMINATE: op_terminate(r, (unsigned)a[0].a); break;
+    default: break; /* not in a backend's op set */
+  }
+}
