@@ -40,15 +40,26 @@
 
 /* ---- Findings kept for the next check, and Lua's own hooks ---------------------------------- */
 
-void luab_pend(fuzz_bheap *h, const char *what, const char *fmt, ...) {
-  if (h->npending < PENDING_MAX) {
-    fuzz_finding *f = &h->pending[h->npending];
-    va_list ap;
-    va_start(ap, fmt);
-    fuzz_finding_set(f, "lua", what, fmt, ap);
-    va_end(ap);
+/* A finding made outside check goes to the driver at once when it listens (events.finding: a
+ * fuzz target then stops before the collector's next step reads what the finding is about),
+ * else it is kept for the next check. */
+static void keep_finding(fuzz_bheap *h, const fuzz_finding *f) {
+  if (h->ready && h->cfg.events.finding != NULL) {
+    h->reported++;
+    h->cfg.events.finding(h->cfg.events.user, f);
+    return;
   }
+  if (h->npending < PENDING_MAX) h->pending[h->npending] = *f;
   h->npending++;
+}
+
+void luab_pend(fuzz_bheap *h, const char *what, const char *fmt, ...) {
+  fuzz_finding f;
+  va_list ap;
+  va_start(ap, fmt);
+  fuzz_finding_set(&f, "lua", what, fmt, ap);
+  va_end(ap);
+  keep_finding(h, &f);
 }
 
 static int on_panic(lua_State *L) {
@@ -218,17 +229,25 @@ static size_t heap_walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, ui
 
 static size_t heap_live_bytes(fuzz_bheap *h) { return h->live_bytes; }
 
-/* The deep check between the two cycles of a full collection, its findings kept for the next
- * check: a block one cycle freed while something still points to it is lua.dangling here,
- * before the next cycle's traversal reads the freed memory (where only a sanitizer would see
- * it). */
-static void check_between_cycles(fuzz_bheap *h) {
-  if (h->npending >= PENDING_MAX) return;
+/* The deep check inside a collection (`in_atomic`: at the end of the atomic phase, before the
+ * white flip), its findings reported at once or kept (keep_finding). A block one cycle freed
+ * while something still points to it is lua.dangling here, before the next cycle's traversal
+ * reads the freed memory (where only a sanitizer would see it). At most PENDING_MAX findings
+ * between two checks of the driver's: a broken heap is not reported again after every step. */
+static void check_inside(fuzz_bheap *h, int in_atomic) {
+  size_t room = PENDING_MAX -
+                (h->npending + h->reported < PENDING_MAX ? h->npending + h->reported : PENDING_MAX);
+  if (room == 0) return;
   fuzz_finding found[PENDING_MAX];
   luab_view v = luab_view_of(h);
-  size_t n = luab_check(&v, found, PENDING_MAX - h->npending);
-  for (size_t i = 0; i < n && h->npending < PENDING_MAX; i++) h->pending[h->npending++] = found[i];
+  v.mid_op = 1; /* inside the collector: whatever called it is mid-way */
+  v.in_atomic = in_atomic;
+  size_t n = luab_check(&v, found, room);
+  for (size_t i = 0; i < n && i < room; i++) keep_finding(h, &found[i]);
 }
+
+/* The deep check between the two cycles of a full collection. */
+static void check_between_cycles(fuzz_bheap *h) { check_inside(h, 0); }
 
 /* The collector's own steps (an allocation that pays its debt) with the deep check after each:
  * the linker sends Lua's calls of luaC_step here (BUILD: --wrap). The state's allocator data is
@@ -246,11 +265,28 @@ void __wrap_luaC_step(lua_State *L) {
   }
 }
 
+/* The end of every atomic phase (the linker sends lgc.c's one call of luaS_clearcache here:
+ * BUILD, --wrap): marking is complete and nothing is freed yet, so a reachable object left
+ * unmarked (lua.mark-incomplete) is seen before the sweep frees it and a later traversal reads
+ * the freed memory. Incremental cycles only (a young collection's atomic phase is mid-way
+ * through its ages). */
+void __real_luaS_clearcache(global_State *g);
+void __wrap_luaS_clearcache(global_State *g);
+void __wrap_luaS_clearcache(global_State *g) {
+  __real_luaS_clearcache(g);
+  if (g->frealloc != luab_allocate) return;
+  fuzz_bheap *h = g->ud;
+  if (h != NULL && h->domains_table != NULL && !h->closing && h->fin_depth == 0 &&
+      g->gckind == KGC_INC)
+    check_inside(h, 1);
+}
+
 /* The findings kept since the last check first, then the deep check's. */
 static size_t heap_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   size_t n = h->npending, kept = n < PENDING_MAX ? n : PENDING_MAX;
   for (size_t i = 0; i < kept && i < max; i++) out[i] = h->pending[i];
   h->npending = 0;
+  h->reported = 0;
   luab_view v = luab_view_of(h);
   size_t used = n < max ? n : max;
   return n + luab_check(&v, out + used, max - used);
@@ -323,6 +359,7 @@ static fuzz_bheap *heap_create(const fuzz_backend_config *cfg) {
     heap_destroy(h);
     return NULL;
   }
+  h->ready = 1;
   return h;
 }
 
@@ -339,6 +376,8 @@ static void heap_destroy(fuzz_bheap *h) {
 }
 
 lua_State *luab_state(fuzz_bheap *h) { return h->L; }
+
+luab_view luab_heap_view(fuzz_bheap *h) { return luab_view_of(h); }
 
 lua_State *luab_domain_state(fuzz_bheap *h, unsigned d) {
   return d < LUAB_DOMAINS ? h->domains[d] : NULL;

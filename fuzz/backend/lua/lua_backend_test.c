@@ -1368,6 +1368,84 @@ static void break_domains(void) {
   B->destroy(h);
 }
 
+/* The check at the end of the atomic phase: a reference written into a black table without a
+ * barrier, to a table nothing else reaches, is not traversed by the atomic phase; the check
+ * there sees it before the sweep frees the table (lua.mark-incomplete), where the checks after
+ * the step would only see memory already freed. */
+static void break_mark_incomplete(void) {
+  fin_log log;
+  fuzz_bheap *h = make_heap(&log, CELLS, NULL);
+  lua_State *L = luab_state(h);
+  global_State *g = G(L);
+  alloc_id(h, 0, FUZZ_SHAPE_SCAN, 1, 1);
+  B->collect(h, FUZZ_COLLECT_START, 0);
+  luaC_runtilstate(L, bitmask(GCSenteratomic)); /* everything reachable marked */
+  GCObject *parent = cell_obj(h, 0);
+  CHECK(isblack(parent) && clean(h));
+  lua_createtable(L, 0, 0); /* white, on the stack only */
+  Table *child = hvalue(s2v(L->top - 1));
+  sethvalue(L, &gco2t(parent)->array[0], child); /* no barrier */
+  lua_pop(L, 1);
+  /* The atomic phase and its check; then entersweep's sweeptolive frees the child at once (the
+   * newest object, dead), in the same step: only the check inside the atomic phase saw it. */
+  luaC_runtilstate(L, bitmask(GCSswpallgc));
+  CHECK(g->gcstate == GCSswpallgc);
+  setnilvalue(&gco2t(parent)->array[0]); /* the dangling slot, emptied before anything reads it */
+  CHECK(only_kind(h, "lua.mark-incomplete"));
+  CHECK(clean(h));
+  B->collect(h, FUZZ_COLLECT_FULL, 0);
+  CHECK(clean(h));
+  B->destroy(h);
+}
+
+/* After fin_set, none of allgc's generational positions may name the object moved to finobj
+ * (lgc.c's correctpointers). */
+static void break_separated(void) {
+  fin_log log;
+  fuzz_bheap *h = make_heap(&log, CELLS, "generational");
+  global_State *g = G(luab_state(h));
+  alloc_id(h, 0, FUZZ_SHAPE_SCAN, 1, 1);
+  CHECK(B->fin_set(h, 0, 1) && clean(h));
+  GCObject *o = cell_obj(h, 0);
+  fuzz_finding f[4];
+  luab_view v = luab_heap_view(h);
+  CHECK(luab_check_separated(&v, o, f, 4) == 0);
+  GCObject *first = g->firstold1;
+  g->firstold1 = o; /* as if correctpointers had missed it */
+  CHECK(luab_check_separated(&v, o, f, 4) == 1 && strcmp(f[0].kind, "lua.gen-lists") == 0);
+  g->firstold1 = first;
+  CHECK(clean(h));
+  B->destroy(h);
+}
+
+/* With events.finding set, a finding made inside an op reaches the driver at once, against the
+ * op, and is not kept for the next check. */
+typedef struct heard {
+  size_t n, alloc;
+} heard;
+
+static void hear_finding(void *user, const fuzz_finding *f) {
+  heard *e = user;
+  e->n++;
+  e->alloc += strcmp(f->kind, "lua.alloc") == 0;
+}
+
+static void findings_reported_at_once(void) {
+  heard e = {0};
+  fuzz_backend_config cfg = {
+      .cells = CELLS, .out = stderr, .events = {.user = &e, .finding = hear_finding}};
+  fuzz_bheap *h = B->create(&cfg);
+  alloc_id(h, 0, FUZZ_SHAPE_RAW, 2, 1);
+  gco2u(cell_obj(h, 0))->len += 8; /* freed with the wrong size, as break_free_size */
+  B->clear(h, 0);
+  B->collect(h, FUZZ_COLLECT_FULL, 0);
+  /* The atomic phase's check sees the size first (lua.object-size), the allocator the free. */
+  CHECK(e.alloc == 1 && e.n <= 16);
+  G(luab_state(h))->GCdebt += 8; /* Lua's count back in line */
+  CHECK(clean(h));               /* told already: nothing kept */
+  B->destroy(h);
+}
+
 /* A userdata whose length grew is freed with the wrong size: the allocator says so at once. */
 static void break_free_size(void) {
   fin_log log;
@@ -1411,6 +1489,9 @@ int main(void) {
   RUN(break_free_size);
   RUN(break_thread_colour);
   RUN(break_domains);
+  RUN(break_mark_incomplete);
+  RUN(break_separated);
+  RUN(findings_reported_at_once);
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

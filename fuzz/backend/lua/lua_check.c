@@ -58,6 +58,12 @@
  *   lua.domain-stack    between ops, a domain's stack holds values or frames (a block kept
  *                       alive by a stack the model does not know)
  *   lua.thread-kept     a coroutine ended before the last whole cycle is still not freed
+ *   lua.mark-incomplete at the end of an incremental atomic phase (the check inside the
+ *                       collector), a marked object points to an unmarked one through a strong
+ *                       reference (an ephemeron's value is strong once its key is marked: the
+ *                       entries with unmarked keys are cleared by then); the sweep would free it
+ *   lua.gen-lists       (also) after fin_set, a generational position still names the object
+ *                       luaC_checkfinalizer moved to finobj
  *
  * Cost: one pass over the lists and one over every reference, each lookup a hash probe.
  */
@@ -270,8 +276,9 @@ static void check_domains(luab_checker *c) {
                      "between ops, domain %u's thread %p holds %td stack slots%s", d, (void *)th,
                      th->top - th->stack - 1, th->ci == &th->base_ci ? "" : " and frames");
   }
-  /* An ended coroutine leaves `ended` when the allocator frees it. */
-  for (size_t i = 0; i < v->ended->capacity; i++) {
+  /* An ended coroutine leaves `ended` when the allocator frees it (at the end of an atomic
+   * phase, the sweep that frees it is still to come). */
+  for (size_t i = 0; i < v->ended->capacity && !v->in_atomic; i++) {
     if (v->ended->keys[i] == 0 || v->ended->values[i] >= v->cycles) continue;
     luab_ck_report(
         c, "thread-kept",
@@ -280,6 +287,29 @@ static void check_domains(luab_checker *c) {
         (unsigned long long)v->ended->values[i] + 1,
         (unsigned long long)(v->cycles - v->ended->values[i]));
   }
+}
+
+/* ---- After fin_set ------------------------------------------------------------------------ */
+
+size_t luab_check_separated(const luab_view *v, const void *gco, fuzz_finding *out, size_t max) {
+  luab_checker c = {.v = v, .g = G(v->L), .out = out, .max = max};
+  const GCObject *o = gco;
+  const struct {
+    const GCObject *p;
+    const char *name;
+  } pos[] = {{c.g->survival, "survival"},
+             {c.g->old1, "old1"},
+             {c.g->reallyold, "reallyold"},
+             {c.g->firstold1, "firstold1"}};
+  if (o == NULL || !tofinalize(o)) return 0; /* not moved (closing, or no __gc) */
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+    if (pos[i].p == o)
+      luab_ck_report(&c, "gen-lists",
+                     "%s %p moved to finobj by fin_set, but %s still names it (a position in "
+                     "allgc)",
+                     luab_ck_type_name(o->tt), (void *)o, pos[i].name);
+  }
+  return c.count;
 }
 
 /* ---- The check ------------------------------------------------------------------------------ */
@@ -292,7 +322,7 @@ static void check_state(luab_checker *c) {
                    g->currentwhite);
   if (g->gckind == KGC_GEN && g->gcstate != GCSpropagate)
     luab_ck_report(c, "gc-state", "generational mode between collections in state %d", g->gcstate);
-  if (g->gcstopem || g->gcemergency)
+  if ((g->gcstopem || g->gcemergency) && !c->v->in_atomic)
     luab_ck_report(c, "gc-state", "a collection left gcstopem %d, gcemergency %d", g->gcstopem,
                    g->gcemergency);
   if ((g->gcstp & GCSTPGC) && !c->v->in_finalizer)
@@ -312,6 +342,7 @@ size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max) {
   c.keep = keepinvariant(g);
   c.sweeping = issweepphase(g);
   c.gray_rules = c.inc ? c.keep : 1;
+  c.atomic_end = v->in_atomic;
   check_state(&c);
   luab_ck_walk_list(&c, &g->allgc, LIST_ALLGC);
   luab_ck_walk_list(&c, &g->finobj, LIST_FINOBJ);

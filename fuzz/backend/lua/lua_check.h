@@ -47,13 +47,15 @@ enum { LUAB_DOMAINS = 8 };
 
 /* What the check and the walk read besides the Lua state. */
 typedef struct luab_view {
-  lua_State *L;                     /* the running domain's thread */
-  const luab_ptrmap *allocs;        /* live allocations: address -> bytes */
-  size_t live_bytes;                /* the allocator's own count */
-  const void *mt[LUAB_MT_COUNT];    /* the marker metatables (Table *) */
-  const void *cells;                /* the cells table (Table *) */
-  int in_finalizer;                 /* a __gc of ours is running (Lua's GCSTPGC is set) */
-  int mid_op;                       /* an op is running (the check after a step of the collector) */
+  lua_State *L;                  /* the running domain's thread */
+  const luab_ptrmap *allocs;     /* live allocations: address -> bytes */
+  size_t live_bytes;             /* the allocator's own count */
+  const void *mt[LUAB_MT_COUNT]; /* the marker metatables (Table *) */
+  const void *cells;             /* the cells table (Table *) */
+  int in_finalizer;              /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  int in_atomic; /* at the end of an incremental atomic phase: marking complete, white not flipped,
+                  * nothing swept (the collector's own flags gcstopem, gcemergency may be set) */
+  int mid_op;    /* an op is running (the check after a step of the collector) */
   lua_State *domains[LUAB_DOMAINS]; /* each domain's thread, NULL when it does not exist */
   const void *domains_table;        /* the anchor table of the coroutines (Table *) */
   unsigned running;                 /* the running domain */
@@ -83,10 +85,18 @@ size_t luab_walk(const luab_view *v, void (*visit)(void *user, uint64_t id, uint
  * number of findings; the first `max` go to out. */
 size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max);
 
+/* The check of an object luaC_checkfinalizer has just moved from allgc to finobj (fin_set):
+ * none of allgc's generational positions (survival, old1, reallyold, firstold1) may still name
+ * it (lgc.c's correctpointers). O(1): run after every fin_set, where the driver's deep check does
+ * not run. Returns the number of findings (lua.gen-lists), the first `max` written to out. */
+size_t luab_check_separated(const luab_view *v, const void *gco, fuzz_finding *out, size_t max);
+
 /* ---- For tests that break a heap on purpose (lua_backend_test.c) ------------------------------ */
 
 /* The heap's Lua state, and the object (a GCObject *) in a cell, or NULL when it is empty. */
 lua_State *luab_state(fuzz_bheap *h);
+/* What the deep check reads of the heap now. */
+luab_view luab_heap_view(fuzz_bheap *h);
 /* Domain d's thread, or NULL when it does not exist. */
 lua_State *luab_domain_state(fuzz_bheap *h, unsigned d);
 void *luab_cell_object(fuzz_bheap *h, size_t cell);

@@ -65,7 +65,8 @@ void luab_ck_walk_list(luab_checker *c, GCObject **head, int list) {
  * traversed again in the atomic one), and an old thread there in every phase, so each young
  * collection re-traverses its stack (sweep2old and correctgraylist keep old threads gray). */
 static void check_thread_colour(luab_checker *c, const GCObject *o, const char *ln) {
-  if (c->inc && c->keep && isblack(o))
+  int marking = c->g->gcstate == GCSpropagate || c->g->gcstate == GCSenteratomic;
+  if (c->inc && marking && isblack(o))
     luab_ck_report(c, "thread-colour",
                    "thread %p in %s is black in state %d, before the atomic phase", (void *)o, ln,
                    c->g->gcstate);

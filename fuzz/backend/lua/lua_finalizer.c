@@ -56,6 +56,10 @@ static int op_fin_set(lua_State *L) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, REG_MT + luab_armed(kind));
   lua_setmetatable(L, -2); /* __gc present: luaC_checkfinalizer moves it to finobj */
   a->result = 1;
+  fuzz_finding f[4];
+  luab_view v = luab_view_of(a->h);
+  size_t n = luab_check_separated(&v, luab_top_object(L), f, 4);
+  for (size_t i = 0; i < n && i < 4; i++) luab_pend(a->h, "gen-lists", "%s", f[i].message);
   return 0;
 }
 

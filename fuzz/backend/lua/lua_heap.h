@@ -58,6 +58,8 @@ struct fuzz_bheap {
   int fin_depth;                     /* our __gc is running (Lua holds GCSTPGC) */
   int closing;                       /* lua_close runs: finalizers must not call the driver */
   int warning_open;                  /* a multi-part Lua warning is being reported */
+  int ready;                         /* created: findings may go to events.finding */
+  size_t reported;                   /* findings sent to events.finding since the last check */
   fuzz_finding pending[PENDING_MAX]; /* findings made outside check, reported by the next check */
   size_t npending;                   /* may exceed PENDING_MAX: the excess is counted, not kept */
 };
@@ -81,7 +83,8 @@ typedef struct luab_args {
  * has always emptied its dst. */
 int luab_protect(fuzz_bheap *h, lua_CFunction fn, const char *name, luab_args *args, int failable);
 
-/* A finding made outside check (lua.alloc, lua.error, ...), reported by the next check. */
+/* A finding made outside check (lua.alloc, lua.error, ...): to events.finding at once when the
+ * driver set it, else reported by the next check. */
 void luab_pend(fuzz_bheap *h, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
