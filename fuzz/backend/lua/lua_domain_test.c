@@ -194,6 +194,16 @@ static void break_domains(void) {
   CHECK(only_kind(h, "lua.domain"));
   anchor->array[1] = saved;
   CHECK(clean(h));
+  /* The ops running on a thread that is not the running domain's, and domain 0 not the main
+   * thread: the view the check reads, changed. */
+  fuzz_finding f[FINDINGS_MAX];
+  luab_view v = luab_heap_view(h);
+  CHECK(luab_check(&v, f, FINDINGS_MAX) == 0);
+  v.L = co;
+  CHECK(luab_check(&v, f, FINDINGS_MAX) == 1 && strcmp(f[0].kind, "lua.domain") == 0);
+  v.L = L;
+  v.domains[0] = co;
+  CHECK(luab_check(&v, f, FINDINGS_MAX) >= 1 && strcmp(f[0].kind, "lua.domain") == 0);
   lua_pushinteger(co, 5); /* something left on a coroutine's stack between ops */
   CHECK(only_kind(h, "lua.domain-stack"));
   lua_pop(co, 1);
