@@ -132,6 +132,8 @@ luab_mt luab_top_kind(fuzz_bheap *h) {
 
 static void check_between_cycles(fuzz_bheap *h);
 
+enum { FULL_CYCLES_MAX = 8 };
+
 static int op_collect(lua_State *L) {
   luab_args *a = luab_args_of(L);
   switch ((fuzz_collect_kind)a->a) {
@@ -140,15 +142,21 @@ static int op_collect(lua_State *L) {
       lua_gc(L, LUA_GCCOLLECT);
       a->h->cycles++;
       break;
-    case FUZZ_COLLECT_FULL:
+    case FUZZ_COLLECT_FULL: {
       /* A block finalized (or merely separated, after fin_clear) in a cycle is freed by the next
-       * one: the second cycle gives back what the first one's finalizers left. */
-      lua_gc(L, LUA_GCCOLLECT);
-      a->h->cycles++;
-      check_between_cycles(a->h);
-      lua_gc(L, LUA_GCCOLLECT);
-      a->h->cycles++;
+       * one: the second cycle gives back what the first one's finalizers left. And a finalizer
+       * body may arm a block it then drops (another block's finalizer, whose own ran already):
+       * only a cycle after that finds it. So cycles go on while the last one ran a finalizer, up
+       * to FULL_CYCLES_MAX (bodies that keep re-arming each other never settle). */
+      for (int n = 0; n < FULL_CYCLES_MAX; n++) {
+        uint64_t ran = a->h->fin_runs;
+        if (n > 0) check_between_cycles(a->h);
+        lua_gc(L, LUA_GCCOLLECT);
+        a->h->cycles++;
+        if (n > 0 && a->h->fin_runs == ran) break;
+      }
       break;
+    }
     case FUZZ_COLLECT_START:
       /* From the pause, start a cycle and stop with its roots marked gray; mid-cycle (or in
        * generational mode), one basic step. */

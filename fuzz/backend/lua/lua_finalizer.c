@@ -40,6 +40,7 @@ int luab_run_finalizer(lua_State *L) {
   lua_State *outer = h->L;
   h->L = L;
   h->fin_depth++;
+  h->fin_runs++;
   if (h->cfg.events.finalize != NULL) h->cfg.events.finalize(h->cfg.events.user, token);
   h->fin_depth--;
   h->L = outer;
