@@ -123,9 +123,18 @@ luab_view luab_view_of(fuzz_bheap *h) {
 
 luab_mt luab_top_kind(fuzz_bheap *h) {
   const GCObject *o = luab_top_object(h->L);
+  const void *mt;
   if (o == NULL) return LUAB_MT_COUNT;
-  luab_view v = luab_view_of(h);
-  return luab_block_mt(&v, o);
+  if (o->tt == LUA_VTABLE)
+    mt = gco2t(o)->metatable;
+  else if (o->tt == LUA_VUSERDATA)
+    mt = gco2u(o)->metatable;
+  else
+    return LUAB_MT_COUNT;
+  for (int i = 0; mt != NULL && i < LUAB_MT_COUNT; i++) {
+    if (h->mt[i] == mt) return (luab_mt)i; /* luab_block_mt, without building a view */
+  }
+  return LUAB_MT_COUNT;
 }
 
 /* ---- Collections and tunables --------------------------------------------------------------- */
@@ -237,20 +246,20 @@ static size_t heap_walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, ui
 
 static size_t heap_live_bytes(fuzz_bheap *h) { return h->live_bytes; }
 
-/* The deep check inside a collection (`in_atomic`: at the end of the atomic phase, before the
- * white flip), its findings reported at once or kept (keep_finding). A block one cycle freed
- * while something still points to it is lua.dangling here, before the next cycle's traversal
- * reads the freed memory (where only a sanitizer would see it). At most PENDING_MAX findings
- * between two checks of the driver's: a broken heap is not reported again after every step. */
-static void check_inside(fuzz_bheap *h, int in_atomic) {
+/* A check inside a collection (the deep check, or `atomic`: the check of the weak tables at
+ * the end of an atomic phase), its findings reported at once or kept (keep_finding). A block one
+ * cycle freed while something still points to it is lua.dangling here, before the next cycle's
+ * traversal reads the freed memory (where only a sanitizer would see it). At most PENDING_MAX
+ * findings between two checks of the driver's: a broken heap is not reported again after every
+ * step. */
+static void check_inside(fuzz_bheap *h, int atomic) {
   size_t room = PENDING_MAX -
                 (h->npending + h->reported < PENDING_MAX ? h->npending + h->reported : PENDING_MAX);
   if (room == 0) return;
   fuzz_finding found[PENDING_MAX];
   luab_view v = luab_view_of(h);
   v.mid_op = 1; /* inside the collector: whatever called it is mid-way */
-  v.in_atomic = in_atomic;
-  size_t n = luab_check(&v, found, room);
+  size_t n = atomic ? luab_check_atomic(&v, found, room) : luab_check(&v, found, room);
   for (size_t i = 0; i < n && i < room; i++) keep_finding(h, &found[i]);
 }
 
@@ -274,10 +283,10 @@ void __wrap_luaC_step(lua_State *L) {
 }
 
 /* The end of every atomic phase (the linker sends lgc.c's one call of luaS_clearcache here:
- * BUILD, --wrap): marking is complete and nothing is freed yet, so a reachable object left
+ * BUILD, --wrap): marking is complete and nothing is freed yet, so a datum of a weak table left
  * unmarked (lua.mark-incomplete) is seen before the sweep frees it and a later traversal reads
- * the freed memory. Incremental cycles only (a young collection's atomic phase is mid-way
- * through its ages). */
+ * the freed memory. The weak tables Lua keeps on its gray lists only (O(their size): the whole
+ * deep check here cost the lua target a quarter of its executions); incremental cycles only. */
 void __real_luaS_clearcache(global_State *g);
 void __wrap_luaS_clearcache(global_State *g);
 void __wrap_luaS_clearcache(global_State *g) {

@@ -58,10 +58,9 @@
  *   lua.domain-stack    between ops, a domain's stack holds values or frames (a block kept
  *                       alive by a stack the model does not know)
  *   lua.thread-kept     a coroutine ended before the last whole cycle is still not freed
- *   lua.mark-incomplete at the end of an incremental atomic phase (the check inside the
- *                       collector), a marked object points to an unmarked one through a strong
- *                       reference (an ephemeron's value is strong once its key is marked: the
- *                       entries with unmarked keys are cleared by then); the sweep would free it
+ *   lua.mark-incomplete at the end of an incremental atomic phase (luab_check_atomic, inside
+ *                       the collector), a weak table on a gray list holds an unmarked strong
+ *                       part (an ephemeron's datum whose key is marked); the sweep would free it
  *   lua.gen-lists       (also) after fin_set, a generational position still names the object
  *                       luaC_checkfinalizer moved to finobj
  *
@@ -276,9 +275,8 @@ static void check_domains(luab_checker *c) {
                      "between ops, domain %u's thread %p holds %td stack slots%s", d, (void *)th,
                      th->top - th->stack - 1, th->ci == &th->base_ci ? "" : " and frames");
   }
-  /* An ended coroutine leaves `ended` when the allocator frees it (at the end of an atomic
-   * phase, the sweep that frees it is still to come). */
-  for (size_t i = 0; i < v->ended->capacity && !v->in_atomic; i++) {
+  /* An ended coroutine leaves `ended` when the allocator frees it. */
+  for (size_t i = 0; i < v->ended->capacity; i++) {
     if (v->ended->keys[i] == 0 || v->ended->values[i] >= v->cycles) continue;
     luab_ck_report(
         c, "thread-kept",
@@ -287,6 +285,53 @@ static void check_domains(luab_checker *c) {
         (unsigned long long)v->ended->values[i] + 1,
         (unsigned long long)(v->cycles - v->ended->values[i]));
   }
+}
+
+/* ---- At the end of the atomic phase ----------------------------------------------------- */
+
+/* The strong parts of one weak table (a backend marker's __mode says which are weak). */
+static void marked_parts(luab_checker *c, const Table *h, const char *list) {
+  luab_mt kind = luab_block_mt(c->v, h);
+  int weakkey = kind == LUAB_MT_EPHE || kind == LUAB_MT_EPHE_FIN;
+  int weakvalue = kind == LUAB_MT_WEAK || kind == LUAB_MT_WEAK_FIN;
+  if (!weakkey && !weakvalue) return; /* no marker of ours: its mode unknown here */
+  unsigned asize = weakvalue ? 0 : luab_table_asize(h);
+  for (unsigned i = 0; i < asize; i++) {
+    const TValue *tv = &h->array[i];
+    if (iscollectable(tv) && iswhite(gcvalue(tv)))
+      luab_ck_report(c, "mark-incomplete", "table %p on %s: array[%u] is unmarked %s %p", (void *)h,
+                     list, i + 1, luab_ck_type_name(gcvalue(tv)->tt), (void *)gcvalue(tv));
+  }
+  if (isdummy(h)) return;
+  for (size_t i = 0; i < sizenode(h); i++) {
+    const Node *n = gnode(h, i);
+    if (isempty(gval(n))) continue;
+    int key_marked = !keyiscollectable(n) || !iswhite(gckey(n));
+    if (!weakkey && !key_marked)
+      luab_ck_report(c, "mark-incomplete", "table %p on %s: the key of node %zu is unmarked",
+                     (void *)h, list, i);
+    if (!weakvalue && key_marked && iscollectable(gval(n)) && iswhite(gcvalue(gval(n))))
+      luab_ck_report(c, "mark-incomplete",
+                     "table %p on %s: node %zu's key is marked, its datum (%s %p) is not",
+                     (void *)h, list, i, luab_ck_type_name(gcvalue(gval(n))->tt),
+                     (void *)gcvalue(gval(n)));
+  }
+}
+
+size_t luab_check_atomic(const luab_view *v, fuzz_finding *out, size_t max) {
+  luab_checker c = {.v = v, .g = G(v->L), .out = out, .max = max};
+  const struct {
+    GCObject *head;
+    const char *name;
+  } lists[] = {{c.g->weak, "weak"}, {c.g->allweak, "allweak"}, {c.g->ephemeron, "ephemeron"}};
+  for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+    size_t n = 0;
+    for (GCObject *o = lists[l].head; o != NULL && o->tt == LUA_VTABLE; o = gco2t(o)->gclist) {
+      if (++n > v->allocs->count) break; /* a cycle: the deep check's lua.gray-list */
+      marked_parts(&c, gco2t(o), lists[l].name);
+    }
+  }
+  return c.count;
 }
 
 /* ---- After fin_set ------------------------------------------------------------------------ */
@@ -322,7 +367,7 @@ static void check_state(luab_checker *c) {
                    g->currentwhite);
   if (g->gckind == KGC_GEN && g->gcstate != GCSpropagate)
     luab_ck_report(c, "gc-state", "generational mode between collections in state %d", g->gcstate);
-  if ((g->gcstopem || g->gcemergency) && !c->v->in_atomic)
+  if (g->gcstopem || g->gcemergency)
     luab_ck_report(c, "gc-state", "a collection left gcstopem %d, gcemergency %d", g->gcstopem,
                    g->gcemergency);
   if ((g->gcstp & GCSTPGC) && !c->v->in_finalizer)
@@ -342,7 +387,6 @@ size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max) {
   c.keep = keepinvariant(g);
   c.sweeping = issweepphase(g);
   c.gray_rules = c.inc ? c.keep : 1;
-  c.atomic_end = v->in_atomic;
   check_state(&c);
   luab_ck_walk_list(&c, &g->allgc, LIST_ALLGC);
   luab_ck_walk_list(&c, &g->finobj, LIST_FINOBJ);

@@ -47,15 +47,13 @@ enum { LUAB_DOMAINS = 8 };
 
 /* What the check and the walk read besides the Lua state. */
 typedef struct luab_view {
-  lua_State *L;                  /* the running domain's thread */
-  const luab_ptrmap *allocs;     /* live allocations: address -> bytes */
-  size_t live_bytes;             /* the allocator's own count */
-  const void *mt[LUAB_MT_COUNT]; /* the marker metatables (Table *) */
-  const void *cells;             /* the cells table (Table *) */
-  int in_finalizer;              /* a __gc of ours is running (Lua's GCSTPGC is set) */
-  int in_atomic; /* at the end of an incremental atomic phase: marking complete, white not flipped,
-                  * nothing swept (the collector's own flags gcstopem, gcemergency may be set) */
-  int mid_op;    /* an op is running (the check after a step of the collector) */
+  lua_State *L;                     /* the running domain's thread */
+  const luab_ptrmap *allocs;        /* live allocations: address -> bytes */
+  size_t live_bytes;                /* the allocator's own count */
+  const void *mt[LUAB_MT_COUNT];    /* the marker metatables (Table *) */
+  const void *cells;                /* the cells table (Table *) */
+  int in_finalizer;                 /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  int mid_op;                       /* an op is running (the check after a step of the collector) */
   lua_State *domains[LUAB_DOMAINS]; /* each domain's thread, NULL when it does not exist */
   const void *domains_table;        /* the anchor table of the coroutines (Table *) */
   unsigned running;                 /* the running domain */
@@ -84,6 +82,13 @@ size_t luab_walk(const luab_view *v, void (*visit)(void *user, uint64_t id, uint
  * their kinds are listed in lua_check.c). Never called while a collection runs. Returns the
  * number of findings; the first `max` go to out. */
 size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max);
+
+/* The check at the end of an incremental atomic phase (marking complete, white not flipped,
+ * nothing swept): every weak table on Lua's gray lists (weak, allweak, ephemeron) has its strong
+ * parts marked: the keys of a weak-value table, the array of an ephemeron table, and the datum
+ * of every entry whose key is marked (the entries with unmarked keys are cleared by then). Only
+ * the backend's weak markers are read for their mode. lua.mark-incomplete; O(their size). */
+size_t luab_check_atomic(const luab_view *v, fuzz_finding *out, size_t max);
 
 /* The check of an object luaC_checkfinalizer has just moved from allgc to finobj (fin_set):
  * none of allgc's generational positions (survival, old1, reallyold, firstold1) may still name

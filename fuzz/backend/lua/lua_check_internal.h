@@ -49,7 +49,6 @@ typedef struct luab_checker {
   luab_ptrmap objs; /* every listed object -> INFO_* */
   size_t len[LIST_FIXED + 1];
   int inc, keep, sweeping, gray_rules;
-  int atomic_end; /* the view's in_atomic: every reachable object is marked now */
 } luab_checker;
 
 /* ---- Helpers (lua_check.c) ------------------------------------------------------------------ */

@@ -80,14 +80,6 @@ static void check_ref(luab_checker *c, const GCObject *src, site at, const GCObj
                    site_text(at, buf, sizeof buf), luab_ck_type_name(dst->tt), (void *)dst);
     return;
   }
-  if (c->atomic_end && !weak && !iswhite(src) && iswhite(dst) &&
-      !(src->tt == LUA_VUPVAL && upisopen(gco2upv(src)))) {
-    luab_ck_report(c, "mark-incomplete",
-                   "%s %p (%s) at the end of the atomic phase: %s points to unmarked %s %p",
-                   luab_ck_type_name(src->tt), (void *)src, luab_ck_colour_name(c, src),
-                   site_text(at, buf, sizeof buf), luab_ck_type_name(dst->tt), (void *)dst);
-    return;
-  }
   if (weak || !has_barriers(src) || !isblack(src)) return;
   if (c->inc) {
     if (c->keep && iswhite(dst))
