@@ -80,8 +80,8 @@ typedef struct luab_args {
 
 /* Run fn(args) in protected mode (`name` for a lua.error). Returns 1 when it returned, 0 when
  * it raised. An injected failure counts only from the op's luab_arm_failures on, never in
- * lua_pcall's own allocations (a coroutine's first call allocates its CallInfo), so a failed op
- * has always emptied its dst. */
+ * lua_pcall's own allocations (a coroutine's first call allocates its CallInfo), so it hits the
+ * op's own allocations, after the op has dropped what it drops first. */
 int luab_protect(fuzz_bheap *h, lua_CFunction fn, const char *name, luab_args *args, int failable);
 
 /* A finding made outside check (lua.alloc, lua.error, ...): to events.finding at once when the

@@ -11,8 +11,10 @@
 
 static int op_weak_new(lua_State *L) {
   luab_args *a = luab_args_of(L);
-  int cells = luab_push_cell(L, a->b); /* the target */
-  luab_empty_cell(L, cells, a->a);
+  int cells = luab_push_cell(L, a->b); /* the target, held on the stack from here */
+  /* dst's old block is dropped before the allocation (a finalizer may run then and read the
+   * cell), unless dst is the target: the driver's model does the same. */
+  if (a->a != a->b) luab_empty_cell(L, cells, a->a);
   luab_arm_failures(a);
   lua_createtable(L, 1 + IDENT_WORDS, 0);
   lua_rotate(L, -2, 1); /* table, target */
@@ -30,7 +32,9 @@ static int op_weak_new(lua_State *L) {
 
 int luab_weak_new(fuzz_bheap *h, size_t dst, size_t target) {
   luab_args a = {.a = dst, .b = target};
-  return luab_protect(h, op_weak_new, "weak_new", &a, 1) && a.result;
+  if (luab_protect(h, op_weak_new, "weak_new", &a, 1) && a.result) return 1;
+  luab_cell_clear(h, dst); /* refused: dst empty */
+  return 0;
 }
 
 static int op_weak_get(lua_State *L) {
@@ -68,7 +72,7 @@ static int op_ephe_new(lua_State *L) {
     lua_pushboolean(L, 0);
     lua_replace(L, datum);
   }
-  luab_empty_cell(L, cells, a->a);
+  if (a->a != a->b && a->a != a->c) luab_empty_cell(L, cells, a->a); /* as in op_weak_new */
   luab_arm_failures(a);
   lua_createtable(L, IDENT_WORDS, 1);
   lua_pushinteger(L, 0);
@@ -89,7 +93,9 @@ static int op_ephe_new(lua_State *L) {
 
 int luab_ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum) {
   luab_args a = {.a = dst, .b = key, .c = datum};
-  return luab_protect(h, op_ephe_new, "ephe_new", &a, 1) && a.result;
+  if (luab_protect(h, op_ephe_new, "ephe_new", &a, 1) && a.result) return 1;
+  luab_cell_clear(h, dst); /* refused: dst empty */
+  return 0;
 }
 
 static int op_ephe_get(lua_State *L) {
