@@ -143,6 +143,12 @@ static void check_between_cycles(fuzz_bheap *h);
 
 enum { FULL_CYCLES_MAX = 8 };
 
+static size_t list_length(const GCObject *o) {
+  size_t n = 0;
+  for (; o != NULL; o = o->next) n++;
+  return n;
+}
+
 static int op_collect(lua_State *L) {
   luab_args *a = luab_args_of(L);
   switch ((fuzz_collect_kind)a->a) {
@@ -154,15 +160,18 @@ static int op_collect(lua_State *L) {
     case FUZZ_COLLECT_FULL: {
       /* A block finalized (or merely separated, after fin_clear) in a cycle is freed by the next
        * one: the second cycle gives back what the first one's finalizers left. And a finalizer
-       * body may arm a block it then drops (another block's finalizer, whose own ran already):
-       * only a cycle after that finds it. So cycles go on while the last one ran a finalizer, up
-       * to FULL_CYCLES_MAX (bodies that keep re-arming each other never settle). */
+       * body may arm a block it then drops, or arm and clear one (another block's, whose own
+       * finalizer ran already): only a later cycle finds it. So cycles go on while the last one
+       * separated a block (finobj lost more than the fin_sets gave it) or ran a finalizer, up to
+       * FULL_CYCLES_MAX (bodies that keep re-arming each other never settle). */
       for (int n = 0; n < FULL_CYCLES_MAX; n++) {
-        uint64_t ran = a->h->fin_runs;
+        uint64_t ran = a->h->fin_runs, moved = a->h->fin_moves;
+        size_t finobj = list_length(G(L)->finobj);
         if (n > 0) check_between_cycles(a->h);
         lua_gc(L, LUA_GCCOLLECT);
         a->h->cycles++;
-        if (n > 0 && a->h->fin_runs == ran) break;
+        int separated = finobj + (size_t)(a->h->fin_moves - moved) > list_length(G(L)->finobj);
+        if (n > 0 && a->h->fin_runs == ran && !separated) break;
       }
       break;
     }

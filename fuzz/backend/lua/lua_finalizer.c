@@ -54,8 +54,10 @@ static int op_fin_set(lua_State *L) {
   luab_mt kind = luab_top_kind(a->h);
   if (kind == LUAB_MT_COUNT) return 0;
   if (!luab_ptrmap_put(&a->h->tokens, (uintptr_t)luab_top_object(L), a->u)) return 0;
+  int was_in_finobj = tofinalize(luab_top_object(L)) != 0;
   lua_rawgeti(L, LUA_REGISTRYINDEX, REG_MT + luab_armed(kind));
   lua_setmetatable(L, -2); /* __gc present: luaC_checkfinalizer moves it to finobj */
+  if (!was_in_finobj && tofinalize(luab_top_object(L))) a->h->fin_moves++;
   a->result = 1;
   fuzz_finding f[4];
   luab_view v = luab_view_of(a->h);

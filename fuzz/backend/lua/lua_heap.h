@@ -57,6 +57,7 @@ struct fuzz_bheap {
   size_t retry_osize, retry_nsize;
   int fin_depth;                     /* our __gc is running (Lua holds GCSTPGC) */
   uint64_t fin_runs;                 /* finalizers run (events.finalize called) */
+  uint64_t fin_moves;                /* blocks fin_set moved into finobj */
   int closing;                       /* lua_close runs: finalizers must not call the driver */
   int warning_open;                  /* a multi-part Lua warning is being reported */
   int ready;                         /* created: findings may go to events.finding */
