@@ -25,27 +25,8 @@
 #include <stdint.h>
 
 #include "fuzz/backend/backend.h"
+#include "fuzz/backend/lua/lua_ptrmap.h"
 #include "lua.h"
-
-/* ---- A map from addresses to 64-bit values ---------------------------------------------------- */
-
-/* Open addressing, linear probing, deletion by backward shift (no tombstones); key 0 is never
- * stored. Its memory is the C library's, never Lua's: the backend's bookkeeping is not part of
- * the heap it measures. */
-typedef struct luab_ptrmap {
-  uintptr_t *keys;
-  uint64_t *values;
-  size_t capacity; /* a power of two, or 0 */
-  size_t count;
-} luab_ptrmap;
-
-void luab_ptrmap_free(luab_ptrmap *m);
-/* 0 when the map could not grow (out of memory). */
-int luab_ptrmap_put(luab_ptrmap *m, uintptr_t key, uint64_t value);
-/* 1 and *value when present. */
-int luab_ptrmap_get(const luab_ptrmap *m, uintptr_t key, uint64_t *value);
-/* 1 when it was present. */
-int luab_ptrmap_del(luab_ptrmap *m, uintptr_t key);
 
 /* ---- Blocks ------------------------------------------------------------------------------------ */
 
@@ -61,14 +42,23 @@ typedef enum luab_mt {
   LUAB_MT_COUNT,
 } luab_mt;
 
+/* Domains: 0 is the main thread, 1..LUAB_DOMAINS-1 coroutines (the driver uses 1..3). */
+enum { LUAB_DOMAINS = 8 };
+
 /* What the check and the walk read besides the Lua state. */
 typedef struct luab_view {
-  lua_State *L;
-  const luab_ptrmap *allocs;     /* live allocations: address -> bytes */
-  size_t live_bytes;             /* the allocator's own count */
-  const void *mt[LUAB_MT_COUNT]; /* the marker metatables (Table *) */
-  const void *cells;             /* the cells table (Table *) */
-  int in_finalizer;              /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  lua_State *L;                     /* the running domain's thread */
+  const luab_ptrmap *allocs;        /* live allocations: address -> bytes */
+  size_t live_bytes;                /* the allocator's own count */
+  const void *mt[LUAB_MT_COUNT];    /* the marker metatables (Table *) */
+  const void *cells;                /* the cells table (Table *) */
+  int in_finalizer;                 /* a __gc of ours is running (Lua's GCSTPGC is set) */
+  int mid_op;                       /* an op is running (the check after a step of the collector) */
+  lua_State *domains[LUAB_DOMAINS]; /* each domain's thread, NULL when it does not exist */
+  const void *domains_table;        /* the anchor table of the coroutines (Table *) */
+  unsigned running;                 /* the running domain */
+  const luab_ptrmap *ended; /* coroutines ended and not yet freed (allocation) -> cycles then */
+  uint64_t cycles;          /* whole cycles completed */
 } luab_view;
 
 /* The marker of a Lua object (a GCObject *): LUAB_MT_COUNT when it is no block. */
@@ -93,10 +83,27 @@ size_t luab_walk(const luab_view *v, void (*visit)(void *user, uint64_t id, uint
  * number of findings; the first `max` go to out. */
 size_t luab_check(const luab_view *v, fuzz_finding *out, size_t max);
 
+/* The check at the end of an incremental atomic phase (marking complete, white not flipped,
+ * nothing swept): every weak table on Lua's gray lists (weak, allweak, ephemeron) has its strong
+ * parts marked: the keys of a weak-value table, the array of an ephemeron table, and the datum
+ * of every entry whose key is marked (the entries with unmarked keys are cleared by then). Only
+ * the backend's weak markers are read for their mode. lua.mark-incomplete; O(their size). */
+size_t luab_check_atomic(const luab_view *v, fuzz_finding *out, size_t max);
+
+/* The check of an object luaC_checkfinalizer has just moved from allgc to finobj (fin_set):
+ * none of allgc's generational positions (survival, old1, reallyold, firstold1) may still name
+ * it (lgc.c's correctpointers). O(1): run after every fin_set, where the driver's deep check does
+ * not run. Returns the number of findings (lua.gen-lists), the first `max` written to out. */
+size_t luab_check_separated(const luab_view *v, const void *gco, fuzz_finding *out, size_t max);
+
 /* ---- For tests that break a heap on purpose (lua_backend_test.c) ------------------------------ */
 
 /* The heap's Lua state, and the object (a GCObject *) in a cell, or NULL when it is empty. */
 lua_State *luab_state(fuzz_bheap *h);
+/* What the deep check reads of the heap now. */
+luab_view luab_heap_view(fuzz_bheap *h);
+/* Domain d's thread, or NULL when it does not exist. */
+lua_State *luab_domain_state(fuzz_bheap *h, unsigned d);
 void *luab_cell_object(fuzz_bheap *h, size_t cell);
 
 #endif /* FUZZ_BACKEND_LUA_LUA_CHECK_H */
