@@ -13,6 +13,9 @@ struct oracle_model {
   size_t ncells;
   oracle_obj range_objs[ORACLE_RANGE_WORDS]; /* what each range word keeps (set_range_word) */
   uintptr_t range_words[ORACLE_RANGE_WORDS]; /* the words themselves */
+  /* ... as they were when the latest collection began: what its mark saw, whatever a finalizer
+   * of it wrote into them since */
+  uintptr_t range_words_at_collect[ORACLE_RANGE_WORDS];
   uint64_t collects;
   /* The first object made after the latest collection began (a finalizer body's, or any later
    * op's): that collection cannot have freed it, so it is kept whatever reaches it. */
@@ -56,6 +59,7 @@ void oracle_model_reset(oracle_model *m) {
   for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) {
     m->range_objs[i] = ORACLE_NONE;
     m->range_words[i] = 0;
+    m->range_words_at_collect[i] = 0;
   }
   m->kept_bytes = 0;
   for (size_t i = 0; i < m->ncells; i++) m->cells[i] = ORACLE_NONE;
@@ -213,18 +217,25 @@ void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned) {
   }
 }
 
-/* Whatever block each non-zero range word points into, live or freed (the newest there):
- * what a collector may keep for a word, whether or not the model counts on it. */
+/* Whatever block each non-zero range word points into, live or freed (the newest there), now
+ * or when the latest collection began: what a collector may keep for a word, whether or not the
+ * model counts on it. */
 static void mark_range_targets(oracle_model *m, uint8_t bit, size_t *top) {
   for (size_t i = 0; i < ORACLE_RANGE_WORDS; i++) {
     if (m->range_words[i] != 0) mark(m, bit, object_at(m, m->range_words[i]), top);
+    if (m->range_words_at_collect[i] != 0) {
+      mark(m, bit, object_at(m, m->range_words_at_collect[i]), top);
+    }
   }
 }
 
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   uint8_t bit = (uint8_t)(1u << kind);
   reach_from_roots(m, bit, skip);
-  if (kind == ORACLE_REACH_AT_COLLECT) m->born_after_collect = m->count;
+  if (kind == ORACLE_REACH_AT_COLLECT) {
+    m->born_after_collect = m->count;
+    memcpy(m->range_words_at_collect, m->range_words, sizeof m->range_words);
+  }
   if (kind != ORACLE_REACH_KEPT) return;
   /* Kept: what the latest collection began with, what a finalizer still to run may see, and
    * what one that ran this collection left. */
