@@ -18,10 +18,9 @@
  * a cycle started and left mid-mark; then new blocks stored into the later pages of the large
  * blocks (marked already, likely), every other reference dropped, a slice after each: the
  * barrier's dirty bit on a later page must make bdwgc rescan it. */
-static void test_stores_into_large_blocks(void) {
-  driver d;
-  fuzz_bheap *h = make(&d, "mode=incremental");
-  CHECK(h != NULL && GC_is_incremental_mode());
+/* Four large blocks of three pages each (ids 8000..8003), made old by a major collection: cell 9
+ * holds the first, field 0 links on. */
+static void old_large_chain(fuzz_bheap *h) {
   for (int i = 3; i >= 0; i--) {
     alloc_id(h, 8, 1151, 8000 + (uint64_t)i);
     B->store(h, 8, 0, 9);
@@ -29,6 +28,13 @@ static void test_stores_into_large_blocks(void) {
   }
   B->clear(h, 8);
   B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+}
+
+static void test_stores_into_large_blocks(void) {
+  driver d;
+  fuzz_bheap *h = make(&d, "mode=incremental");
+  CHECK(h != NULL && GC_is_incremental_mode());
+  old_large_chain(h);
   /* Each round its own cycle: started, `round % 6` slices of mark work (the large blocks come
    * first: the chain from cell 9), the store, then slices until the cycle ends. */
   for (int round = 0; round < 40; round++) {
@@ -59,14 +65,7 @@ static void test_incremental(void) {
   fuzz_bheap *h = make(&d, "mode=incremental");
   CHECK(h != NULL && GC_is_incremental_mode());
   build_list(h, 400, 7000);
-  /* Four large blocks of three pages each, old too: cell 9 holds the first, field 0 links on. */
-  for (int i = 3; i >= 0; i--) {
-    alloc_id(h, 8, 1151, 8000 + (uint64_t)i);
-    B->store(h, 8, 0, 9);
-    B->copy(h, 9, 8);
-  }
-  B->clear(h, 8);
-  B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+  old_large_chain(h);
   /* Start a cycle and leave it mid-mark, then store new blocks into old ones (likely scanned
    * already) and drop every other reference to them: the stores the barrier must report. The
    * large blocks take theirs in their last page. Cell 7 also grows a chain of new blocks. */
