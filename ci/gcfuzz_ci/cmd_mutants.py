@@ -82,7 +82,9 @@ Options:
                    of a program target becomes fuzz:TARGET and the test: steps are dropped, so
                    only that target's checks can kill (`--via gcfuzz`: the zoo through the
                    backend interface, the backend-neutral model and the gcfuzz backend's deep
-                   check). Results go to ci/mutants/out/via-TARGET/
+                   check; a mutant the schedule target measures goes through TARGET-threads,
+                   its domains on threads under the scheduler). Results go to
+                   ci/mutants/out/via-TARGET/
   -h, --help       this text
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, bazel-bootstrap, patch, git)
@@ -189,7 +191,7 @@ def parse_args(argv):
     raise cli.UsageError(str(e))
   if a.via is not None:
     for m in a.selected:
-      m.steps = zoo.steps_via(m.steps, a.via)
+      m.steps = zoo.steps_via(m.steps, a.via, layout.THREADED_TARGETS)
   return a
 
 

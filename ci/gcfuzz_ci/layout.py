@@ -34,6 +34,12 @@ BACKENDS = ("gcfuzz",) + BACKEND_TARGETS
 # corpus/gcfuzz/, with fuzz/targets/gcfuzz.{dict,options}). The latter is asked for by name: the
 # program targets drive gcfuzz's collector with every op of its own and are its campaign's.
 INTERFACE_TARGETS = ("gcfuzz",) + BACKEND_TARGETS
+# Threaded interface targets (NAME-threads, fuzz/targets/NAME_threads_fuzzer): a backend with the
+# `threads` capability, one thread a domain under the controlled scheduler, from
+# corpus/NAME-threads/ with fuzz/targets/NAME-threads.{dict,options}. gcfuzz-threads is the
+# schedule target through the interface.
+THREADED_TARGETS = ("gcfuzz-threads",)
+INTERFACE_TARGETS += THREADED_TARGETS
 
 # Every name ci/campaign and the zoo's fuzz: steps accept; a campaign without names runs the
 # program targets (schedule-tsan needs its own build, and TSan cannot run where mmap
@@ -49,6 +55,8 @@ def targets_of_backend(backend):
 
 def backend_of(target):
   """The collector a target fuzzes: its own name for another collector's, else gcfuzz."""
+  if target in THREADED_TARGETS:
+    return target[:-len("-threads")]
   return target if target in INTERFACE_TARGETS else "gcfuzz"
 
 # The build of every program target (.bazelrc): libFuzzer + ASan/UBSan.
@@ -98,7 +106,7 @@ class Layout:
     self.row = LAYOUTS[name]
 
   def fuzzer(self, target):
-    binary = VARIANTS[target][1] if target in VARIANTS else target + "_fuzzer"
+    binary = VARIANTS[target][1] if target in VARIANTS else target.replace("-", "_") + "_fuzzer"
     return "%s/%s" % (self.row["fuzz_package"], binary)
 
   def fuzzer_source(self, target):

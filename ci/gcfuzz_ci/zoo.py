@@ -112,10 +112,14 @@ def select(mutants, only, quick):
   return chosen
 
 
-def steps_via(steps, via):
+def steps_via(steps, via, threaded_targets=()):
   """A mutant's steps through one target (ci/mutants/run --via): fuzz:VIA alone, whatever
-  targets and tests its header names."""
-  del steps  # replaced whole: only VIA's checks may kill
+  targets and tests its header names; a mutant the schedule target measures goes through
+  VIA's threaded target (VIA-threads) where there is one, so that its domains race on threads
+  as there."""
+  threads = via + "-threads"
+  if threads in threaded_targets and any(s.startswith("fuzz:schedule") for s in steps):
+    return ["fuzz:" + threads]
   return ["fuzz:" + via]
 
 

@@ -66,6 +66,9 @@
   X(DEEP_CHECK, "a deep check of the collector's own invariants, after every collection")      \
   X(DOMAINS, "domains: mutators of the collector's own (threads, coroutines) the ops run on")  \
   X(BLOCKING, "a running domain may leave the heap for a while (a thread in a system call)")   \
+  X(THREADS,                                                                                   \
+    "each domain's calls come from a thread of its own (domain_attach), one thread at a "      \
+    "time under the controlled scheduler, its cell bank its own roots")                       \
   X(PIN, "pins: a pinned block is a root, its fields too, until unpinned, whatever holds it")  \
   X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")               \
   X(UNITS,                                                                                     \
@@ -159,6 +162,13 @@ typedef struct fuzz_backend_events {
 
 typedef struct fuzz_backend_config {
   size_t cells;       /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
+  /* The cells come in `cell_banks` banks of cells / cell_banks each. 1, unless the driver runs
+   * domains on threads of their own (FUZZ_CAP_THREADS): then FUZZ_DOMAINS, and bank d holds
+   * domain d's cells, which only d's thread names. A collector that keeps roots per domain (a
+   * domain's frames) roots bank d in domain d from its domain_attach on, so a domain whose
+   * thread has left still holds its bank (a parked domain's frames); one with heap-wide roots
+   * roots every bank as it roots every cell. */
+  size_t cell_banks;
   const char *params; /* the backend's own parameter text (replay --params), or NULL */
   FILE *out;          /* where the backend prints what it must (create errors); never NULL */
   fuzz_backend_events events;
@@ -271,6 +281,27 @@ typedef struct fuzz_backend {
    * blocked; domain_on away from a blocked domain leaves it blocked, and back to it finds it so. */
   void (*domain_block)(fuzz_bheap *h);
   void (*domain_unblock)(fuzz_bheap *h);
+
+  /* Threads (FUZZ_CAP_THREADS, with DOMAINS and BLOCKING; the driver's threaded mode, config
+   * cell_banks FUZZ_DOMAINS). Every domain's calls come from a thread of its own, and the
+   * threads run one at a time under fuzz/sched's controlled scheduler, which switches at the
+   * driver's points between two ops and at every point the collector itself passes
+   * (gc/platform.h, where the collector has them). domain_on is not called: a call acts on the
+   * calling thread's domain. attach makes the calling thread domain d's (spawned, or 0, which
+   * the thread that made the heap detached first), bringing it out of the blocking section it
+   * waits in; returns 0 when the collector refused. detach puts the calling thread's domain in
+   * a blocking section for good and lets the thread go (it may end, or attach again): the
+   * domain stays, its cells still roots, until domain_end from a thread attached to it (which
+   * detaches that thread too). safepoint, between two ops of a thread (NULL: none), polls
+   * the collector (a stop it asked for). sched_name, if set, names the collector's locks and
+   * protocol words for the printed interleaving (fuzz/sched: fuzz_sched_name). The events
+   * (finalize, finding) come on the thread whose call led to them: the driver answers them with
+   * that thread's cells. */
+  int (*domain_attach)(fuzz_bheap *h, unsigned d);
+  void (*domain_detach)(fuzz_bheap *h);
+  void (*safepoint)(fuzz_bheap *h);
+  void (*sched_names)(fuzz_bheap *h, void (*name)(void *user, const void *object, const char *what),
+                      void *user);
 
   /* Pins (FUZZ_CAP_PIN): pin makes the block in `cell` a root until unpin (pinning twice is
    * pinning once); returns 1, or 0 when the collector refused. unpin returns 1 when the block

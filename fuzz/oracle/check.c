@@ -28,17 +28,21 @@ static void print_verdict(FILE *out, const char *kind, long op, uint64_t cycle) 
 }
 
 void runner_report(runner *r, const char *kind, const char *fmt, ...) {
-  long op = r->op != NULL ? (long)r->op->index : -1;
+  const runner_mut *u = runner_me(r);
+  const fuzz_op *at = u != NULL ? u->op : NULL;
+  long op = at != NULL ? (long)at->index : -1;
   r->res->violations++;
   if (r->res->first_kind[0] == '\0') {
     snprintf(r->res->first_kind, sizeof r->res->first_kind, "%s", kind);
     r->res->first_op = op;
   }
   fprintf(r->out, "VIOLATION %s (backend %s)\n", kind, r->b->name);
-  if (r->op != NULL) {
+  if (at != NULL) {
     char text[FUZZ_OP_TEXT_MAX];
-    fprintf(r->out, "  at op %zu `%s` (byte offset %zu)\n", r->op->index,
-            fuzz_op_format(r->op, text, sizeof text), r->op->offset);
+    fprintf(r->out, "  at op %zu `%s` (byte offset %zu)", at->index,
+            fuzz_op_format(at, text, sizeof text), at->offset);
+    if (r->threaded) fprintf(r->out, " on d%u's thread", u->on);
+    fprintf(r->out, "\n");
   } else {
     fprintf(r->out, "  in the final checks\n");
   }
@@ -186,7 +190,7 @@ static void verify_object(runner *r, size_t cell, oracle_obj o, int depth) {
     return;
   }
   if (depth >= SCRATCH) return;
-  size_t sc = CELL_SCRATCH + (size_t)depth;
+  size_t sc = scratch_cell(r, depth);
   for (size_t f = 0; f < ob->nfields; f++) {
     oracle_field want = oracle_model_field(r->m, o, f);
     int64_t value = 0;
@@ -200,13 +204,22 @@ static void verify_object(runner *r, size_t cell, oracle_obj o, int depth) {
   r->b->clear(r->h, sc);
 }
 
+/* From every bank's cells but the scratch ones, into the calling thread's scratch. */
 static void verify_graph(runner *r) {
+  r->walk_due = 0;
   if (!grow_seen(r)) return;
   memset(r->seen, 0, oracle_model_count(r->m));
-  for (size_t c = 0; c < CELL_SCRATCH; c++) {
-    oracle_obj o = oracle_model_cell(r->m, c);
-    if (o != ORACLE_NONE && !r->seen[o]) verify_object(r, c, o, 0);
+  for (size_t bank = 0; bank < r->cells; bank += BANK_CELLS) {
+    for (size_t c = bank; c < bank + BANK_SCRATCH; c++) {
+      oracle_obj o = oracle_model_cell(r->m, c);
+      if (o != ORACLE_NONE && !r->seen[o]) verify_object(r, c, o, 0);
+    }
   }
+}
+
+/* One thread inside an op: the calling one, whose op the walk follows (threads.c counts). */
+void runner_walk_if_due(runner *r) {
+  if (r->walk_due && r->inflight <= 1) verify_graph(r);
 }
 
 /* ---- After a collection -------------------------------------------------------------------- */
@@ -260,7 +273,7 @@ static void walk_visit(void *user, uint64_t id, uint64_t check) {
 
 /* The checks of a full collection: the leak bound, and on a precise backend the walk. */
 static void check_full(runner *r) {
-  oracle_model_reach(r->m, ORACLE_REACH_KEPT, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_KEPT, r->cell_self);
   if (r->b->live_bytes != NULL) {
     size_t live = r->b->live_bytes(r->h), kept = oracle_model_kept_bytes(r->m);
     double bound = r->b->leak_slack_factor * (double)kept + (double)r->b->leak_slack_bytes;
@@ -280,7 +293,7 @@ static void check_full(runner *r) {
   r->res->checks++;
   r->b->walk(r->h, walk_visit, &w);
   /* Every object the cells reach must have been met. */
-  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
   for (size_t k = 0; k < oracle_model_count(r->m); k++) {
     if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k) && !r->seen[k]) {
       runner_report(r, "oracle.lost",
@@ -293,7 +306,7 @@ static void check_full(runner *r) {
   /* A finalizer of a block nothing keeps must have run: the collection found it unreachable. */
   if (!(r->b->caps & FUZZ_CAP_FINALIZERS) || !(r->b->caps & FUZZ_CAP_PRECISE)) return;
   oracle_obj due =
-      oracle_model_fin_overdue(r->m, CELL_SELF, (r->b->caps & FUZZ_CAP_FIN_ORDERED) != 0);
+      oracle_model_fin_overdue(r->m, r->cell_self, (r->b->caps & FUZZ_CAP_FIN_ORDERED) != 0);
   r->res->checks++;
   if (due != ORACLE_NONE) {
     runner_report(r, "oracle.finalizer-lost",
@@ -303,13 +316,22 @@ static void check_full(runner *r) {
   }
 }
 
-static void collected(runner *r, fuzz_collect_kind kind) {
+/* What follows a collection. On threads, a collection another thread's op overlapped (one
+ * inside an op when it began, or one that began or ended an op while it ran) saw a heap the
+ * model does not describe at any one moment: the full collection's comparisons are skipped, and
+ * the graph walk waits for a boundary where no other thread is inside an op (threads.c). */
+static void collected(runner *r, fuzz_collect_kind kind, int alone) {
   if (r->b->run_finalizers != NULL) r->b->run_finalizers(r->h);
   deep_check(r);
-  if (kind == FUZZ_COLLECT_MAJOR || kind == FUZZ_COLLECT_FULL) verify_graph(r);
-  if (kind == FUZZ_COLLECT_FULL) {
+  if (kind == FUZZ_COLLECT_MAJOR || kind == FUZZ_COLLECT_FULL) {
+    r->walk_due = 1;
+    runner_walk_if_due(r);
+  }
+  if (kind == FUZZ_COLLECT_FULL && alone) {
     check_full(r);
     oracle_model_forget_revivals(r->m); /* every finalizer due has run */
+  } else if (kind == FUZZ_COLLECT_FULL) {
+    r->res->skipped_full++;
   }
 }
 
@@ -319,7 +341,9 @@ void runner_collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
     fprintf(r->opt->trace, "        [collect %s, budget %u]\n", fuzz_collect_names[kind], budget);
   }
   /* What the collection begins with it keeps, whatever its finalizers resurrect over cells. */
-  oracle_model_reach(r->m, ORACLE_REACH_AT_COLLECT, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_AT_COLLECT, r->cell_self);
+  uint64_t events = r->op_events;
+  int alone = r->inflight <= 1;
   r->b->collect(r->h, kind, budget);
-  collected(r, kind);
+  collected(r, kind, alone && r->op_events == events);
 }

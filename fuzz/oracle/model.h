@@ -95,7 +95,8 @@ typedef struct oracle_object {
   uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;             /* its fields' (or payload words') index in the model's words */
   oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
-  size_t fin_cell;          /* the cell a finalizer resurrects into, or SIZE_MAX */
+  size_t fin_cell;          /* the slot a finalizer resurrects into (of the mutator that runs
+                             * it: fuzz/oracle/runner.h), or SIZE_MAX */
   uint64_t body;            /* a fin_do's body (where its ops are: fuzz/oracle/ops.c), or 0 */
   uint64_t fin_ran_collect; /* the model's collection count when the finalizer ran */
   uint64_t fin_set_collect; /* ... and when it was set (oracle_model_below_finalizers) */

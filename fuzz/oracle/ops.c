@@ -27,27 +27,28 @@ static int body_op_allowed(fuzz_opcode code) {
 }
 
 /* The body of object o's finalizer runs, inside the backend's finalize event: its ops, on the
- * program's slots and cells, with o in CELL_SELF (the self op reads it). */
+ * program's slots and cells, with o in FUZZ_CELL_SELF (the self op reads it). */
 static void run_body(runner *r, oracle_obj o, uint64_t tag) {
-  int depth0 = r->body_depth;
-  oracle_obj self0 = r->fin_self;
-  const fuzz_op *op0 = r->op;
+  runner_mut *u = runner_me(r);
+  int depth0 = u->body_depth;
+  oracle_obj self0 = u->fin_self;
+  const fuzz_op *op0 = u->op;
   int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
   fuzz_decoder dec;
   fuzz_op op;
   fuzz_decoder_init_body(&dec, r->set, r->data, r->size, (size_t)(tag >> 30 & 0xffffffffu),
                          (size_t)(tag >> 6 & 0xffffff), depth, count);
-  r->body_depth = depth;
-  r->fin_self = o;
+  u->body_depth = depth;
+  u->fin_self = o;
   while (fuzz_program_next(&dec, &op)) {
-    r->op = &op;
+    u->op = &op;
     runner_trace_op(r, &op);
     if (op.depth == depth) r->res->body_ops++;
     runner_run_op(r, &op);
   }
-  r->op = op0;
-  r->body_depth = depth0;
-  r->fin_self = self0;
+  u->op = op0;
+  u->body_depth = depth0;
+  u->fin_self = self0;
 }
 
 /* ---- Finalizers ---------------------------------------------------------------------------- */
@@ -64,7 +65,7 @@ void runner_on_finalize(void *user, uint64_t token) {
   }
   if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [finalizer of #%u]\n", (unsigned)o);
   where at = {"the block the finalizer of #%lu was handed", o, 0};
-  if (!runner_check_identity(r, CELL_SELF, o, &at)) return;
+  if (!runner_check_identity(r, r->cell_self, o, &at)) return;
   if (ob->fin != ORACLE_FIN_SET) {
     runner_report(r,
                   ob->fin == ORACLE_FIN_RAN ? "oracle.finalizer-twice" : "oracle.finalizer-unset",
@@ -73,7 +74,7 @@ void runner_on_finalize(void *user, uint64_t token) {
                                             : "it was cleared (or never set)");
     return;
   }
-  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
   r->res->checks++;
   if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, o) && !ob->revived) {
     runner_report(
@@ -110,8 +111,11 @@ void runner_on_finalize(void *user, uint64_t token) {
   ob->fin_ran_collect = oracle_model_collects(r->m);
   oracle_model_excuse_weak(r->m, o);
   if (ob->fin_cell != SIZE_MAX && (r->b->caps & FUZZ_CAP_RESURRECT)) {
-    r->b->copy(r->h, ob->fin_cell, CELL_SELF);
-    oracle_model_revive(r->m, ob->fin_cell, o, CELL_SELF);
+    /* Into the slot of whichever mutator runs the finalizer: on threads, only a domain's own
+     * thread touches its bank. */
+    size_t cell = slot_cell(r, (int)ob->fin_cell);
+    r->b->copy(r->h, cell, r->cell_self);
+    oracle_model_revive(r->m, cell, o, r->cell_self);
   }
   uint64_t body = ob->body; /* ob moves if the body makes objects */
   if (body != 0) run_body(r, o, body);
@@ -119,7 +123,7 @@ void runner_on_finalize(void *user, uint64_t token) {
 
 /* ---- The ops ------------------------------------------------------------------------------- */
 
-static oracle_obj slot_obj(runner *r, int s) { return oracle_model_cell(r->m, slot_cell(s)); }
+static oracle_obj slot_obj(runner *r, int s) { return oracle_model_cell(r->m, slot_cell(r, s)); }
 
 static void set_cell(runner *r, size_t dst, oracle_obj o) { oracle_model_set_cell(r->m, dst, o); }
 
@@ -138,7 +142,7 @@ static void op_clear(runner *r, size_t cell) {
  * collector may answer, after reporting when it is not. */
 static void check_allocation(runner *r, int ok, const char *what) {
   r->res->checks++;
-  if (r->fail_window > 0 && r->body_depth == 0) { /* none made in a finalizer counts */
+  if (r->fail_window > 0 && runner_me(r)->body_depth == 0) { /* none made in a finalizer counts */
     /* Under a heap limit or a tuned parameter a failure may be the limit's, not the injected
      * one: the window then runs on (the injected one may still come), and ends unreported. */
     int excused = r->tuned || r->limit_bytes != 0;
@@ -185,9 +189,9 @@ static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
       kind == FUZZ_KIND_SCAN || !(r->b->caps & FUZZ_CAP_RAW) ? FUZZ_SHAPE_SCAN : FUZZ_SHAPE_RAW;
   /* sD's old block is dropped before the allocation, which may collect: a backend may empty the
    * cell first or last, so the model and the backend empty it first, together. */
-  op_clear(r, slot_cell(dst));
-  int ok = r->b->alloc(r->h, slot_cell(dst), shape, n);
-  made(r, slot_cell(dst), ok, "allocation", shape, ORACLE_PLAIN, n);
+  op_clear(r, slot_cell(r, dst));
+  int ok = r->b->alloc(r->h, slot_cell(r, dst), shape, n);
+  made(r, slot_cell(r, dst), ok, "allocation", shape, ORACLE_PLAIN, n);
 }
 
 /* A word a raw block holds for a pointer stored into it: the target's id (data, not a pointer,
@@ -204,14 +208,14 @@ static void op_store(runner *r, fuzz_arg dst, int is_imm, int value) {
   if (ob->role != ORACLE_PLAIN || f >= ob->nfields) return;
   if (ob->shape == FUZZ_SHAPE_RAW) {
     uint64_t word = is_imm ? (uint64_t)value << 1 | 1 : raw_word_of(r, slot_obj(r, value));
-    r->b->raw_write(r->h, slot_cell(dst.a), f, word);
+    r->b->raw_write(r->h, slot_cell(r, dst.a), f, word);
     oracle_model_set_field(r->m, o, f, word);
   } else if (is_imm) {
-    r->b->store_int(r->h, slot_cell(dst.a), f, value);
+    r->b->store_int(r->h, slot_cell(r, dst.a), f, value);
     oracle_model_set_field(r->m, o, f, oracle_field_int(value));
   } else {
     oracle_obj v = slot_obj(r, value);
-    r->b->store(r->h, slot_cell(dst.a), f, slot_cell(value));
+    r->b->store(r->h, slot_cell(r, dst.a), f, slot_cell(r, value));
     oracle_model_set_field(r->m, o, f,
                            v == ORACLE_NONE ? ORACLE_FIELD_EMPTY : oracle_field_block(v));
   }
@@ -225,35 +229,37 @@ static void op_load(runner *r, int dst, fuzz_arg src) {
   if (ob->role != ORACLE_PLAIN || ob->shape != FUZZ_SHAPE_SCAN || f >= ob->nfields) return;
   oracle_field want = oracle_model_field(r->m, o, f);
   int64_t value = 0;
-  fuzz_field_kind got = r->b->load(r->h, slot_cell(dst), slot_cell(src.a), f, &value);
+  fuzz_field_kind got = r->b->load(r->h, slot_cell(r, dst), slot_cell(r, src.a), f, &value);
   where at = {"load of field %lu of object #%lu", f, o};
-  runner_check_field(r, want, got, value, slot_cell(dst), &at);
+  runner_check_field(r, want, got, value, slot_cell(r, dst), &at);
   /* The model follows the program: whatever the backend put there, the slot means `want`. */
   oracle_obj now = oracle_field_is_block(want) ? oracle_field_block_of(want) : ORACLE_NONE;
-  if (now == ORACLE_NONE && got == FUZZ_FIELD_BLOCK) r->b->clear(r->h, slot_cell(dst));
-  set_cell(r, slot_cell(dst), now);
+  if (now == ORACLE_NONE && got == FUZZ_FIELD_BLOCK) r->b->clear(r->h, slot_cell(r, dst));
+  set_cell(r, slot_cell(r, dst), now);
 }
 
 static void op_push(runner *r) {
-  if (r->frames == FUZZ_FRAMES) return;
-  size_t base = CELL_FRAMES + (size_t)r->frames++ * FUZZ_SLOTS;
-  for (int s = 0; s < FUZZ_SLOTS; s++) op_copy(r, base + (size_t)s, slot_cell(s));
+  runner_mut *u = runner_me(r);
+  if (u->frames == FUZZ_FRAMES) return;
+  int k = u->frames++;
+  for (int s = 0; s < FUZZ_SLOTS; s++) op_copy(r, frame_cell(r, k, s), slot_cell(r, s));
 }
 
 static void op_pop(runner *r) {
-  if (r->frames == 0) return;
-  size_t base = CELL_FRAMES + (size_t)--r->frames * FUZZ_SLOTS;
-  for (int s = 0; s < FUZZ_SLOTS; s++) op_clear(r, base + (size_t)s);
+  runner_mut *u = runner_me(r);
+  if (u->frames == 0) return;
+  int k = --u->frames;
+  for (int s = 0; s < FUZZ_SLOTS; s++) op_clear(r, frame_cell(r, k, s));
 }
 
 static void op_fin(runner *r, int s, int revive) {
   oracle_obj o = slot_obj(r, s);
   if (o == ORACLE_NONE) return;
-  if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
+  if (!r->b->fin_set(r->h, slot_cell(r, s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
   ob->fin_set_collect = oracle_model_collects(r->m);
-  ob->fin_cell = revive == FUZZ_NO_SLOT ? SIZE_MAX : slot_cell(revive);
+  ob->fin_cell = revive == FUZZ_NO_SLOT ? SIZE_MAX : (size_t)revive;
   ob->body = 0;
 }
 
@@ -262,7 +268,7 @@ static void op_fin_do(runner *r, const fuzz_op *op) {
   int s = op->args[0].a;
   oracle_obj o = slot_obj(r, s);
   if (o == ORACLE_NONE) return;
-  if (!r->b->fin_set(r->h, slot_cell(s), (uint64_t)o + 1)) return;
+  if (!r->b->fin_set(r->h, slot_cell(r, s), (uint64_t)o + 1)) return;
   oracle_object *ob = oracle_model_object(r->m, o);
   ob->fin = ORACLE_FIN_SET;
   ob->fin_set_collect = oracle_model_collects(r->m);
@@ -272,9 +278,9 @@ static void op_fin_do(runner *r, const fuzz_op *op) {
 
 /* self sD, in a body: sD = the block whose finalizer runs, a resurrection. */
 static void op_self(runner *r, int dst) {
-  if (r->body_depth == 0) return;
-  r->b->copy(r->h, slot_cell(dst), CELL_SELF);
-  oracle_model_revive(r->m, slot_cell(dst), r->fin_self, CELL_SELF);
+  if (runner_me(r)->body_depth == 0) return;
+  r->b->copy(r->h, slot_cell(r, dst), r->cell_self);
+  oracle_model_revive(r->m, slot_cell(r, dst), runner_me(r)->fin_self, r->cell_self);
 }
 
 /* ---- Pins and the heap limit --------------------------------------------------------------- */
@@ -282,7 +288,7 @@ static void op_self(runner *r, int dst) {
 static void op_pin(runner *r, int s) {
   oracle_obj o = slot_obj(r, s);
   if (o == ORACLE_NONE) return;
-  int ok = r->b->pin(r->h, slot_cell(s));
+  int ok = r->b->pin(r->h, slot_cell(r, s));
   r->res->checks++;
   if (!ok) {
     runner_report(r, "oracle.pin", "pinning object #%u, a live block, was refused", (unsigned)o);
@@ -295,7 +301,7 @@ static void op_unpin(runner *r, int s) {
   oracle_obj o = slot_obj(r, s);
   if (o == ORACLE_NONE) return;
   int was = oracle_model_object(r->m, o)->pinned;
-  int had = r->b->unpin(r->h, slot_cell(s));
+  int had = r->b->unpin(r->h, slot_cell(r, s));
   r->res->checks++;
   if (had != was) {
     runner_report(r, "oracle.pin", "unpinning object #%u answered %s, but the model says it %s",
@@ -314,6 +320,10 @@ static void op_limit(runner *r, int index) {
 
 static void op_spawn(runner *r, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || r->spawned[d]) return;
+  if (r->threaded) {
+    runner_spawn_thread(r, d);
+    return;
+  }
   int ok = r->b->domain_spawn(r->h, d);
   r->res->checks++;
   if (!ok && !r->tuned) {
@@ -323,28 +333,47 @@ static void op_spawn(runner *r, unsigned d) {
   r->spawned[d] = ok != 0;
 }
 
+/* One thread: the calls that follow run on d. A threaded run splits the program at `on`
+ * instead (threads.c), so none reaches here. */
 static void op_on(runner *r, unsigned d) {
-  if (d == r->on || (d != 0 && !r->spawned[d])) return;
+  runner_mut *u = runner_me(r);
+  if (r->threaded || d == u->on || (d != 0 && !r->spawned[d])) return;
   r->b->domain_on(r->h, d);
-  r->on = d;
+  u->on = d;
 }
 
-static void op_terminate(runner *r, unsigned d) {
-  if (d == 0 || !r->spawned[d]) return;
+void runner_end_domain(runner *r, unsigned d) {
+  if (r->threaded) {
+    /* Its thread's bank: the roots of the domain that ends, and so gone with it. */
+    runner_mut *u = &r->muts[d];
+    for (size_t c = u->bank; c < u->bank + BANK_CELLS; c++) {
+      if (oracle_model_cell(r->m, c) != ORACLE_NONE) op_clear(r, c);
+    }
+    u->frames = 0;
+  }
   r->b->domain_end(r->h, d);
   r->spawned[d] = 0;
   r->blocked[d] = 0;
-  if (r->on == d) r->on = 0;
+}
+
+/* terminate dN: one thread ends any domain from the one it is on; a threaded run sends the op
+ * to dN's own thread (threads.c), so a domain ends itself. */
+static void op_terminate(runner *r, unsigned d) {
+  runner_mut *u = runner_me(r);
+  if (d == 0 || !r->spawned[d] || (r->threaded && d != u->on)) return;
+  runner_end_domain(r, d);
+  if (u->on == d && !r->threaded) u->on = 0;
 }
 
 static void op_block(runner *r, int block) {
-  if (r->blocked[r->on] == block) return;
+  unsigned on = runner_me(r)->on;
+  if (r->blocked[on] == block) return;
   if (block) {
     r->b->domain_block(r->h);
   } else {
     r->b->domain_unblock(r->h);
   }
-  r->blocked[r->on] = (unsigned char)block;
+  r->blocked[on] = (unsigned char)block;
 }
 
 void runner_unblock(runner *r) { op_block(r, 0); }
@@ -353,7 +382,7 @@ static void op_unfin(runner *r, int s) {
   oracle_obj o = slot_obj(r, s);
   if (o == ORACLE_NONE) return;
   oracle_object *ob = oracle_model_object(r->m, o);
-  int had = r->b->fin_clear(r->h, slot_cell(s));
+  int had = r->b->fin_clear(r->h, slot_cell(r, s));
   r->res->checks++;
   if (had != (ob->fin == ORACLE_FIN_SET)) {
     runner_report(r, "oracle.finalizer-clear",
@@ -370,7 +399,7 @@ static void op_unfin(runner *r, int s) {
 static void set_range_word(runner *r, fuzz_arg word, uintptr_t w) {
   size_t i = (size_t)word.a * FUZZ_RANGE_WORDS + (size_t)word.b;
   r->ranges[i] = w;
-  oracle_model_set_range_word(r->m, i, w, CELL_SELF);
+  oracle_model_set_range_word(r->m, i, w, r->cell_self);
 }
 
 /* Word I of range N: the block in sS's address plus the offset (run.h). */
@@ -390,7 +419,7 @@ static void op_range(runner *r, fuzz_arg word, int s, fuzz_arg offset) {
 static void op_range_unit(runner *r, fuzz_arg word, int s, int k) {
   uintptr_t w = 0, start;
   size_t bytes;
-  if (slot_obj(r, s) != ORACLE_NONE && r->b->address_unit(r->h, slot_cell(s), &start, &bytes) &&
+  if (slot_obj(r, s) != ORACLE_NONE && r->b->address_unit(r->h, slot_cell(r, s), &start, &bytes) &&
       bytes > 0) {
     w = start + ((size_t)k * sizeof(uint64_t)) % bytes;
   }
@@ -400,18 +429,18 @@ static void op_range_unit(runner *r, fuzz_arg word, int s, int k) {
 static void op_weak(runner *r, int dst, int target) {
   oracle_obj t = slot_obj(r, target);
   if (t == ORACLE_NONE) return;
-  if (dst != target) op_clear(r, slot_cell(dst)); /* as in op_alloc */
-  int ok = r->b->weak_new(r->h, slot_cell(dst), slot_cell(target));
-  oracle_obj w = made(r, slot_cell(dst), ok, "weak reference", FUZZ_SHAPE_SCAN, ORACLE_WEAK, 0);
+  if (dst != target) op_clear(r, slot_cell(r, dst)); /* as in op_alloc */
+  int ok = r->b->weak_new(r->h, slot_cell(r, dst), slot_cell(r, target));
+  oracle_obj w = made(r, slot_cell(r, dst), ok, "weak reference", FUZZ_SHAPE_SCAN, ORACLE_WEAK, 0);
   if (w != ORACLE_NONE) oracle_model_object(r->m, w)->a = t;
 }
 
 static void op_ephe(runner *r, int dst, int key, int datum) {
   oracle_obj k = slot_obj(r, key), v = slot_obj(r, datum);
   if (k == ORACLE_NONE || v == ORACLE_NONE) return;
-  if (dst != key && dst != datum) op_clear(r, slot_cell(dst)); /* as in op_alloc */
-  int ok = r->b->ephe_new(r->h, slot_cell(dst), slot_cell(key), slot_cell(datum));
-  oracle_obj e = made(r, slot_cell(dst), ok, "ephemeron", FUZZ_SHAPE_SCAN, ORACLE_EPHE, 0);
+  if (dst != key && dst != datum) op_clear(r, slot_cell(r, dst)); /* as in op_alloc */
+  int ok = r->b->ephe_new(r->h, slot_cell(r, dst), slot_cell(r, key), slot_cell(r, datum));
+  oracle_obj e = made(r, slot_cell(r, dst), ok, "ephemeron", FUZZ_SHAPE_SCAN, ORACLE_EPHE, 0);
   if (e == ORACLE_NONE) return;
   oracle_model_object(r->m, e)->a = k;
   oracle_model_object(r->m, e)->b = v;
@@ -425,8 +454,8 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
   oracle_object *ob = oracle_model_object(r->m, w);
   if (ob->role != role) return;
   oracle_obj want = role == ORACLE_WEAK ? ob->a : ob->b, alive = ob->a;
-  int got = role == ORACLE_WEAK ? r->b->weak_get(r->h, slot_cell(dst), slot_cell(src))
-                                : r->b->ephe_get(r->h, slot_cell(dst), slot_cell(src));
+  int got = role == ORACLE_WEAK ? r->b->weak_get(r->h, slot_cell(r, dst), slot_cell(r, src))
+                                : r->b->ephe_get(r->h, slot_cell(r, dst), slot_cell(r, src));
   where at = {role == ORACLE_WEAK ? "the weak reference #%lu's get" : "the ephemeron #%lu's get", w,
               0};
   char buf[96];
@@ -442,25 +471,25 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
           "was reachable: it should have been cleared before the finalizer",
           runner_where_text(&at, buf, sizeof buf), (unsigned)want);
     }
-    if (!runner_check_identity(r, slot_cell(dst), want, &at)) {
-      op_clear(r, slot_cell(dst));
+    if (!runner_check_identity(r, slot_cell(r, dst), want, &at)) {
+      op_clear(r, slot_cell(r, dst));
       return;
     }
     /* A get that hands back a block nothing else reached is a revival like a resurrection: the
      * collector may already have separated it for finalization (Lua keeps an ephemeron's entry
      * until the cycle after its key was separated), so its finalizer may still run. */
-    oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+    oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
     if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, want)) {
-      set_cell(r, slot_cell(dst), want);
+      set_cell(r, slot_cell(r, dst), want);
     } else {
-      oracle_model_revive(r->m, slot_cell(dst), want, CELL_SELF);
+      oracle_model_revive(r->m, slot_cell(r, dst), want, r->cell_self);
     }
     return;
   }
-  set_cell(r, slot_cell(dst), ORACLE_NONE);
+  set_cell(r, slot_cell(r, dst), ORACLE_NONE);
   ob->weak_cleared = 1;
   if (ob->may_be_empty) return;
-  oracle_model_reach(r->m, ORACLE_REACH_STRONG, CELL_SELF);
+  oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
   if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, alive)) {
     runner_report(r, "oracle.weak-cleared",
                   "%s answered empty while its %s, object #%u, is reachable from the cells",
@@ -470,11 +499,13 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
 }
 
 void runner_trace_op(runner *r, const fuzz_op *op) {
-  if (r->opt->trace == NULL || op->depth != r->body_depth) return;
+  runner_mut *u = runner_me(r);
+  if (r->opt->trace == NULL || op->depth != u->body_depth) return;
   char text[FUZZ_OP_TEXT_MAX];
+  if (r->threaded) fprintf(r->opt->trace, "d%u ", u->on);
   fprintf(r->opt->trace, "%4zu  %*s%s", op->index, 2 * op->depth, "",
           fuzz_op_format(op, text, sizeof text));
-  if (r->body_depth > 0) fprintf(r->opt->trace, "   (finalizer of #%u)", (unsigned)r->fin_self);
+  if (u->body_depth > 0) fprintf(r->opt->trace, "   (finalizer of #%u)", (unsigned)u->fin_self);
   if (op->code == FUZZ_OP_TUNE && (size_t)op->args[0].a < r->b->tunable_count) {
     fprintf(r->opt->trace, "   (%s)", r->b->tunables[op->args[0].a].name);
   }
@@ -483,22 +514,23 @@ void runner_trace_op(runner *r, const fuzz_op *op) {
 
 void runner_run_op(runner *r, const fuzz_op *op) {
   const fuzz_arg *a = op->args;
+  const runner_mut *u = runner_me(r);
   /* A finalizer body's ops run only in it (run_body), and only those a body may run. */
-  if (op->depth != r->body_depth || (r->body_depth > 0 && !body_op_allowed(op->code))) return;
+  if (op->depth != u->body_depth || (u->body_depth > 0 && !body_op_allowed(op->code))) return;
   /* A domain in a blocking section touches no block: only on and unblock run (ops.h). */
-  if (r->blocked[r->on] && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
+  if (r->blocked[u->on] && op->code != FUZZ_OP_ON && op->code != FUZZ_OP_UNBLOCK) return;
   switch (op->code) {
     case FUZZ_OP_ALLOC:
     case FUZZ_OP_ALLOC_LARGE: op_alloc(r, a[0].a, (fuzz_block_kind)a[1].a, (size_t)a[2].a); break;
     case FUZZ_OP_STORE: op_store(r, a[0], 0, a[1].a); break;
     case FUZZ_OP_STORE_IMM: op_store(r, a[0], 1, a[1].a); break;
     case FUZZ_OP_LOAD: op_load(r, a[0].a, a[1]); break;
-    case FUZZ_OP_DROP: op_clear(r, slot_cell(a[0].a)); break;
-    case FUZZ_OP_COPY: op_copy(r, slot_cell(a[0].a), slot_cell(a[1].a)); break;
+    case FUZZ_OP_DROP: op_clear(r, slot_cell(r, a[0].a)); break;
+    case FUZZ_OP_COPY: op_copy(r, slot_cell(r, a[0].a), slot_cell(r, a[1].a)); break;
     case FUZZ_OP_PUSH: op_push(r); break;
     case FUZZ_OP_POP: op_pop(r); break;
-    case FUZZ_OP_ROOT: op_copy(r, CELL_GLOBALS + (size_t)a[0].a, slot_cell(a[1].a)); break;
-    case FUZZ_OP_UNROOT: op_clear(r, CELL_GLOBALS + (size_t)a[0].a); break;
+    case FUZZ_OP_ROOT: op_copy(r, global_cell(r, a[0].a), slot_cell(r, a[1].a)); break;
+    case FUZZ_OP_UNROOT: op_clear(r, global_cell(r, a[0].a)); break;
     case FUZZ_OP_COLLECT: runner_collect(r, (fuzz_collect_kind)a[0].a, 0); break;
     case FUZZ_OP_MARK_SLICE: runner_collect(r, FUZZ_COLLECT_SLICE, (unsigned)a[0].a); break;
     case FUZZ_OP_FAIL:

@@ -1,4 +1,5 @@
 /* The op set of a backend (run.h): the ops its capabilities allow, in op-table order. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fuzz/oracle/opset.h"
@@ -46,24 +47,59 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
   }
 }
 
+/* A threaded run's (FUZZ_CAP_THREADS): the scheduler's configuration ops join; three leave,
+ * each because several threads would make its check unsound, not because the collector could
+ * not run it. An injected failure counts allocating calls in one order, and on threads the
+ * calls return in another; a heap limit makes any domain's failure everyone's excuse; a
+ * finalizer body runs on whichever thread finalizes, on its bank, in the middle of that
+ * thread's op. */
+static int threads_allowed(fuzz_opcode code, unsigned caps) {
+  if (!(caps & FUZZ_CAP_THREADS)) return 0;
+  switch (code) {
+    case FUZZ_OP_PCT:
+    case FUZZ_OP_CHOOSE: return 1;
+    case FUZZ_OP_FAIL:
+    case FUZZ_OP_LIMIT:
+    case FUZZ_OP_FIN_DO:
+    case FUZZ_OP_SELF: return 0;
+    default: return oracle_op_allowed(code, caps);
+  }
+}
+
 enum { MAX_BACKENDS = 8 };
 
-const fuzz_opset *oracle_opset(const fuzz_backend *b) {
-  static struct {
-    const fuzz_backend *b;
-    fuzz_opset set;
-    fuzz_opcode ops[FUZZ_OP_COUNT];
-  } made[MAX_BACKENDS];
+typedef struct made_set {
+  const fuzz_backend *b;
+  fuzz_opset set;
+  fuzz_opcode ops[FUZZ_OP_COUNT];
+  char name[32];
+} made_set;
+
+static const fuzz_opset *make(made_set *made, const fuzz_backend *b, int threaded) {
   for (size_t i = 0; i < MAX_BACKENDS; i++) {
     if (made[i].b == b) return &made[i].set;
     if (made[i].b != NULL) continue;
     size_t n = 0;
     for (int code = 0; code < FUZZ_OP_COUNT; code++) {
-      if (oracle_op_allowed((fuzz_opcode)code, b->caps)) made[i].ops[n++] = (fuzz_opcode)code;
+      int ok = threaded ? threads_allowed((fuzz_opcode)code, b->caps)
+                        : oracle_op_allowed((fuzz_opcode)code, b->caps);
+      if (ok) made[i].ops[n++] = (fuzz_opcode)code;
     }
-    made[i].set = (fuzz_opset){b->name, made[i].ops, n};
+    snprintf(made[i].name, sizeof made[i].name, "%s%s", b->name, threaded ? "-threads" : "");
+    made[i].set = (fuzz_opset){made[i].name, made[i].ops, n};
     made[i].b = b;
     return &made[i].set;
   }
   abort(); /* more backends than any binary links */
+}
+
+const fuzz_opset *oracle_opset(const fuzz_backend *b) {
+  static made_set made[MAX_BACKENDS];
+  return make(made, b, 0);
+}
+
+const fuzz_opset *oracle_opset_threads(const fuzz_backend *b) {
+  static made_set made[MAX_BACKENDS];
+  if (!(b->caps & FUZZ_CAP_THREADS)) return NULL;
+  return make(made, b, 1);
 }

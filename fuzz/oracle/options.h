@@ -16,6 +16,10 @@ typedef struct oracle_options {
   FILE *out;              /* violations and reports; NULL: stderr */
   FILE *trace;            /* if set: each op as it runs, each collection and finalizer */
   const char *params;     /* the backend's own parameter text, or NULL */
+  /* One thread a domain under the controlled scheduler (FUZZ_CAP_THREADS; the op set is then
+   * oracle_opset_threads(backend)); the interleaving printed to `interleaving` if set. */
+  int threaded;
+  FILE *interleaving;
 } oracle_options;
 
 typedef struct oracle_result {
@@ -27,6 +31,9 @@ typedef struct oracle_result {
   size_t finalizers;   /* finalizers that ran */
   size_t violations;   /* every finding, the model's and the backend's */
   long first_op;       /* the op of the first, or -1 (the final checks) */
+  uint64_t sched_steps, sched_switches, sched_hash; /* a threaded run's (fuzz/sched) */
+  size_t skipped_full; /* threaded: full collections another thread's op overlapped, whose
+                        * whole-heap comparisons were skipped (check.c) */
   char first_kind[48]; /* "" if none */
 } oracle_result;
 

@@ -586,7 +586,7 @@ static void run_bytes(const fuzz_backend *b, const uint8_t *data, size_t size, o
   memset(o, 0, sizeof *o);
   FILE *out = open_memstream(&o->text, &o->len);
   if (out == NULL) abort();
-  oracle_options opt = {b, NULL, 0, out, NULL, NULL};
+  oracle_options opt = {b, NULL, 0, out, NULL, NULL, 0, NULL};
   o->rc = oracle_run(data, size, &opt, &o->res);
   fclose(out);
 }

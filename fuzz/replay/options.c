@@ -129,7 +129,27 @@ static int apply(replay_option o, const char *value, replay_args *args) {
       if (b != NULL) {
         args->backend = b;
         args->ops = oracle_opset(b);
+        args->threaded = 0;
         break;
+      }
+      /* NAME-threads: the backend's threaded run (one thread a domain, under the scheduler). */
+      size_t len = strlen(value), suffix = strlen("-threads");
+      if (len > suffix && strcmp(value + len - suffix, "-threads") == 0) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len - suffix), value);
+        if ((b = fuzz_backend_find(name)) != NULL) {
+          if (oracle_opset_threads(b) == NULL) {
+            fprintf(stderr,
+                    "replay: --target %s: the %s backend cannot run domains on threads of their "
+                    "own (no `threads` capability: --list-backends)\n",
+                    value, name);
+            return FUZZ_REPLAY_BAD_INPUT;
+          }
+          args->backend = b;
+          args->ops = oracle_opset_threads(b);
+          args->threaded = 1;
+          break;
+        }
       }
       args->ops = fuzz_opset_find(value);
       if (args->ops == NULL) {
@@ -150,6 +170,7 @@ static int apply(replay_option o, const char *value, replay_args *args) {
         return FUZZ_REPLAY_BAD_INPUT;
       }
       args->ops = oracle_opset(args->backend);
+      args->threaded = 0;
       break;
     }
     case REPLAY_OPT_LIST_BACKENDS: replay_list_backends(stdout); return FUZZ_REPLAY_CLEAN;

@@ -14,7 +14,9 @@
   X(TARGET, "--target", "NAME",                                                             \
     "the fuzz target the input is for: graph (default), roots,\n"                           \
     "schedule (each domain on its own thread, one at a time, the\n"                         \
-    "interleaving chosen by the program; printed after the run)")                           \
+    "interleaving chosen by the program; printed after the run);\n"                         \
+    "a backend's name (--backend), or NAME-threads: the backend\n"                          \
+    "with one thread a domain under the scheduler (gcfuzz-threads)")                        \
   X(BACKEND, "--backend", "NAME",                                                           \
     "run through the backend interface (fuzz/backend/backend.h)\n"                          \
     "on collector NAME, checked by the backend-neutral model and\n"                         \
@@ -65,6 +67,7 @@ typedef struct replay_args {
   int free_threads;                   /* --free */
   size_t max_bytes;                   /* --max-bytes: the longest program run; 0: any */
   const struct fuzz_backend *backend; /* --backend: run through fuzz/oracle; NULL: the driver */
+  int threaded;                       /* --target NAME-threads: one thread a domain */
 } replay_args;
 
 enum { REPLAY_GO_ON = -1 };

@@ -32,12 +32,19 @@ static int verdict_line(size_t violations, const char *first_kind, long first_op
  * findings, each printed with its verdict line. */
 static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
   oracle_options opt = {args->backend, args->ops, 0, stdout, args->trace ? stdout : NULL,
-                        args->params};
+                        args->params, args->threaded,
+                        args->threaded && !args->quiet ? stdout : NULL};
   oracle_result res;
   int rc = oracle_run(bytes->data, bytes->size, &opt, &res);
   if (rc < 0) {
     printf("replay: the %s heap could not be made (bad --params?)\n", args->backend->name);
     return FUZZ_REPLAY_BAD_INPUT;
+  }
+  if (args->threaded) {
+    printf("== schedule: %llu steps, %llu switches, interleaving %016llx; %zu full collections "
+           "overlapped by another thread's op (whole-heap checks skipped)\n",
+           (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
+           (unsigned long long)res.sched_hash, res.skipped_full);
   }
   printf("== backend %s (%zu ops, %llu collections, %zu finalizers run, %zu ops in their bodies)\n",
          args->backend->name, res.ops, (unsigned long long)res.collects, res.finalizers,

@@ -15,6 +15,11 @@
 #ifndef FUZZ_BACKEND
 #error "FUZZ_BACKEND names the backend, e.g. -DFUZZ_BACKEND=\"lua\""
 #endif
+/* FUZZ_THREADED=1: the backend's threaded run (NAME-threads: one thread a domain under the
+ * controlled scheduler; its op set oracle_opset_threads). */
+#ifndef FUZZ_THREADED
+#define FUZZ_THREADED 0
+#endif
 
 static const fuzz_backend *backend;
 
@@ -24,10 +29,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     fprintf(stderr, "%s_fuzzer: the backend %s is not linked in\n", FUZZ_BACKEND, FUZZ_BACKEND);
     exit(2);
   }
-  fuzz_custom_mutator_init(oracle_opset(backend), *argc, *argv);
+  const fuzz_opset *set = FUZZ_THREADED ? oracle_opset_threads(backend) : oracle_opset(backend);
+  if (set == NULL) {
+    fprintf(stderr, "%s_threads_fuzzer: the backend %s cannot run domains on threads\n",
+            FUZZ_BACKEND, FUZZ_BACKEND);
+    exit(2);
+  }
+  fuzz_custom_mutator_init(set, *argc, *argv);
   return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  return oracle_target_run_one(backend, data, size);
+  return oracle_target_run_one(backend, FUZZ_THREADED, data, size);
 }

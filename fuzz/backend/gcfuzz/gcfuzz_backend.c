@@ -7,9 +7,14 @@
  * collector scans must not look like a pointer), then the program's N, so that the block's last
  * field is the program's (a collector that skips a block's last field loses a block the program
  * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
- * first. The cells are one local root frame of the main domain, pushed at create and popped at
- * destroy, FUZZ_CELL_SELF left out (a finalizer's block must be kept by the collector itself
- * while the finalizer runs).
+ * first. Each bank of cells is one local root frame of its domain (bank 0: the main domain's,
+ * pushed at create and popped at destroy; bank d of a threaded heap: pushed when d's thread
+ * attaches, popped when d ends), FUZZ_CELL_SELF left out (a finalizer's block must be kept by
+ * the collector itself while the finalizer runs).
+ *
+ * Threads (FUZZ_CAP_THREADS). A heap made with more than one cell bank is threaded: each call
+ * acts on the calling thread's domain (thread_on), and gc/platform.h's points inside the
+ * collector are the scheduler's; otherwise one thread moves between the domains (`on`).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,7 @@
 #include "fuzz/backend/backend.h"
 #include "fuzz/lang/ops.h"
 #include "gc/gc.h"
+#include "gc/heap.h" /* the locks and protocol words named for the scheduler */
 #include "gc/large.h"
 #include "gc/pool.h"
 #include "gc/sizeclass.h"
@@ -43,7 +49,8 @@ typedef struct fin_chunk {
 
 struct fuzz_bheap {
   gc_heap *heap;
-  gc_domain *dom; /* the domain the calls run on: doms[on] */
+  gc_domain *dom; /* one-thread heaps: the domain the calls run on, doms[on] (dom_of) */
+  int threaded;   /* cell banks, one a domain, each on its own thread (thread_on) */
   /* Domains (backend.h), on the caller's one thread as the graph target runs them: the one the
    * calls run on runs, every other waits in a blocking section, so a collection it starts stops
    * them without waiting and scans their frames. doms[0] is the main domain, which holds the
@@ -52,9 +59,11 @@ struct fuzz_bheap {
   unsigned char blocked[FUZZ_DOMAINS]; /* in a blocking section by domain_block */
   unsigned on;
   gc_verifier *verifier;
-  gc_frame frame;
+  gc_frame frames[FUZZ_DOMAINS]; /* bank d's, pushed on domain d */
+  unsigned char pushed[FUZZ_DOMAINS];
   gc_value *cells; /* cfg.cells + 1: the last is FUZZ_CELL_SELF */
   size_t ncells;
+  size_t bank_cells; /* cells a bank */
   fuzz_backend_events events;
   size_t markslice_words; /* the program's own mark slice, which a budgeted slice puts back */
   /* The injected failure (backend.h: fail_after): allocations until it, counted here too,
@@ -81,9 +90,26 @@ static const fuzz_tunable tunables[] = {
 _Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COUNT,
                "one tunable a `param` of the op language, in its order");
 
+/* The calling thread's domain on a threaded heap (backend.h: domain_attach). A process runs one
+ * threaded heap at a time (fuzz/sched: one scheduled run at a time); every thread starts on
+ * domain 0, as the thread that makes the heap is. */
+static _Thread_local unsigned thread_on;
+
+static gc_domain *dom_of(fuzz_bheap *h) { return h->threaded ? h->doms[thread_on] : h->dom; }
+static unsigned on_of(fuzz_bheap *h) { return h->threaded ? thread_on : h->on; }
+
 static fuzz_bheap *create(const fuzz_backend_config *cfg) {
+  size_t banks = cfg->cell_banks > 1 ? cfg->cell_banks : 1;
+  if (banks > FUZZ_DOMAINS || cfg->cells % banks != 0) {
+    fprintf(cfg->out, "gcfuzz backend: %zu cells cannot make %zu banks, one a domain\n",
+            cfg->cells, banks);
+    return NULL;
+  }
   fuzz_bheap *h = calloc(1, sizeof *h);
   if (h == NULL) return NULL;
+  h->threaded = banks > 1;
+  thread_on = 0;
+  h->bank_cells = cfg->cells / banks;
   h->ncells = cfg->cells + 1;
   h->cells = calloc(h->ncells, sizeof *h->cells);
   gc_config c;
@@ -117,7 +143,8 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
   h->events = cfg->events;
   /* Every cell but FUZZ_CELL_SELF: the block whose finalizer runs is the collector's to keep
    * alive (gc.h), and a collection the finalizer's body starts must find it so by itself. */
-  gc_frame_push(h->dom, &h->frame, h->cells, h->ncells - 1);
+  gc_frame_push(h->dom, &h->frames[0], h->cells, h->bank_cells);
+  h->pushed[0] = 1;
   return h;
 }
 
@@ -130,7 +157,7 @@ static void destroy(fuzz_bheap *h) {
   for (unsigned d = 1; d < FUZZ_DOMAINS; d++) {
     if (h->doms[d] != NULL) domain_end(h, d);
   }
-  gc_frame_pop(h->dom, &h->frame);
+  gc_frame_pop(h->dom, &h->frames[0]);
   gc_verify_uninstall(h->verifier);
   gc_heapindex_free(&h->index);
   gc_heap_destroy(h->heap);
@@ -148,8 +175,8 @@ static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t field
   /* Counted before the call: gc_alloc spends its countdown before anything else, and the
    * collection a failure forces may run finalizers (which must find the count spent). */
   if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
-  gc_value v = shape == FUZZ_SHAPE_SCAN ? gc_alloc(h->dom, fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
-                                        : gc_alloc(h->dom, fields + IDENT_RAW_WORDS, GC_TAG_RAW);
+  gc_value v = shape == FUZZ_SHAPE_SCAN ? gc_alloc(dom_of(h), fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
+                                        : gc_alloc(dom_of(h), fields + IDENT_RAW_WORDS, GC_TAG_RAW);
   gc_clear_error(h->heap);
   h->cells[dst] = v;
   return v != 0;
@@ -187,11 +214,11 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
 }
 
 static void store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
+  gc_store(dom_of(h), cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
 }
 
 static void store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  gc_store(h->dom, cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
+  gc_store(dom_of(h), cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
 }
 
 static fuzz_field_kind load(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value) {
@@ -229,16 +256,16 @@ static void set_param(fuzz_bheap *h, const char *name, long value) {
 static void collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
   if (kind == FUZZ_COLLECT_SLICE && budget > 0) {
     set_param(h, "markslice", (long)budget);
-    gc_collect(h->dom, GC_COLLECT_SLICE);
+    gc_collect(dom_of(h), GC_COLLECT_SLICE);
     set_param(h, "markslice", (long)h->markslice_words);
     return;
   }
   static const gc_collect_kind kinds[] = {GC_COLLECT_SLICE, GC_COLLECT_MAJOR, GC_COLLECT_FULL,
                                           GC_COLLECT_START};
-  gc_collect(h->dom, kinds[kind]);
+  gc_collect(dom_of(h), kinds[kind]);
 }
 
-static size_t run_finalizers(fuzz_bheap *h) { return gc_run_finalizers(h->dom); }
+static size_t run_finalizers(fuzz_bheap *h) { return gc_run_finalizers(dom_of(h)); }
 
 /* tune pN V: the op language's `param` N with the value V names in its table. */
 static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
@@ -379,52 +406,142 @@ static size_t live_bytes(fuzz_bheap *h) {
   return (s.pool_live_words + s.large_words) * sizeof(gc_value);
 }
 
-/* A new domain, spawned by the running one: born in a blocking section (gc.h), until `on`. */
+/* A new domain, spawned by the running one: born in a blocking section (gc.h), until `on` or
+ * its thread's attach. */
 static int domain_spawn(fuzz_bheap *h, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] != NULL) return 0;
-  h->doms[d] = gc_domain_spawn(h->dom);
+  h->doms[d] = gc_domain_spawn(dom_of(h));
   gc_clear_error(h->heap);
   return h->doms[d] != NULL;
 }
 
-/* The domain left waits in a blocking section (it is in one already if blocked), d runs unless
- * domain_block left it in one. */
+/* One thread: the domain left waits in a blocking section (it is in one already if blocked), d
+ * runs unless domain_block left it in one. */
 static void domain_on(fuzz_bheap *h, unsigned d) {
-  if (d == h->on || h->doms[d] == NULL) return;
+  if (h->threaded || d == h->on || h->doms[d] == NULL) return;
   if (!h->blocked[h->on]) gc_enter_blocking(h->dom);
   h->on = d;
   h->dom = h->doms[d];
   if (!h->blocked[d]) gc_leave_blocking(h->dom);
 }
 
-/* A domain terminates itself, running (gc.h): the one running now waits meanwhile (the driver
- * ends domains only from one that runs), and runs again after, or domain 0 if it was d. */
-static void domain_end(fuzz_bheap *h, unsigned d) {
-  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
-  unsigned back = h->on == d ? 0 : h->on;
-  if (h->on != d) {
-    gc_enter_blocking(h->dom);
-    gc_leave_blocking(h->doms[d]); /* in a blocking section: not running, or blocked */
-  }
+/* Domain d, running on the calling thread, terminates itself (gc.h), its bank's frame popped
+ * first (the driver emptied the bank: the domain's roots end with it). */
+static void terminate_running(fuzz_bheap *h, unsigned d) {
+  if (h->pushed[d]) gc_frame_pop(h->doms[d], &h->frames[d]);
+  h->pushed[d] = 0;
   gc_domain_terminate(h->doms[d]);
   gc_clear_error(h->heap);
   h->doms[d] = NULL;
   h->blocked[d] = 0;
-  h->on = back;
-  h->dom = h->doms[back];
-  if (!h->blocked[back]) gc_leave_blocking(h->dom);
+}
+
+/* One thread: the one running now waits meanwhile (the driver ends domains only from one that
+ * runs), and runs again after, or domain 0 if it was d. Threaded: from d's own thread, which it
+ * leaves attached to nothing (it may attach again); or, after the threads' run, from the thread
+ * on domain 0, as one thread does. */
+static void domain_end(fuzz_bheap *h, unsigned d) {
+  if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
+  if (h->threaded && thread_on == d) {
+    if (h->blocked[d]) gc_leave_blocking(h->doms[d]);
+    terminate_running(h, d);
+    thread_on = 0;
+    return;
+  }
+  gc_domain *self = dom_of(h);
+  unsigned back = on_of(h) == d ? 0 : on_of(h);
+  if (on_of(h) != d) {
+    gc_enter_blocking(self);
+    gc_leave_blocking(h->doms[d]); /* in a blocking section: not running, or blocked */
+  } else if (h->blocked[d]) {
+    gc_leave_blocking(h->doms[d]);
+  }
+  terminate_running(h, d);
+  if (!h->threaded) {
+    h->on = back;
+    h->dom = h->doms[back];
+  }
+  if (!h->blocked[back]) gc_leave_blocking(h->doms[back]);
 }
 
 static void domain_block(fuzz_bheap *h) {
-  if (h->blocked[h->on]) return;
-  gc_enter_blocking(h->dom);
-  h->blocked[h->on] = 1;
+  unsigned on = on_of(h);
+  if (h->blocked[on]) return;
+  gc_enter_blocking(dom_of(h));
+  h->blocked[on] = 1;
 }
 
 static void domain_unblock(fuzz_bheap *h) {
-  if (!h->blocked[h->on]) return;
-  gc_leave_blocking(h->dom);
-  h->blocked[h->on] = 0;
+  unsigned on = on_of(h);
+  if (!h->blocked[on]) return;
+  gc_leave_blocking(dom_of(h));
+  h->blocked[on] = 0;
+}
+
+/* Threaded: the calling thread takes domain d out of its blocking section (the one it was born
+ * in, or its previous thread's detach), and roots d's bank in a frame of d's the first time. */
+static int domain_attach(fuzz_bheap *h, unsigned d) {
+  if (!h->threaded || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return 0;
+  thread_on = d;
+  if (!h->blocked[d]) gc_leave_blocking(h->doms[d]);
+  if (!h->pushed[d]) {
+    gc_frame_push(h->doms[d], &h->frames[d], h->cells + d * h->bank_cells, h->bank_cells);
+    h->pushed[d] = 1;
+  }
+  return 1;
+}
+
+/* The thread leaves its domain parked in a blocking section, its frames still roots; a domain
+ * `block` left in one is in one already. */
+static void domain_detach(fuzz_bheap *h) {
+  if (!h->threaded || h->doms[thread_on] == NULL) return;
+  if (!h->blocked[thread_on]) gc_enter_blocking(h->doms[thread_on]);
+  thread_on = 0;
+}
+
+static void safepoint(fuzz_bheap *h) {
+  unsigned on = on_of(h);
+  if (h->doms[on] != NULL && !h->blocked[on]) gc_poll(h->doms[on]);
+}
+
+/* The collector's locks and protocol words (gc/heap.h), for the printed interleaving; the
+ * domains' as they exist when asked. */
+static void sched_names(fuzz_bheap *h, void (*name)(void *user, const void *object, const char *what),
+                        void *user) {
+  static const char *const domains[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2",
+                                                    "domain d3"};
+  static const char *const states[FUZZ_DOMAINS] = {"d0.state", "d1.state", "d2.state", "d3.state"};
+  gc_heap *g = h->heap;
+  const struct {
+    const void *object;
+    const char *what;
+  } named[] = {
+      {&g->stw_lock, "stw_lock"},
+      {&g->pool_lock, "pool_lock"},
+      {&g->roots_lock, "roots_lock"},
+      {&g->work.lock, "work.lock"},
+      {&g->stw_requested, "stw_requested"},
+      {&g->barrier, "stw barrier"},
+      {&g->domain_count, "domain_count"},
+      {&g->work.done, "work.done"},
+      {&g->work.idle, "work.idle"},
+      {&g->work.full_count, "work.full_count"},
+      {&g->work.overflowed, "work.overflowed"},
+      {&g->running_finalizers, "running_finalizers"},
+      {&g->large_index.stale, "large_index.stale"},
+      {&g->free_pools, "free_pools"},
+      {&g->marking, "marking"},
+      {&g->work.slicing, "work.slicing"},
+      {&g->shade_lock, "shade_lock"},
+  };
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+    name(user, named[i].object, named[i].what);
+  }
+  for (unsigned d = 0; d < FUZZ_DOMAINS; d++) {
+    if (h->doms[d] == NULL) continue;
+    name(user, h->doms[d], domains[d]);
+    name(user, &h->doms[d]->state, states[d]);
+  }
 }
 
 static int pin(fuzz_bheap *h, size_t c) {
@@ -461,7 +578,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
-            FUZZ_CAP_BLOCKING | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE |
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE |
             FUZZ_CAP_UNITS,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
@@ -494,6 +611,10 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .domain_end = domain_end,
     .domain_block = domain_block,
     .domain_unblock = domain_unblock,
+    .domain_attach = domain_attach,
+    .domain_detach = domain_detach,
+    .safepoint = safepoint,
+    .sched_names = sched_names,
     .pin = pin,
     .unpin = unpin,
     .limit = limit,

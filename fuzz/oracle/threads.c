@@ -1,0 +1,216 @@
+/* A threaded run (runner.h): the program's parts, one a domain, each on a thread of its own under
+ * fuzz/sched's controlled scheduler, through a backend with FUZZ_CAP_THREADS.
+ *
+ * The program is split as the schedule target splits it: d0's part starts at the beginning;
+ * `on dN` sends the ops after it to dN's part (and runs nothing); `terminate dN` goes to dN's own
+ * part, wherever it stands, as a domain ends itself; `pct` and `choose` configure the scheduler
+ * (by default PCT seeded by the program's bytes, so every mutation is a new schedule). Domain N's
+ * thread starts when an op of another part spawns dN: it attaches to dN (backend.h:
+ * domain_attach), runs its part in order on its own bank of cells, and at the end detaches,
+ * leaving the domain parked with its bank still rooted, unless it terminated it. Between two ops
+ * a thread passes the backend's safepoint (a scheduling point where the collector has them) or
+ * the scheduler's own point; inside an op, the collector's own points (gc/platform.h) switch.
+ *
+ * Only one thread runs at a time (fuzz/sched.h: INV-SCHED-1), so the model and the runner need no
+ * lock; but a thread may be switched away from in the middle of an op, after the backend changed
+ * and before the model followed. A domain's ops touch only its own bank, so each op still sees
+ * its cells as the model says; the checks that compare the whole heap wait for a moment when no
+ * other thread is inside an op (runner.h: inflight, op_events; check.c: collected).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/lang/program.h"
+#include "fuzz/oracle/runner.h"
+#include "fuzz/sched/sched.h"
+
+typedef struct thread_plan {
+  runner *r;
+  unsigned domain;
+  fuzz_op *ops;
+  size_t count;
+  int started;
+} thread_plan;
+
+static const char *const labels[FUZZ_DOMAINS] = {"d0", "d1", "d2", "d3"};
+
+static void name_object(void *user, const void *object, const char *what) {
+  fuzz_sched_name(user, object, what);
+}
+
+/* The collector's objects in the printed interleaving, the domains among them as they exist. */
+static void name_objects(runner *r) {
+  if (r->b->sched_names != NULL) r->b->sched_names(r->h, name_object, r->sched);
+}
+
+/* Between two ops: the collector's safepoint where it has one and the domain runs, else the
+ * scheduler's own point (a blocked domain still lets the others run, once an op). */
+static void between_ops(runner *r, unsigned d) {
+  if (r->b->safepoint != NULL && !r->blocked[d]) {
+    r->b->safepoint(r->h);
+  } else {
+    fuzz_sched_point(GC_PLAT_SAFEPOINT, NULL);
+  }
+}
+
+static void domain_thread(void *arg) {
+  thread_plan *p = arg;
+  runner *r = p->r;
+  unsigned d = p->domain;
+  runner_mut *u = &r->muts[d];
+  runner_current = u;
+  if (!r->b->domain_attach(r->h, d)) {
+    runner_report(r, "oracle.unexpected-failure", "domain d%u's thread could not attach to it",
+                  d);
+    runner_current = NULL;
+    return;
+  }
+  for (size_t i = 0; i < p->count; i++) {
+    const fuzz_op *op = &p->ops[i];
+    r->inflight++;
+    r->op_events++;
+    u->op = op;
+    runner_trace_op(r, op);
+    runner_run_op(r, op);
+    r->res->ops++;
+    runner_walk_if_due(r); /* still counted inside: the walk needs no other thread there */
+    u->op = NULL;
+    r->inflight--;
+    r->op_events++;
+    if (d != 0 && !r->spawned[d]) break; /* it terminated itself, and its thread ends */
+    between_ops(r, d);
+  }
+  if (d == 0 || r->spawned[d]) r->b->domain_detach(r->h);
+  runner_current = NULL;
+}
+
+void runner_spawn_thread(runner *r, unsigned d) {
+  thread_plan *p = &r->plans[d];
+  /* Claimed before the call: spawning passes the collector's scheduling points, and another
+   * domain's `spawn dN` may run meanwhile; it must find dN taken. */
+  if (p->started) return;
+  p->started = 1;
+  int ok = r->b->domain_spawn(r->h, d);
+  r->res->checks++;
+  if (!ok) {
+    if (!r->tuned) runner_report(r, "oracle.unexpected-failure", "spawning domain d%u failed", d);
+    return;
+  }
+  r->spawned[d] = 1;
+  name_objects(r);
+  int thread = fuzz_sched_spawn(r->sched, domain_thread, p);
+  if (thread < 0) {
+    p->count = 0; /* no thread: the domain stays parked, as if its part were empty */
+    return;
+  }
+  fuzz_sched_label(r->sched, thread, labels[d]);
+}
+
+/* Split the program into the domains' parts (one array, part by part) and read the scheduler's
+ * configuration from it. Returns 0 when out of memory. */
+static int plan(runner *r, fuzz_sched_config *cfg, uint8_t **choices) {
+  size_t n = fuzz_program_count(r->set, r->data, r->size);
+  fuzz_op *ops = malloc((n ? n : 1) * sizeof *ops);
+  unsigned *owner = malloc((n ? n : 1) * sizeof *owner);
+  fuzz_op *sorted = malloc((n ? n : 1) * sizeof *sorted);
+  *choices = malloc(n * 8 + 1);
+  r->plans = calloc(FUZZ_DOMAINS, sizeof *r->plans);
+  if (ops == NULL || owner == NULL || sorted == NULL || *choices == NULL || r->plans == NULL) {
+    free(ops);
+    free(owner);
+    free(sorted);
+    return 0;
+  }
+  uint64_t hash = 1469598103934665603ull; /* FNV-1a over the program */
+  for (size_t i = 0; i < r->size; i++) hash = (hash ^ r->data[i]) * 1099511628211ull;
+  *cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_PCT, .seed = hash, .depth = 3};
+  int pct_seen = 0;
+  size_t choice_bytes = 0, kept = 0, collects = 0;
+  unsigned part = 0;
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, r->set, r->data, r->size);
+  while (fuzz_program_next(&dec, &op)) {
+    if (op.depth > 0) continue; /* no bodies in a threaded op set; a stray one runs nowhere */
+    if (op.code == FUZZ_OP_ON) {
+      part = (unsigned)op.args[0].a;
+    } else if (op.code == FUZZ_OP_PCT) {
+      if (!pct_seen) {
+        cfg->seed = op.args[0].word;
+        cfg->depth = op.args[1].a == 0 ? 3 : (unsigned)(op.args[1].a > 8 ? 8 : op.args[1].a);
+      }
+      pct_seen = 1;
+    } else if (op.code == FUZZ_OP_CHOOSE) {
+      for (int b = 0; b < 8; b++) (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
+    } else {
+      collects += op.code == FUZZ_OP_COLLECT;
+      ops[kept] = op;
+      owner[kept++] =
+          op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? (unsigned)op.args[0].a : part;
+    }
+  }
+  if (!pct_seen && choice_bytes > 0) {
+    cfg->mode = FUZZ_SCHED_BYTES;
+    cfg->bytes = *choices;
+    cfg->bytes_len = choice_bytes;
+  }
+  /* k, the steps PCT's change points are drawn from: about what the program takes (a few steps an
+   * op, some 64 a collection); a k too large puts them past the run's end, too small all of them
+   * before its first collection. A collector that only spins this long is stuck: a real wait
+   * ends in a few hundred. */
+  cfg->pct_steps = 4 * (uint64_t)kept + 64 * (uint64_t)collects + 32;
+  cfg->livelock_steps = 20000;
+  cfg->trace = r->opt->trace;
+  size_t at = 0;
+  for (unsigned k = 0; k < FUZZ_DOMAINS; k++) {
+    r->plans[k] = (thread_plan){.r = r, .domain = k, .ops = sorted + at};
+    for (size_t i = 0; i < kept; i++) {
+      if (owner[i] == k) sorted[at++] = ops[i];
+    }
+    r->plans[k].count = (size_t)(sorted + at - r->plans[k].ops);
+  }
+  free(ops);
+  free(owner);
+  return 1;
+}
+
+int runner_run_threads(runner *r) {
+  fuzz_sched_config cfg;
+  uint8_t *choices = NULL;
+  if (!(r->b->caps & FUZZ_CAP_THREADS)) {
+    fprintf(r->out, "the %s backend cannot run domains on threads of their own\n", r->b->name);
+    return -1;
+  }
+  if (!plan(r, &cfg, &choices) || (r->sched = fuzz_sched_create(&cfg)) == NULL) {
+    if (r->plans != NULL) free(r->plans[0].ops);
+    free(r->plans);
+    free(choices);
+    return -1;
+  }
+  name_objects(r);
+  r->plans[0].started = 1;
+  r->b->domain_detach(r->h); /* d0 parked: its thread attaches */
+  int thread = fuzz_sched_spawn(r->sched, domain_thread, &r->plans[0]);
+  if (thread >= 0) fuzz_sched_label(r->sched, thread, labels[0]);
+  int status = fuzz_sched_run(r->sched);
+  runner_current = &r->muts[0]; /* this thread's again: the final checks run on d0 */
+  r->res->sched_steps = fuzz_sched_steps(r->sched);
+  r->res->sched_switches = fuzz_sched_switches(r->sched);
+  r->res->sched_hash = fuzz_sched_hash(r->sched);
+  if (r->opt->interleaving != NULL) fuzz_sched_print_interleaving(r->sched, r->opt->interleaving);
+  int ok = status == FUZZ_SCHED_OK;
+  if (!ok) {
+    /* The threads stay parked where they wait, holding what they hold: the heap is left. */
+    runner_report(r, status == FUZZ_SCHED_DEADLOCK ? "oracle.deadlock" : "oracle.livelock",
+                  "every thread waits (see the scheduler's report above): the collector is stuck");
+  } else {
+    fuzz_sched_destroy(r->sched);
+    r->b->domain_attach(r->h, 0);
+  }
+  r->sched = NULL;
+  free(r->plans[0].ops); /* the one array of every part */
+  free(r->plans);
+  r->plans = NULL;
+  free(choices);
+  return ok;
+}
