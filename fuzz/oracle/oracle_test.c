@@ -1,19 +1,12 @@
-/* The model oracle (run.h) against a reference backend written here: every check of the oracle
- * fires on a collector that makes the one slip it exists for, and none fires on a correct one.
+/* The model oracle (run.h) against the reference backend (ref_backend.h): every check of the
+ * oracle fires on a collector that makes the one slip it exists for, and none fires on a correct
+ * one.
  *
- * The reference backend ("ref") is a precise, non-moving mark-sweep collector over malloc'd
- * blocks: cells are an array of block pointers; a collection marks from the cells through scanned
- * fields and ephemeron data whose key is marked (to a fixpoint), never through weak slots; then
- * every unmarked block with a finalizer set is queued and marked from (resurrected for its
- * finalizer), weak slots and ephemerons whose target or key is unmarked are cleared, and the
- * unmarked blocks are swept onto a free list: their identity words poisoned, their memory reused
- * by later allocations, so a block freed too early reads back as some other block. Memory goes
- * back to malloc only at destroy.
- *
- * `sabotage` switches one slip on: each mode is a mistake a real collector makes, and each has a
- * program below that must make the oracle report exactly its kind first, and run clean without
- * the slip. Then random programs on the honest backend must run clean (no false positives), and
- * the backend's op set must be what its capabilities allow.
+ * `ref_sabotage` switches one slip on: each mode is a mistake a real collector makes, and each
+ * has a program below that must make the oracle report exactly its kind first, and run clean
+ * without the slip. Then random programs on the honest backend must run clean (no false
+ * positives), and the backend's op set must be what its capabilities allow. Threaded runs have
+ * their own test (oracle_threads_test.c).
  */
 #define _GNU_SOURCE /* open_memstream */
 #include <stdint.h>
@@ -25,570 +18,16 @@
 #include "fuzz/lang/ops.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
+#include "fuzz/oracle/expect.h"
+#include "fuzz/oracle/outcome.h"
+#include "fuzz/oracle/ref_backend.h"
 #include "fuzz/oracle/run.h"
 
-static int passed, failed;
-
-#define EXPECT(cond, ...)                         \
-  do {                                            \
-    if (cond) {                                   \
-      passed++;                                   \
-    } else {                                      \
-      failed++;                                   \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-    }                                             \
-  } while (0)
-
-/* ---- The slips ----------------------------------------------------------------------------- */
-
-typedef enum sabotage {
-  SAB_NONE,
-  SAB_SCAN_SHORT,       /* marking skips the last field of a block: a reachable block is freed */
-  SAB_STORE_INT_FIELD,  /* store_int writes the next field (an off-by-one in the index) */
-  SAB_FIN_FLAG_KEPT,    /* a finalizer that ran stays set: queued again next cycle */
-  SAB_FIN_REACHABLE,    /* every block with a finalizer is queued, marked or not */
-  SAB_UNFIN_NOOP,       /* fin_clear says yes but leaves the finalizer set */
-  SAB_FIN_NEVER_RUN,    /* run_finalizers runs nothing; the queue only grows */
-  SAB_UNFIN_ANSWER,     /* fin_clear answers "none" (tests the wrong state) */
-  SAB_WEAK_EARLY,       /* weak slots cleared after marking the roots, before tracing */
-  SAB_WEAK_FLAG,        /* a cleared weak reference answers its old target once it lives again */
-  SAB_EPHE_AS_WEAK,     /* an ephemeron's datum is not traced through it: dropped, cleared */
-  SAB_SWEEP_SKIPS_HEAD, /* the sweep never looks at the newest block */
-  SAB_WALK_SKIPS_HEAD,  /* the walk never reports the newest block */
-  SAB_BYTES_NOT_FREED,  /* live_bytes never subtracts what the sweep freed */
-  SAB_FAIL_IGNORED,     /* fail_after does nothing */
-  SAB_WEAK_LATE,        /* weak references cleared only after the finalizers' marking */
-  SAB_FAIL_TWICE,       /* fail_after(n) fails the n-th allocation and the one after it */
-  SAB_COUNT_NOT_FREED,  /* the sweep forgets the block counter: the deep check sees it */
-  SAB_ALLOC_NOTICES,    /* the allocator sees a slip of its own as it happens (events.finding) */
-  SAB_PIN_NOT_ROOT,     /* marking forgets the pinned blocks: one held only by its pin is freed */
-  SAB_UNPIN_ANSWER,     /* unpin answers "was pinned" for a block that was not */
-  SAB_FIN_UNORDERED,    /* the fields of blocks with finalizers are not marked first */
-  SAB_COUNT
-} sabotage;
-
-static sabotage g_sabotage;
-
-/* ---- The reference backend ----------------------------------------------------------------- */
-
-enum { ROLE_PLAIN, ROLE_WEAK, ROLE_EPHE };
-enum { RFIN_NONE, RFIN_SET, RFIN_QUEUED };
-#define POISON UINT64_C(0xdeadbeefdeadbeef)
-
-typedef struct rblock {
-  struct rblock *next;  /* the live list (newest first) or the free list */
-  struct rblock *qnext; /* the finalization queue */
-  uint64_t id, check;
-  uint64_t token;
-  size_t nfields, cap; /* fields (0 for weak and ephemeron blocks); words the memory holds */
-  uint8_t shape, role, mark, fin, pinned;
-  uint8_t found_dead;   /* queued for finalization by the last collection */
-  struct rblock *ghost; /* SAB_WEAK_FLAG: the target a weak reference had before it was cleared */
-  struct rblock *a, *b; /* weak: target; ephemeron: key, datum */
-  /* Scanned: 0 empty, v << 1 | 1 an integer, else a block's address. Raw: payload words. */
-  uint64_t f[];
-} rblock;
-
-struct fuzz_bheap {
-  rblock **cells;
-  size_t ncells; /* cfg.cells + 1: the last is FUZZ_CELL_SELF */
-  fuzz_backend_events ev;
-  rblock *live, *free_list;
-  rblock *queue, *queue_tail;
-  size_t nblocks, bytes, freed_bytes;
-  unsigned fail_in; /* allocations until the injected failure; 0: none */
-  int failed_twice; /* SAB_FAIL_TWICE: the second failure is armed */
-  int in_finalizer; /* a finalizer (and its body) runs */
-  rblock **stack;
-  size_t sp, scap;
-};
-
-static size_t bytes_of(const rblock *b) { return (b->nfields + 2) * sizeof(uint64_t); }
-
-static fuzz_bheap *ref_create(const fuzz_backend_config *cfg) {
-  fuzz_bheap *h = calloc(1, sizeof *h);
-  if (h == NULL) return NULL;
-  h->ncells = cfg->cells + 1;
-  h->cells = calloc(h->ncells, sizeof *h->cells);
-  if (h->cells == NULL) {
-    fprintf(cfg->out, "ref backend: out of memory\n");
-    free(h);
-    return NULL;
-  }
-  h->ev = cfg->events;
-  return h;
-}
-
-static void free_list_of(rblock *b) {
-  while (b != NULL) {
-    rblock *next = b->next;
-    free(b);
-    b = next;
-  }
-}
-
-static void ref_destroy(fuzz_bheap *h) {
-  free_list_of(h->live);
-  free_list_of(h->free_list);
-  free(h->cells);
-  free(h->stack);
-  free(h);
-}
-
-/* A block of n fields, from the free list when one there is big enough. */
-static rblock *new_block(fuzz_bheap *h, fuzz_block_shape shape, int role, size_t n) {
-  rblock *b = NULL;
-  for (rblock **p = &h->free_list; *p != NULL; p = &(*p)->next) {
-    if ((*p)->cap >= n) {
-      b = *p;
-      *p = b->next;
-      break;
-    }
-  }
-  if (b == NULL) {
-    size_t cap = n > 0 ? n : 1;
-    b = malloc(sizeof *b + cap * sizeof(uint64_t));
-    if (b == NULL) return NULL;
-    b->cap = cap;
-  }
-  size_t cap = b->cap;
-  memset(b, 0, sizeof *b + cap * sizeof(uint64_t));
-  b->cap = cap;
-  b->nfields = n;
-  b->shape = (uint8_t)shape;
-  b->role = (uint8_t)role;
-  b->next = h->live;
-  h->live = b;
-  h->nblocks++;
-  h->bytes += bytes_of(b);
-  return b;
-}
-
-/* The injected failure (backend.h, fail_after): alloc, weak_new and ephe_new each make one
- * allocation; this one is refused. */
-static int refused(fuzz_bheap *h) {
-  if (h->in_finalizer) return 0; /* none made inside a finalizer counts (backend.h) */
-  if (h->fail_in > 0 && --h->fail_in == 0) {
-    h->fail_in = g_sabotage == SAB_FAIL_TWICE && !h->failed_twice ? 1 : 0;
-    h->failed_twice = h->fail_in != 0;
-    return 1;
-  }
-  return 0;
-}
-
-static int ref_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields) {
-  h->cells[dst] = NULL;
-  if (refused(h)) return 0;
-  rblock *b = new_block(h, shape, ROLE_PLAIN, fields);
-  h->cells[dst] = b;
-  if (g_sabotage == SAB_ALLOC_NOTICES && h->ev.finding != NULL) {
-    /* Reported at once: no deep check follows an allocation, so only the event can say it. */
-    fuzz_finding f = {"ref.alloc", "the allocator handed out a block it holds as free"};
-    h->ev.finding(h->ev.user, &f);
-  }
-  return b != NULL;
-}
-
-static void ref_set_ident(fuzz_bheap *h, size_t cell, uint64_t id, uint64_t check) {
-  rblock *b = h->cells[cell];
-  if (b == NULL) return;
-  b->id = id;
-  b->check = check;
-}
-
-static int ref_get_ident(fuzz_bheap *h, size_t cell, uint64_t *id, uint64_t *check) {
-  rblock *b = h->cells[cell];
-  if (b == NULL) return 0;
-  *id = b->id;
-  *check = b->check;
-  return 1;
-}
-
-/* The scanned field `field` of the block in `obj`, or NULL when it has none (only ever after a
- * slip: a cell that holds a reused block of another shape). */
-static uint64_t *field_at(fuzz_bheap *h, size_t obj, size_t field) {
-  rblock *b = h->cells[obj];
-  if (b == NULL || b->role != ROLE_PLAIN || field >= b->nfields) return NULL;
-  return &b->f[field];
-}
-
-static void ref_store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  uint64_t *f = field_at(h, obj, field);
-  if (f != NULL) *f = (uint64_t)(uintptr_t)h->cells[src];
-}
-
-static void ref_store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  if (g_sabotage == SAB_STORE_INT_FIELD && h->cells[obj] != NULL) {
-    field = (field + 1) % (h->cells[obj]->nfields ? h->cells[obj]->nfields : 1);
-  }
-  uint64_t *f = field_at(h, obj, field);
-  if (f != NULL) *f = (uint64_t)value << 1 | 1;
-}
-
-static fuzz_field_kind ref_load(fuzz_bheap *h, size_t dst, size_t obj, size_t field,
-                                int64_t *value) {
-  uint64_t *f = field_at(h, obj, field);
-  h->cells[dst] = NULL;
-  if (f == NULL) return FUZZ_FIELD_OTHER;
-  uint64_t v = *f;
-  if (v == 0) return FUZZ_FIELD_EMPTY;
-  if (v & 1) {
-    *value = (int64_t)(v >> 1);
-    return FUZZ_FIELD_INT;
-  }
-  h->cells[dst] = (rblock *)(uintptr_t)v;
-  return FUZZ_FIELD_BLOCK;
-}
-
-static void ref_raw_write(fuzz_bheap *h, size_t obj, size_t word, uint64_t value) {
-  rblock *b = h->cells[obj];
-  if (b != NULL && word < b->nfields) b->f[word] = value;
-}
-
-static uint64_t ref_raw_read(fuzz_bheap *h, size_t obj, size_t word) {
-  rblock *b = h->cells[obj];
-  return b != NULL && word < b->nfields ? b->f[word] : POISON;
-}
-
-static void ref_copy(fuzz_bheap *h, size_t dst, size_t src) { h->cells[dst] = h->cells[src]; }
-static void ref_clear(fuzz_bheap *h, size_t cell) { h->cells[cell] = NULL; }
-
-/* ---- Collecting ---- */
-
-static void push(fuzz_bheap *h, rblock *b) {
-  if (b == NULL || b->mark) return;
-  b->mark = 1;
-  if (h->sp == h->scap) {
-    size_t n = h->scap ? 2 * h->scap : 256;
-    rblock **s = realloc(h->stack, n * sizeof *s);
-    if (s == NULL) abort();
-    h->stack = s;
-    h->scap = n;
-  }
-  h->stack[h->sp++] = b;
-}
-
-/* Trace to a fixpoint: scanned fields, ephemeron data whose key is marked. */
-static void drain(fuzz_bheap *h) {
-  for (;;) {
-    while (h->sp > 0) {
-      rblock *b = h->stack[--h->sp];
-      if (b->role == ROLE_PLAIN && b->shape == FUZZ_SHAPE_SCAN) {
-        size_t n = b->nfields;
-        if (g_sabotage == SAB_SCAN_SHORT && n > 0) n--;
-        for (size_t i = 0; i < n; i++) {
-          uint64_t v = b->f[i];
-          if (v != 0 && !(v & 1)) push(h, (rblock *)(uintptr_t)v);
-        }
-      } else if (b->role == ROLE_EPHE && b->a != NULL && b->a->mark &&
-                 g_sabotage != SAB_EPHE_AS_WEAK) {
-        push(h, b->b);
-      }
-    }
-    if (g_sabotage == SAB_EPHE_AS_WEAK) return;
-    for (rblock *b = h->live; b != NULL; b = b->next) {
-      if (b->role == ROLE_EPHE && b->mark && b->a != NULL && b->a->mark) push(h, b->b);
-    }
-    if (h->sp == 0) return;
-  }
-}
-
-/* Weak references go before the finalizers' marking (values), ephemerons after it (keys): as Lua
- * and every collector with finalizers does (backend.h). */
-static void clear_weak_values(fuzz_bheap *h) {
-  for (rblock *b = h->live; b != NULL; b = b->next) {
-    if (b->role == ROLE_WEAK && b->a != NULL && !b->a->mark) {
-      b->ghost = b->a;
-      b->a = NULL;
-    }
-  }
-}
-
-static void clear_weak(fuzz_bheap *h) {
-  for (rblock *b = h->live; b != NULL; b = b->next) {
-    if (b->role == ROLE_WEAK && b->a != NULL && !b->a->mark) b->a = NULL;
-    if (b->role == ROLE_EPHE && b->a != NULL && !b->a->mark) b->a = b->b = NULL;
-    if (g_sabotage == SAB_EPHE_AS_WEAK && b->role == ROLE_EPHE && b->b != NULL && !b->b->mark) {
-      b->b = NULL;
-    }
-  }
-}
-
-static void enqueue(fuzz_bheap *h, rblock *b) {
-  b->fin = RFIN_QUEUED;
-  b->found_dead = 1;
-  b->qnext = NULL;
-  if (h->queue_tail != NULL) {
-    h->queue_tail->qnext = b;
-  } else {
-    h->queue = b;
-  }
-  h->queue_tail = b;
-}
-
-static void ref_collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
-  (void)kind;
-  (void)budget;
-  for (rblock *b = h->live; b != NULL; b = b->next) b->mark = b->found_dead = 0;
-  for (size_t c = 0; c < h->ncells; c++) push(h, h->cells[c]);
-  for (rblock *b = h->live; b != NULL && g_sabotage != SAB_PIN_NOT_ROOT; b = b->next) {
-    if (b->pinned) push(h, b);
-  }
-  if (g_sabotage == SAB_WEAK_EARLY) clear_weak(h);
-  drain(h);
-  if (g_sabotage != SAB_WEAK_LATE) clear_weak_values(h);
-  /* Ordered finalization: what a block with a finalizer (set or queued) reaches, itself
-   * included, is marked before anything is queued, so it waits for that finalizer. */
-  for (rblock *b = h->live; b != NULL && g_sabotage != SAB_FIN_UNORDERED; b = b->next) {
-    if ((b->fin == RFIN_SET || b->fin == RFIN_QUEUED) && b->role == ROLE_PLAIN &&
-        b->shape == FUZZ_SHAPE_SCAN) {
-      for (size_t i = 0; i < b->nfields; i++) {
-        uint64_t v = b->f[i];
-        if (v != 0 && !(v & 1)) push(h, (rblock *)(uintptr_t)v);
-      }
-    }
-  }
-  drain(h);
-  /* Finalization: what has a finalizer and is unreachable is queued, and lives for it. */
-  for (rblock *b = h->live; b != NULL; b = b->next) {
-    if (b->fin == RFIN_SET && (!b->mark || g_sabotage == SAB_FIN_REACHABLE)) enqueue(h, b);
-  }
-  for (rblock *q = h->queue; q != NULL; q = q->qnext) {
-    q->mark = 0; /* pushed again, whether or not marked, so what it reaches is marked too */
-    push(h, q);
-  }
-  drain(h);
-  clear_weak(h);
-  /* Sweep. */
-  rblock **p = &h->live;
-  if (g_sabotage == SAB_SWEEP_SKIPS_HEAD && *p != NULL) p = &(*p)->next;
-  while (*p != NULL) {
-    rblock *b = *p;
-    if (b->mark) {
-      p = &b->next;
-      continue;
-    }
-    *p = b->next;
-    if (g_sabotage != SAB_COUNT_NOT_FREED) h->nblocks--;
-    h->bytes -= bytes_of(b);
-    h->freed_bytes += bytes_of(b);
-    b->id = b->check = POISON;
-    b->a = b->b = NULL;
-    b->fin = RFIN_NONE;
-    memset(b->f, 0, b->cap * sizeof(uint64_t));
-    b->next = h->free_list;
-    h->free_list = b;
-  }
-}
-
-static size_t ref_run_finalizers(fuzz_bheap *h) {
-  if (g_sabotage == SAB_FIN_NEVER_RUN) return 0;
-  size_t n = 0, self = h->ncells - 1;
-  while (h->queue != NULL) {
-    rblock *b = h->queue;
-    h->queue = b->qnext;
-    if (h->queue == NULL) h->queue_tail = NULL;
-    b->fin = g_sabotage == SAB_FIN_FLAG_KEPT ? RFIN_SET : RFIN_NONE;
-    h->cells[self] = b;
-    h->in_finalizer = 1;
-    h->ev.finalize(h->ev.user, b->token);
-    h->in_finalizer = 0;
-    h->cells[self] = NULL;
-    n++;
-  }
-  return n;
-}
-
-static void ref_fail_after(fuzz_bheap *h, unsigned n) {
-  if (g_sabotage == SAB_FAIL_IGNORED) return;
-  h->fail_in = n;
-}
-
-static int ref_fin_set(fuzz_bheap *h, size_t cell, uint64_t token) {
-  rblock *b = h->cells[cell];
-  if (b == NULL || b->fin == RFIN_QUEUED) return 0;
-  b->fin = RFIN_SET;
-  b->token = token;
-  return 1;
-}
-
-static int ref_fin_clear(fuzz_bheap *h, size_t cell) {
-  rblock *b = h->cells[cell];
-  if (b == NULL) return 0;
-  if (g_sabotage == SAB_UNFIN_ANSWER) {
-    int had = b->fin == RFIN_QUEUED; /* the wrong state */
-    b->fin = RFIN_NONE;
-    return had;
-  }
-  if (b->fin != RFIN_SET) return 0;
-  if (g_sabotage != SAB_UNFIN_NOOP) b->fin = RFIN_NONE;
-  return 1;
-}
-
-static int ref_weak_new(fuzz_bheap *h, size_t dst, size_t target) {
-  rblock *t = h->cells[target];
-  h->cells[dst] = NULL;
-  if (refused(h)) return 0;
-  rblock *w = new_block(h, FUZZ_SHAPE_SCAN, ROLE_WEAK, 0);
-  h->cells[dst] = w;
-  if (w == NULL) return 0;
-  w->a = t;
-  return 1;
-}
-
-static int ref_weak_get(fuzz_bheap *h, size_t dst, size_t weak) {
-  rblock *w = h->cells[weak], *t = NULL;
-  if (w != NULL && w->role == ROLE_WEAK) t = w->a;
-  /* The slip: a cleared reference answers its old target again once that target lives. */
-  if (t == NULL && g_sabotage == SAB_WEAK_FLAG && w != NULL && w->role == ROLE_WEAK &&
-      w->ghost != NULL && w->ghost->mark && !w->ghost->found_dead) {
-    t = w->ghost;
-  }
-  h->cells[dst] = t;
-  return t != NULL;
-}
-
-static int ref_ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum) {
-  rblock *k = h->cells[key], *d = h->cells[datum];
-  h->cells[dst] = NULL;
-  if (refused(h)) return 0;
-  rblock *e = new_block(h, FUZZ_SHAPE_SCAN, ROLE_EPHE, 0);
-  h->cells[dst] = e;
-  if (e == NULL) return 0;
-  e->a = k;
-  e->b = d;
-  return 1;
-}
-
-static int ref_ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
-  rblock *e = h->cells[ephe], *d = NULL;
-  if (e != NULL && e->role == ROLE_EPHE && e->a != NULL) d = e->b;
-  h->cells[dst] = d;
-  return d != NULL;
-}
-
-static size_t ref_walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
-                       void *user) {
-  rblock *b = h->live;
-  if (g_sabotage == SAB_WALK_SKIPS_HEAD && b != NULL) b = b->next;
-  for (; b != NULL; b = b->next) visit(user, b->id, b->check);
-  return 0;
-}
-
-static size_t ref_live_bytes(fuzz_bheap *h) {
-  return h->bytes + (g_sabotage == SAB_BYTES_NOT_FREED ? h->freed_bytes : 0);
-}
-
-static int ref_pin(fuzz_bheap *h, size_t cell) {
-  if (h->cells[cell] == NULL) return 0;
-  h->cells[cell]->pinned = 1;
-  return 1;
-}
-
-static int ref_unpin(fuzz_bheap *h, size_t cell) {
-  rblock *b = h->cells[cell];
-  if (b == NULL) return 0;
-  int was = b->pinned || g_sabotage == SAB_UNPIN_ANSWER;
-  b->pinned = 0;
-  return was;
-}
-
-/* The deep check: the block and byte counters against a recount of the live list. */
-static size_t ref_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
-  size_t n = 0, bytes = 0;
-  for (rblock *b = h->live; b != NULL; b = b->next) {
-    n++;
-    bytes += bytes_of(b);
-  }
-  if (n == h->nblocks && bytes == h->bytes) return 0;
-  if (max > 0) {
-    snprintf(out[0].kind, sizeof out[0].kind, "ref.broken");
-    snprintf(out[0].message, sizeof out[0].message,
-             "the heap counts %zu blocks of %zu bytes; its live list holds %zu of %zu", h->nblocks,
-             h->bytes, n, bytes);
-  }
-  return 1;
-}
-
-static const fuzz_backend ref_backend = {
-    .name = "ref",
-    .what = "the oracle test's reference mark-sweep collector",
-    .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_FIN_ORDERED |
-            FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN,
-    /* Exact accounting: the model's own bytes, plus room for a block or two left over. */
-    .leak_slack_factor = 1.0,
-    .leak_slack_bytes = 1024,
-    .create = ref_create,
-    .destroy = ref_destroy,
-    .alloc = ref_alloc,
-    .set_ident = ref_set_ident,
-    .get_ident = ref_get_ident,
-    .store = ref_store,
-    .store_int = ref_store_int,
-    .load = ref_load,
-    .raw_write = ref_raw_write,
-    .raw_read = ref_raw_read,
-    .copy = ref_copy,
-    .clear = ref_clear,
-    .collect = ref_collect,
-    .run_finalizers = ref_run_finalizers,
-    .fail_after = ref_fail_after,
-    .fin_set = ref_fin_set,
-    .fin_clear = ref_fin_clear,
-    .weak_new = ref_weak_new,
-    .weak_get = ref_weak_get,
-    .ephe_new = ref_ephe_new,
-    .ephe_get = ref_ephe_get,
-    .pin = ref_pin,
-    .unpin = ref_unpin,
-    .walk = ref_walk,
-    .live_bytes = ref_live_bytes,
-    .check = ref_check,
-};
-
-/* The same collector with no capability but the walk and precision: a smaller op set. */
-static const fuzz_backend ref_min_backend = {
-    .name = "ref-min",
-    .what = "the reference collector offering only the core ops",
-    .caps = FUZZ_CAP_PRECISE | FUZZ_CAP_WALK,
-    .leak_slack_factor = 1.0,
-    .leak_slack_bytes = 1024,
-    .create = ref_create,
-    .destroy = ref_destroy,
-    .alloc = ref_alloc,
-    .set_ident = ref_set_ident,
-    .get_ident = ref_get_ident,
-    .store = ref_store,
-    .store_int = ref_store_int,
-    .load = ref_load,
-    .raw_write = ref_raw_write,
-    .raw_read = ref_raw_read,
-    .copy = ref_copy,
-    .clear = ref_clear,
-    .collect = ref_collect,
-    .walk = ref_walk,
-    .live_bytes = ref_live_bytes,
-};
 
 /* ---- Running ------------------------------------------------------------------------------- */
 
-typedef struct outcome {
-  int rc;
-  oracle_result res;
-  char *text; /* what the oracle printed */
-  size_t len;
-} outcome;
-
 static void run_bytes(const fuzz_backend *b, const uint8_t *data, size_t size, outcome *o) {
-  memset(o, 0, sizeof *o);
-  FILE *out = open_memstream(&o->text, &o->len);
-  if (out == NULL) abort();
-  oracle_options opt = {b, NULL, 0, out, NULL, NULL, 0, NULL};
-  o->rc = oracle_run(data, size, &opt, &o->res);
-  fclose(out);
+  outcome_run(b, NULL, 0, data, size, o);
 }
 
 /* Assemble `text` for backend b's op set; 0 (and a failure counted) when it does not. */
@@ -601,14 +40,7 @@ static int assemble(const fuzz_backend *b, const char *name, const char *text, f
   return ok;
 }
 
-typedef struct mode_case {
-  sabotage mode;
-  const char *name;
-  const char *kind; /* the oracle's first finding */
-  const char *program;
-} mode_case;
-
-static const mode_case cases[] = {
+static const ref_slip_case cases[] = {
     {SAB_SCAN_SHORT, "mark skips a block's last field", "oracle.identity",
      "alloc s0 scan 2\n"
      "alloc s1 scan 1\n"
@@ -735,16 +167,16 @@ static const mode_case cases[] = {
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
-static void test_mode(const mode_case *c) {
+static void test_mode(const ref_slip_case *c) {
   fuzz_buf bytes;
   if (!assemble(&ref_backend, c->name, c->program, &bytes)) {
     fuzz_buf_free(&bytes);
     return;
   }
   outcome o;
-  g_sabotage = c->mode;
+  ref_sabotage = c->mode;
   run_bytes(&ref_backend, bytes.data, bytes.size, &o);
-  g_sabotage = SAB_NONE;
+  ref_sabotage = SAB_NONE;
   char verdict[96];
   snprintf(verdict, sizeof verdict, "GCFUZZ-VERDICT {\"kind\": \"%s\"", c->kind);
   EXPECT(o.rc == 1 && strcmp(o.res.first_kind, c->kind) == 0,
@@ -771,7 +203,7 @@ static void test_modes(void) {
     test_mode(&cases[i]);
     covered[cases[i].mode] = 1;
   }
-  for (int m = SAB_NONE + 1; m < SAB_COUNT; m++) {
+  for (int m = SAB_NONE + 1; m < SAB_ONE_THREAD_COUNT; m++) {
     EXPECT(covered[m], "sabotage mode %d has no program", m);
   }
   /* Every check the oracle makes is some slip's first finding. */
@@ -861,9 +293,9 @@ static void test_resurrections(void) {
     fuzz_buf bytes;
     if (assemble(&ref_backend, k->name, k->program, &bytes)) {
       outcome o;
-      g_sabotage = k->mode;
+      ref_sabotage = k->mode;
       run_bytes(&ref_backend, bytes.data, bytes.size, &o);
-      g_sabotage = SAB_NONE;
+      ref_sabotage = SAB_NONE;
       const char *got = o.res.first_kind;
       EXPECT(strcmp(got, k->want) == 0, "`%s`: the oracle reports '%s', not '%s'\n%s", k->name, got,
              k->want, o.text);
@@ -905,9 +337,9 @@ static void test_bodies(void) {
          "bodies: rc %d, %zu finalizers, %zu body ops (want 0, 2, 5), first '%s'\n%s", o.rc,
          o.res.finalizers, o.res.body_ops, o.res.first_kind, o.text);
   free(o.text);
-  g_sabotage = SAB_FIN_FLAG_KEPT;
+  ref_sabotage = SAB_FIN_FLAG_KEPT;
   run_bytes(&ref_backend, bytes.data, bytes.size, &o);
-  g_sabotage = SAB_NONE;
+  ref_sabotage = SAB_NONE;
   EXPECT(strcmp(o.res.first_kind, "oracle.finalizer-twice") == 0,
          "bodies with a finalizer that stays set: first '%s', not oracle.finalizer-twice\n%s",
          o.res.first_kind, o.text);

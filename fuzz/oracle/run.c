@@ -24,6 +24,10 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   r.res = res;
   r.out = opt->out != NULL ? opt->out : stderr;
   r.threaded = opt->threaded;
+  if (r.threaded && !(r.b->caps & FUZZ_CAP_THREADS)) {
+    fprintf(r.out, "the %s backend cannot run domains on threads of their own\n", r.b->name);
+    return -1;
+  }
   r.cells = r.threaded ? THREAD_CELLS : BANK_CELLS;
   r.cell_self = r.cells;
   for (unsigned d = 0; d < FUZZ_DOMAINS; d++) {

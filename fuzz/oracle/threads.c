@@ -177,10 +177,6 @@ static int plan(runner *r, fuzz_sched_config *cfg, uint8_t **choices) {
 int runner_run_threads(runner *r) {
   fuzz_sched_config cfg;
   uint8_t *choices = NULL;
-  if (!(r->b->caps & FUZZ_CAP_THREADS)) {
-    fprintf(r->out, "the %s backend cannot run domains on threads of their own\n", r->b->name);
-    return -1;
-  }
   if (!plan(r, &cfg, &choices) || (r->sched = fuzz_sched_create(&cfg)) == NULL) {
     if (r->plans != NULL) free(r->plans[0].ops);
     free(r->plans);
