@@ -910,6 +910,7 @@ static int sweep_unfinished(gc_heap *heap) {
 static int pass_ready(const gc_corruption *c, const corruption_row *row) {
   gc_verify_pass_id pass = gc_verify_kind_pass_id(row->kind);
   if (!(gc_heap_config(c->heap)->verify & gc_verify_pass_mask(pass))) return 0;
+  if (pass == GC_VPASS_MODEL && c->model == NULL) return 0;
   if (row->at == GC_HOOK_MARK_DONE) return 1; /* runs at its own collection's mark-done point */
   if (sweep_unfinished(c->heap)) return 0;
   if (pass != GC_VPASS_MODEL) return 1;
@@ -924,7 +925,8 @@ int gc_corruption_prepare(gc_corruption *c) {
   const corruption_row *row = &rows[c->which];
   if (!pass_ready(c, row)) return 0;
   c->victim = c->slots[c->slot];
-  c->obj = gc_is_block(c->victim) ? gc_model_id_of(c->model, c->victim) : GC_MODEL_NONE;
+  c->obj = gc_is_block(c->victim) && c->model != NULL ? gc_model_id_of(c->model, c->victim)
+                                                      : GC_MODEL_NONE;
   c->o = NULL;
   unsigned needs = row->needs;
   if (needs == 0) return 1;
@@ -935,6 +937,7 @@ int gc_corruption_prepare(gc_corruption *c) {
     return 0;
   }
   if (needs & NEED_OBJECT) {
+    if (c->model == NULL) return 0;
     c->o = gc_model_live_obj(c->model, c->obj);
     if (c->o == NULL || c->o->lost || c->o->val != c->victim) return 0;
   }

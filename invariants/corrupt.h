@@ -59,7 +59,8 @@ typedef struct gc_corruption {
   /* Set by the caller. */
   size_t which; /* the catalogue's row: gc_corruption_find */
   gc_heap *heap;
-  gc_model *model;       /* the model the heap runs with (every allocation through it) */
+  gc_model *model;       /* the model the heap runs with (every allocation through it), or
+                          * NULL: then the corruptions that need a model object do not apply */
   gc_verifier *verifier; /* installed on the heap, the model set: its memory runs the pass */
   gc_domain *dom;        /* the running domain */
   gc_value *slots;       /* the running mutator's root slots; the victim is slots[slot] */

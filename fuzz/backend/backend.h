@@ -68,12 +68,16 @@
   X(BLOCKING, "a running domain may leave the heap for a while (a thread in a system call)")   \
   X(THREADS,                                                                                   \
     "each domain's calls come from a thread of its own (domain_attach), one thread at a "      \
-    "time under the controlled scheduler, its cell bank its own roots")                       \
+    "time under the controlled scheduler, its cell bank its own roots")                        \
   X(PIN, "pins: a pinned block is a root, its fields too, until unpinned, whatever holds it")  \
   X(LIMIT, "a heap limit: an allocation that would take the heap past it fails")               \
   X(UNITS,                                                                                     \
     "address_unit: the allocation unit holding a block (a pool, a page), for range "           \
-    "words aimed at its header, its free slots, its neighbours")
+    "words aimed at its header, its free slots, its neighbours")                               \
+  X(MISUSE, "misuse: API calls the collector must refuse with a documented error, unchanged")  \
+  X(CORRUPT,                                                                                   \
+    "corrupt: the heap damaged on purpose, seen by the deep check, repaired exactly (the "     \
+    "check of the checker)")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -125,6 +129,25 @@ typedef struct fuzz_finding {
 void fuzz_finding_set(fuzz_finding *f, const char *prefix, const char *what, const char *fmt,
                       va_list ap);
 
+/* What a corrupt call came to (FUZZ_CAP_CORRUPT). */
+typedef enum fuzz_plant_result {
+  FUZZ_PLANT_NONE,       /* not one of the backend's, or it cannot apply here: nothing planted */
+  FUZZ_PLANT_CAUGHT,     /* planted, reported by the check that must see it, repaired, and that
+                             * check quiet again */
+  FUZZ_PLANT_FOUND,      /* the check reported something before anything was planted: the
+                             * collector's own finding (the finding says what) */
+  FUZZ_PLANT_MISSED,     /* planted, and the check did not report it (the finding says what it
+                             * reported instead) */
+  FUZZ_PLANT_UNREPAIRED, /* repaired, and the check still reports (the finding: what) */
+} fuzz_plant_result;
+
+/* What a misuse call came to (FUZZ_CAP_MISUSE). */
+typedef enum fuzz_misuse_answer {
+  FUZZ_ANSWER_NOT_MINE, /* the backend makes no such misuse: nothing done */
+  FUZZ_ANSWER_REFUSED,  /* refused with the documented error, nothing changed */
+  FUZZ_ANSWER_WRONG,    /* accepted, refused with another error, or changed something (`what`) */
+} fuzz_misuse_answer;
+
 /* ---- Tunables ------------------------------------------------------------------------------ */
 
 /* A parameter the `tune pN V` op sets: V is 0..255 and the backend maps it onto the parameter's
@@ -161,7 +184,7 @@ typedef struct fuzz_backend_events {
 } fuzz_backend_events;
 
 typedef struct fuzz_backend_config {
-  size_t cells;       /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
+  size_t cells; /* root cells 0..cells-1, plus FUZZ_CELL_SELF; all empty at create */
   /* The cells come in `cell_banks` banks of cells / cell_banks each. 1, unless the driver runs
    * domains on threads of their own (FUZZ_CAP_THREADS): then FUZZ_DOMAINS, and bank d holds
    * domain d's cells, which only d's thread names. A collector that keeps roots per domain (a
@@ -312,6 +335,22 @@ typedef struct fuzz_backend {
   /* The heap limit (FUZZ_CAP_LIMIT): allocations that would take the collector's heap past
    * `bytes` fail (alloc returns 0) once a collection cannot make room; 0 lifts it. */
   void (*limit)(fuzz_bheap *h, size_t bytes);
+
+  /* Misuses (FUZZ_CAP_MISUSE), by the op language's names (fuzz/lang: fuzz_misuse_names, e.g.
+   * "pin-null", "bad-param"): make the misuse `name` and say how the collector answered, with a
+   * line for people in `what` when it was wrong. A backend makes those of the names its API
+   * has a documented refusal for (the others: FUZZ_ANSWER_NOT_MINE). The driver runs the deep check right
+   * after: a refused call leaves the heap as it was. */
+  fuzz_misuse_answer (*misuse)(fuzz_bheap *h, const char *name, char *what, size_t len);
+  /* Corruptions (FUZZ_CAP_CORRUPT), by the op language's names (fuzz_corruption_names, e.g.
+   * "reach.zero-header"): the check of the deep check. Damage the heap in the way `name` says,
+   * on or around the block in `cell` (n: which field, entry or neighbour), run the part of the
+   * deep check that must see it, repair it exactly (the heap as it was, byte for byte), run that
+   * part again; a corruption that only means something right after a mark runs a collection of
+   * its own and is planted there. The finding says what the check reported when the answer is
+   * FOUND, MISSED or UNREPAIRED. */
+  fuzz_plant_result (*corrupt)(fuzz_bheap *h, const char *name, size_t cell, unsigned n,
+                               fuzz_finding *found);
 
   /* Introspection. walk (FUZZ_CAP_WALK) calls visit with the identity of every block the heap
    * holds now, whether reachable or not yet freed, and returns how many blocks it met that had

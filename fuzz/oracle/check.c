@@ -224,7 +224,7 @@ void runner_walk_if_due(runner *r) {
 
 /* ---- After a collection -------------------------------------------------------------------- */
 
-static void deep_check(runner *r) {
+void runner_deep_check(runner *r) {
   if (!(r->b->caps & FUZZ_CAP_DEEP_CHECK) || r->b->check == NULL) return;
   fuzz_finding f[4];
   r->res->deep_checks++;
@@ -322,7 +322,7 @@ static void check_full(runner *r) {
  * the graph walk waits for a boundary where no other thread is inside an op (threads.c). */
 static void collected(runner *r, fuzz_collect_kind kind, int alone) {
   if (r->b->run_finalizers != NULL) r->b->run_finalizers(r->h);
-  deep_check(r);
+  runner_deep_check(r);
   if (kind == FUZZ_COLLECT_MAJOR || kind == FUZZ_COLLECT_FULL) {
     r->walk_due = 1;
     runner_walk_if_due(r);

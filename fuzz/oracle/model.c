@@ -300,8 +300,12 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip, int ordered) {
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
+    /* Not due: what the collection began with a path to, what was born after it began, what
+     * it finalized, and a finalizer set during it (by a finalizer's body: the collection had
+     * decided by then). */
     if ((m->reached[k] & at_collect) || k >= m->born_after_collect ||
-        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
+        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects) ||
+        (ob->fin == ORACLE_FIN_SET && ob->fin_set_collect >= m->collects)) {
       mark(m, NOT_DUE_BIT, (oracle_obj)k, &top);
     }
     /* Below another block with a finalizer: an ordering collector (bdwgc, gcfuzz) keeps it for

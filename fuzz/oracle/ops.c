@@ -498,6 +498,45 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
   }
 }
 
+/* ---- The check of the collector's API and of its deep check --------------------------------- */
+
+/* misuse NAME: the backend says how its collector answered; a refused call leaves the heap as it
+ * was, which the deep check right after says. */
+static void op_misuse(runner *r, fuzz_misuse which) {
+  char what[256] = "";
+  fuzz_misuse_answer a = r->b->misuse(r->h, fuzz_misuse_names[which], what, sizeof what);
+  if (a == FUZZ_ANSWER_NOT_MINE) return;
+  r->res->checks++;
+  if (a == FUZZ_ANSWER_WRONG) {
+    runner_report(r, "oracle.api-error", "misuse %s: %s", fuzz_misuse_names[which], what);
+  } else {
+    r->res->refused++;
+  }
+  runner_deep_check(r);
+}
+
+/* corrupt NAME sS N: the backend plants, checks, repairs and checks again (backend.h). */
+static void op_corrupt(runner *r, fuzz_corruption which, int s, int n) {
+  fuzz_finding found = {"", ""};
+  const char *name = fuzz_corruption_names[which];
+  fuzz_plant_result got = r->b->corrupt(r->h, name, slot_cell(r, s), (unsigned)n, &found);
+  if (got == FUZZ_PLANT_NONE) return;
+  r->res->checks++;
+  switch (got) {
+    case FUZZ_PLANT_CAUGHT: r->res->planted++; break;
+    case FUZZ_PLANT_FOUND: runner_report(r, found.kind, "%s", found.message); break;
+    case FUZZ_PLANT_MISSED:
+      runner_report(r, "oracle.corruption-missed", "corrupt %s s%d %d (expected %s): %s", name, s,
+                    n, found.kind, found.message);
+      break;
+    case FUZZ_PLANT_UNREPAIRED:
+      runner_report(r, "oracle.corruption-unrepaired", "corrupt %s s%d %d: %s", name, s, n,
+                    found.message);
+      break;
+    default: break;
+  }
+}
+
 void runner_trace_op(runner *r, const fuzz_op *op) {
   runner_mut *u = runner_me(r);
   if (r->opt->trace == NULL || op->depth != u->body_depth) return;
@@ -564,6 +603,8 @@ void runner_run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_PIN: op_pin(r, a[0].a); break;
     case FUZZ_OP_UNPIN: op_unpin(r, a[0].a); break;
     case FUZZ_OP_LIMIT: op_limit(r, a[0].a); break;
+    case FUZZ_OP_MISUSE: op_misuse(r, (fuzz_misuse)a[0].a); break;
+    case FUZZ_OP_CORRUPT: op_corrupt(r, (fuzz_corruption)a[0].a, a[1].a, a[2].a); break;
     default: break; /* not in a backend's op set */
   }
 }

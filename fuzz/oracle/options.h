@@ -23,14 +23,16 @@ typedef struct oracle_options {
 } oracle_options;
 
 typedef struct oracle_result {
-  size_t ops;          /* ops run */
-  size_t body_ops;     /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
-  uint64_t collects;   /* collections the program asked for, the final one included */
-  size_t checks;       /* the model's checks made (loads, finalizers, gets, walks) */
-  size_t deep_checks;  /* runs of the backend's deep check */
-  size_t finalizers;   /* finalizers that ran */
-  size_t violations;   /* every finding, the model's and the backend's */
-  long first_op;       /* the op of the first, or -1 (the final checks) */
+  size_t ops;         /* ops run */
+  size_t body_ops;    /* ops run in finalizer bodies (fin_do), each time its finalizer ran */
+  uint64_t collects;  /* collections the program asked for, the final one included */
+  size_t checks;      /* the model's checks made (loads, finalizers, gets, walks) */
+  size_t deep_checks; /* runs of the backend's deep check */
+  size_t finalizers;  /* finalizers that ran */
+  size_t planted;     /* corrupt ops that planted, were caught by the deep check and repaired */
+  size_t refused;     /* misuse ops the collector refused as documented */
+  size_t violations;  /* every finding, the model's and the backend's */
+  long first_op;      /* the op of the first, or -1 (the final checks) */
   uint64_t sched_steps, sched_switches, sched_hash; /* a threaded run's (fuzz/sched) */
   size_t skipped_full; /* threaded: full collections another thread's op overlapped, whose
                         * whole-heap comparisons were skipped (check.c) */

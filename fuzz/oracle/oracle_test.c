@@ -23,7 +23,6 @@
 #include "fuzz/oracle/ref_backend.h"
 #include "fuzz/oracle/run.h"
 
-
 /* ---- Running ------------------------------------------------------------------------------- */
 
 static void run_bytes(const fuzz_backend *b, const uint8_t *data, size_t size, outcome *o) {
@@ -41,6 +40,15 @@ static int assemble(const fuzz_backend *b, const char *name, const char *text, f
 }
 
 static const ref_slip_case cases[] = {
+    {SAB_MISUSE_ACCEPTED, "a misuse accepted", "oracle.api-error",
+     "alloc s0 scan 1\n"
+     "misuse pin-null     # the empty cell pinned\n"},
+    {SAB_CORRUPT_UNSEEN, "a corruption the deep check cannot see", "oracle.corruption-missed",
+     "alloc s0 scan 1\n"
+     "corrupt swept.stat-mismatch s0 2\n"},
+    {SAB_CORRUPT_KEPT, "a corruption's repair forgotten", "oracle.corruption-unrepaired",
+     "alloc s0 scan 1\n"
+     "corrupt swept.stat-mismatch s0 0\n"},
     {SAB_SCAN_SHORT, "mark skips a block's last field", "oracle.identity",
      "alloc s0 scan 2\n"
      "alloc s1 scan 1\n"
@@ -227,6 +235,9 @@ static void test_modes(void) {
       "ref.alloc",
       "oracle.pin",
       "oracle.finalizer-order",
+      "oracle.api-error",
+      "oracle.corruption-missed",
+      "oracle.corruption-unrepaired",
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int found = 0;
@@ -441,14 +452,14 @@ static void test_opset(void) {
     n++;
   }
   EXPECT(n == set->count, "the op set has %zu ops, the capabilities allow %zu", set->count, n);
-  static const char *const want[] = {
-      "alloc",    "alloc_large", "store",    "store_imm", "load", "drop", "copy",  "push",
-      "pop",      "root",        "unroot",   "collect",   "fail", "fin",  "unfin", "weak",
-      "weak_get", "ephe",        "ephe_get", "fin_do",    "self", "pin",  "unpin"};
+  static const char *const want[] = {"alloc",  "alloc_large", "store", "store_imm", "load",
+                                     "drop",   "copy",        "push",  "pop",       "root",
+                                     "unroot", "collect",     "fail",  "fin",       "unfin",
+                                     "weak",   "weak_get",    "ephe",  "ephe_get",  "fin_do",
+                                     "self",   "pin",         "unpin", "misuse",    "corrupt"};
   static const char *const never[] = {
-      "range",   "range_int", "range_word", "range_pool", "mark_slice", "tune",
-      "param",   "limit",     "misuse",     "spawn",      "on",         "terminate",
-      "corrupt", "pct",       "choose",     "block",      "unblock"};
+      "range", "range_int", "range_word", "range_pool", "mark_slice", "tune",  "param",  "limit",
+      "spawn", "on",        "terminate",  "pct",        "choose",     "block", "unblock"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     EXPECT(has_op(set, want[i]), "the ref op set lacks %s", want[i]);
   }

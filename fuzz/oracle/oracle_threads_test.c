@@ -34,8 +34,7 @@ static void run_threaded(const uint8_t *data, size_t size, outcome *o) {
 static int run_text(const char *name, const char *text, outcome *o) {
   fuzz_text_error err;
   fuzz_buf bytes = {0};
-  if (!fuzz_assemble(oracle_opset_threads(ref_threads()), text, strlen(text), &bytes,
-                     &err)) {
+  if (!fuzz_assemble(oracle_opset_threads(ref_threads()), text, strlen(text), &bytes, &err)) {
     EXPECT(0, "%s: the program does not assemble: line %zu:%zu: %s", name, err.line, err.column,
            err.message);
     return 0;
@@ -86,16 +85,16 @@ static void test_slips(void) {
       if (pass == 0) {
         if (!run_text(c->name, c->program, &o)) continue;
         EXPECT(o.rc == 0 && o.res.violations == 0,
-               "%s: the honest collector reports '%s' (rc %d)\n%s", c->name, o.res.first_kind,
-               o.rc, o.text);
+               "%s: the honest collector reports '%s' (rc %d)\n%s", c->name, o.res.first_kind, o.rc,
+               o.text);
       } else {
         ref_sabotage = c->mode;
         int ran = run_text(c->name, c->program, &o);
         ref_sabotage = SAB_NONE;
         if (!ran) continue;
         EXPECT(o.rc == 1 && strcmp(o.res.first_kind, c->kind) == 0,
-               "%s: expected '%s' first, got '%s' (rc %d)\n%s", c->name, c->kind,
-               o.res.first_kind, o.rc, o.text);
+               "%s: expected '%s' first, got '%s' (rc %d)\n%s", c->name, c->kind, o.res.first_kind,
+               o.rc, o.text);
         printf("  %-42s %s\n", c->name, o.res.first_kind);
         covered[c->mode] = 1;
       }
@@ -126,8 +125,8 @@ static void test_terminate(void) {
                 &o)) {
     return;
   }
-  EXPECT(o.rc == 0 && o.res.violations == 0, "terminate: '%s' (rc %d)\n%s", o.res.first_kind,
-         o.rc, o.text);
+  EXPECT(o.rc == 0 && o.res.violations == 0, "terminate: '%s' (rc %d)\n%s", o.res.first_kind, o.rc,
+         o.text);
   EXPECT(o.res.finalizers == 1, "terminate: %zu finalizers ran; d1's block's, only, is due",
          o.res.finalizers);
   free(o.text);
@@ -195,23 +194,29 @@ static void test_random_clean(void) {
     switches += o.res.sched_switches;
     if (o.rc != 0 || o.res.violations != 0) {
       if (dirty++ < 3) {
-        printf("random threaded program %d (%zu bytes) on the honest backend: rc %d, first '%s' "
-               "at op %ld\n%s",
-               i, size, o.rc, o.res.first_kind, o.res.first_op, o.text);
+        printf(
+            "random threaded program %d (%zu bytes) on the honest backend: rc %d, first '%s' "
+            "at op %ld\n%s",
+            i, size, o.rc, o.res.first_kind, o.res.first_op, o.text);
         fuzz_print_program(stdout, set, data, size, 1);
       }
     }
     free(o.text);
   }
-  EXPECT(dirty == 0, "%zu of %d random threaded programs reported a violation on the honest "
-         "backend", dirty, programs);
+  EXPECT(dirty == 0,
+         "%zu of %d random threaded programs reported a violation on the honest "
+         "backend",
+         dirty, programs);
   /* The overlapped collections are the point of the accounting: some must have happened. */
-  EXPECT(skipped > 0, "no full collection of %d random threaded programs was overlapped by "
-         "another thread's op: the overlap path never ran", programs);
+  EXPECT(skipped > 0,
+         "no full collection of %d random threaded programs was overlapped by "
+         "another thread's op: the overlap path never ran",
+         programs);
   EXPECT(switches > 0, "the scheduler never switched threads in %d random programs", programs);
-  printf("%d random threaded programs on the honest backend: %zu ops, %zu collections, %zu full "
-         "ones overlapped, %zu switches, %zu dirty\n",
-         programs, ops, collects, skipped, switches, dirty);
+  printf(
+      "%d random threaded programs on the honest backend: %zu ops, %zu collections, %zu full "
+      "ones overlapped, %zu switches, %zu dirty\n",
+      programs, ops, collects, skipped, switches, dirty);
 }
 
 /* ---- The op set ---------------------------------------------------------------------------- */

@@ -489,6 +489,38 @@ static size_t ref_check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   return 1;
 }
 
+/* ---- The check of the API and of the deep check ---- */
+
+/* pin-null: pinning an empty cell (FUZZ_CELL_SELF, empty outside a finalizer) is refused. */
+static fuzz_misuse_answer ref_misuse(fuzz_bheap *h, const char *name, char *what, size_t len) {
+  if (strcmp(name, "pin-null") != 0) return FUZZ_ANSWER_NOT_MINE;
+  int pinned = ref_sabotage == SAB_MISUSE_ACCEPTED || ref_pin(h, h->ncells - 1);
+  if (!pinned) return FUZZ_ANSWER_REFUSED;
+  snprintf(what, len, "pinning an empty cell succeeded");
+  return FUZZ_ANSWER_WRONG;
+}
+
+/* swept.stat-mismatch, as this collector has it: the byte counter off by 8 (N + 1) bytes, which
+ * the deep check's recount sees. */
+static fuzz_plant_result ref_corrupt(fuzz_bheap *h, const char *name, size_t cell, unsigned n,
+                                     fuzz_finding *found) {
+  (void)cell;
+  if (strcmp(name, "swept.stat-mismatch") != 0) return FUZZ_PLANT_NONE;
+  if (ref_check(h, found, 1) > 0) return FUZZ_PLANT_FOUND;
+  size_t *counter = ref_sabotage == SAB_CORRUPT_UNSEEN ? &h->freed_bytes : &h->bytes;
+  size_t was = *counter;
+  *counter += 8 * ((size_t)n + 1);
+  if (ref_check(h, found, 1) == 0) {
+    *counter = was;
+    snprintf(found->kind, sizeof found->kind, "ref.broken");
+    snprintf(found->message, sizeof found->message, "a byte counter off by %zu: no report",
+             8 * ((size_t)n + 1));
+    return FUZZ_PLANT_MISSED;
+  }
+  if (ref_sabotage != SAB_CORRUPT_KEPT) *counter = was;
+  return ref_check(h, found, 1) > 0 ? FUZZ_PLANT_UNREPAIRED : FUZZ_PLANT_CAUGHT;
+}
+
 /* ---- Domains ---- */
 
 static int ref_domain_spawn(fuzz_bheap *h, unsigned d) {
@@ -528,7 +560,8 @@ const fuzz_backend ref_backend = {
     .what = "the oracle test's reference mark-sweep collector",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_FIN_ORDERED |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN,
+            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN |
+            FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT,
     /* Exact accounting: the model's own bytes, plus room for a block or two left over. */
     .leak_slack_factor = 1.0,
     .leak_slack_bytes = 1024,
@@ -555,6 +588,8 @@ const fuzz_backend ref_backend = {
     .ephe_get = ref_ephe_get,
     .pin = ref_pin,
     .unpin = ref_unpin,
+    .misuse = ref_misuse,
+    .corrupt = ref_corrupt,
     .walk = ref_walk,
     .live_bytes = ref_live_bytes,
     .check = ref_check,

@@ -43,6 +43,9 @@ typedef enum sabotage {
   SAB_PIN_NOT_ROOT,     /* marking forgets the pinned blocks: one held only by its pin is freed */
   SAB_UNPIN_ANSWER,     /* unpin answers "was pinned" for a block that was not */
   SAB_FIN_UNORDERED,    /* the fields of blocks with finalizers are not marked first */
+  SAB_MISUSE_ACCEPTED,  /* pinning an empty cell succeeds */
+  SAB_CORRUPT_UNSEEN,   /* the corruption writes a counter the deep check never reads */
+  SAB_CORRUPT_KEPT,     /* the corruption's repair forgets to write the counter back */
   SAB_ONE_THREAD_COUNT, /* the slips above: oracle_test.c; below: oracle_threads_test.c */
   SAB_PARKED_BANK_SKIPPED = SAB_ONE_THREAD_COUNT, /* marking skips the banks of the domains
                                                    * whose threads have left (parked) */

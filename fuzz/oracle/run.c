@@ -35,7 +35,10 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   }
   r.muts[0].on = 0;
   runner_current = &r.muts[0];
-  fuzz_backend_config cfg = {r.cells, r.threaded ? FUZZ_DOMAINS : 1, opt->params, r.out,
+  fuzz_backend_config cfg = {r.cells,
+                             r.threaded ? FUZZ_DOMAINS : 1,
+                             opt->params,
+                             r.out,
                              {&r, runner_on_finalize, runner_on_finding}};
   r.h = r.b->create(&cfg);
   if (r.h == NULL) {
@@ -45,9 +48,7 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   if (r.b->caps & FUZZ_CAP_CONSERVATIVE) {
     r.b->range_add(r.h, r.ranges, RANGE_WORDS);
   }
-  r.set = opt->ops != NULL         ? opt->ops
-          : r.threaded ? oracle_opset_threads(r.b)
-                       : oracle_opset(r.b);
+  r.set = opt->ops != NULL ? opt->ops : r.threaded ? oracle_opset_threads(r.b) : oracle_opset(r.b);
   r.data = data;
   r.size = size;
   if (r.threaded) {
@@ -89,8 +90,7 @@ int oracle_run(const uint8_t *data, size_t size, const oracle_options *opt, orac
   return rc;
 }
 
-int oracle_target_run_one(const fuzz_backend *b, int threaded, const uint8_t *data,
-                          size_t size) {
+int oracle_target_run_one(const fuzz_backend *b, int threaded, const uint8_t *data, size_t size) {
   oracle_model **kept = &kept_model[threaded != 0];
   if (*kept == NULL && (*kept = oracle_model_create(threaded ? THREAD_CELLS : BANK_CELLS)) == NULL)
     abort();

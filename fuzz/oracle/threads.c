@@ -60,8 +60,7 @@ static void domain_thread(void *arg) {
   runner_mut *u = &r->muts[d];
   runner_current = u;
   if (!r->b->domain_attach(r->h, d)) {
-    runner_report(r, "oracle.unexpected-failure", "domain d%u's thread could not attach to it",
-                  d);
+    runner_report(r, "oracle.unexpected-failure", "domain d%u's thread could not attach to it", d);
     runner_current = NULL;
     return;
   }
@@ -141,7 +140,8 @@ static int plan(runner *r, fuzz_sched_config *cfg, uint8_t **choices) {
       }
       pct_seen = 1;
     } else if (op.code == FUZZ_OP_CHOOSE) {
-      for (int b = 0; b < 8; b++) (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
+      for (int b = 0; b < 8; b++)
+        (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
     } else {
       collects += op.code == FUZZ_OP_COLLECT;
       ops[kept] = op;

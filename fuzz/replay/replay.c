@@ -31,8 +31,13 @@ static int verdict_line(size_t violations, const char *first_kind, long first_op
 /* The program through the backend interface (fuzz/oracle): the model's and the backend's
  * findings, each printed with its verdict line. */
 static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
-  oracle_options opt = {args->backend, args->ops, 0, stdout, args->trace ? stdout : NULL,
-                        args->params, args->threaded,
+  oracle_options opt = {args->backend,
+                        args->ops,
+                        0,
+                        stdout,
+                        args->trace ? stdout : NULL,
+                        args->params,
+                        args->threaded,
                         args->threaded && !args->quiet ? stdout : NULL};
   oracle_result res;
   int rc = oracle_run(bytes->data, bytes->size, &opt, &res);
@@ -41,15 +46,20 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
     return FUZZ_REPLAY_BAD_INPUT;
   }
   if (args->threaded) {
-    printf("== schedule: %llu steps, %llu switches, interleaving %016llx; %zu full collections "
-           "overlapped by another thread's op (whole-heap checks skipped)\n",
-           (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
-           (unsigned long long)res.sched_hash, res.skipped_full);
+    printf(
+        "== schedule: %llu steps, %llu switches, interleaving %016llx; %zu full collections "
+        "overlapped by another thread's op (whole-heap checks skipped)\n",
+        (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
+        (unsigned long long)res.sched_hash, res.skipped_full);
   }
   printf("== backend %s (%zu ops, %llu collections, %zu finalizers run, %zu ops in their bodies)\n",
          args->backend->name, res.ops, (unsigned long long)res.collects, res.finalizers,
          res.body_ops);
   printf("  %-10s %6zu checks, %zu runs of the deep check\n", "model", res.checks, res.deep_checks);
+  if (res.planted + res.refused > 0) {
+    printf("  %-10s %6zu corruptions planted, caught and repaired; %zu misuses refused\n",
+           "self-test", res.planted, res.refused);
+  }
   return verdict_line(res.violations, res.first_kind, res.first_op);
 }
 

@@ -89,8 +89,12 @@ class ArgumentsTest(ZooDir):
     self.assertIsNone(zoo.check_step("fuzz:schedule-tsan"))
 
   def test_via_runs_one_target_only(self):
+    # A mutant the schedule programs measure goes through the threaded interface target.
     self.write("03-race.patch", "# run: fuzz:schedule-tsan test-tsan:fuzz/driver/stress_test\n")
     a = cmd_mutants.parse_args(["--only", "3", "--via", "gcfuzz"])
+    self.assertEqual(a.selected[0].steps, ["fuzz:gcfuzz-threads"])
+    self.write("04-sweep.patch", "# run: fuzz:graph test:gc/alloc_test\n")
+    a = cmd_mutants.parse_args(["--only", "4", "--via", "gcfuzz"])
     self.assertEqual(a.selected[0].steps, ["fuzz:gcfuzz"])
     self.assertEqual(cmd_mutants.parse_args(["--only", "3"]).selected[0].steps,
                      ["fuzz:schedule-tsan", "test-tsan:fuzz/driver/stress_test"])

@@ -13,13 +13,14 @@
  * the collector itself while the finalizer runs).
  *
  * Threads (FUZZ_CAP_THREADS). A heap made with more than one cell bank is threaded: each call
- * acts on the calling thread's domain (thread_on), and gc/platform.h's points inside the
+ * acts on the calling thread's domain (gcfuzz_thread_on), and gc/platform.h's points inside the
  * collector are the scheduler's; otherwise one thread moves between the domains (`on`).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz/backend/backend.h"
+#include "fuzz/backend/gcfuzz/gcfuzz_heap.h"
 #include "fuzz/lang/ops.h"
 #include "gc/gc.h"
 #include "gc/heap.h" /* the locks and protocol words named for the scheduler */
@@ -29,53 +30,6 @@
 #include "invariants/heapindex.h"
 #include "invariants/report.h"
 #include "invariants/verify.h"
-
-enum { IDENT_SCAN_FIELDS = 4, IDENT_RAW_WORDS = 2 };
-
-/* A finalizer's record: the collector hands it back as the finalizer's `user`. */
-typedef struct fin_record {
-  struct fuzz_bheap *h;
-  uint64_t token;
-} fin_record;
-
-/* Records come in chunks that never move while the heap lives: a queued finalizer holds its
- * record's address. */
-enum { FIN_CHUNK = 64 };
-typedef struct fin_chunk {
-  struct fin_chunk *next;
-  size_t used;
-  fin_record records[FIN_CHUNK];
-} fin_chunk;
-
-struct fuzz_bheap {
-  gc_heap *heap;
-  gc_domain *dom; /* one-thread heaps: the domain the calls run on, doms[on] (dom_of) */
-  int threaded;   /* cell banks, one a domain, each on its own thread (thread_on) */
-  /* Domains (backend.h), on the caller's one thread as the graph target runs them: the one the
-   * calls run on runs, every other waits in a blocking section, so a collection it starts stops
-   * them without waiting and scans their frames. doms[0] is the main domain, which holds the
-   * cells' frame. */
-  gc_domain *doms[FUZZ_DOMAINS];
-  unsigned char blocked[FUZZ_DOMAINS]; /* in a blocking section by domain_block */
-  unsigned on;
-  gc_verifier *verifier;
-  gc_frame frames[FUZZ_DOMAINS]; /* bank d's, pushed on domain d */
-  unsigned char pushed[FUZZ_DOMAINS];
-  gc_value *cells; /* cfg.cells + 1: the last is FUZZ_CELL_SELF */
-  size_t ncells;
-  size_t bank_cells; /* cells a bank */
-  fuzz_backend_events events;
-  size_t markslice_words; /* the program's own mark slice, which a budgeted slice puts back */
-  /* The injected failure (backend.h: fail_after): allocations until it, counted here too,
-   * because none made inside a finalizer may count and gcfuzz's own countdown counts every
-   * one: a finalizer runs with the countdown disarmed, and it is armed again after with what
-   * is left. */
-  unsigned fail_left;
-  int fin_depth;
-  fin_chunk *fins;    /* one record per fin_set (a block may be set again), newest chunk first,
-                       * freed at destroy */
-  gc_heapindex index; /* the walk's: every pool and large block the owners hold */
-};
 
 static const fuzz_tunable tunables[] = {
     {"percent", "pacing: gc_percent from fuzz/lang's table (0, 1, 10, 50, 100, 200, 1000, off)"},
@@ -90,25 +44,19 @@ static const fuzz_tunable tunables[] = {
 _Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COUNT,
                "one tunable a `param` of the op language, in its order");
 
-/* The calling thread's domain on a threaded heap (backend.h: domain_attach). A process runs one
- * threaded heap at a time (fuzz/sched: one scheduled run at a time); every thread starts on
- * domain 0, as the thread that makes the heap is. */
-static _Thread_local unsigned thread_on;
-
-static gc_domain *dom_of(fuzz_bheap *h) { return h->threaded ? h->doms[thread_on] : h->dom; }
-static unsigned on_of(fuzz_bheap *h) { return h->threaded ? thread_on : h->on; }
+_Thread_local unsigned gcfuzz_thread_on;
 
 static fuzz_bheap *create(const fuzz_backend_config *cfg) {
   size_t banks = cfg->cell_banks > 1 ? cfg->cell_banks : 1;
   if (banks > FUZZ_DOMAINS || cfg->cells % banks != 0) {
-    fprintf(cfg->out, "gcfuzz backend: %zu cells cannot make %zu banks, one a domain\n",
-            cfg->cells, banks);
+    fprintf(cfg->out, "gcfuzz backend: %zu cells cannot make %zu banks, one a domain\n", cfg->cells,
+            banks);
     return NULL;
   }
   fuzz_bheap *h = calloc(1, sizeof *h);
   if (h == NULL) return NULL;
   h->threaded = banks > 1;
-  thread_on = 0;
+  gcfuzz_thread_on = 0;
   h->bank_cells = cfg->cells / banks;
   h->ncells = cfg->cells + 1;
   h->cells = calloc(h->ncells, sizeof *h->cells);
@@ -138,6 +86,9 @@ static fuzz_bheap *create(const fuzz_backend_config *cfg) {
     free(h);
     return NULL;
   }
+  /* Ours first: the verifier calls the hook it finds before its passes, so a corruption armed
+   * for a mark-done point is planted, checked and repaired before they look (gcfuzz_heap.h). */
+  gc_set_hook(h->heap, gcfuzz_hook, h);
   h->verifier = gc_verify_install(h->heap, GC_VERIFY_COLLECT);
   h->dom = h->doms[0] = gc_main_domain(h->heap);
   h->events = cfg->events;
@@ -175,8 +126,9 @@ static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t field
   /* Counted before the call: gc_alloc spends its countdown before anything else, and the
    * collection a failure forces may run finalizers (which must find the count spent). */
   if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
-  gc_value v = shape == FUZZ_SHAPE_SCAN ? gc_alloc(dom_of(h), fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
-                                        : gc_alloc(dom_of(h), fields + IDENT_RAW_WORDS, GC_TAG_RAW);
+  gc_value v = shape == FUZZ_SHAPE_SCAN
+                   ? gc_alloc(gcfuzz_dom(h), fields + IDENT_SCAN_FIELDS, GC_TAG_SCAN)
+                   : gc_alloc(gcfuzz_dom(h), fields + IDENT_RAW_WORDS, GC_TAG_RAW);
   gc_clear_error(h->heap);
   h->cells[dst] = v;
   return v != 0;
@@ -214,11 +166,11 @@ static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
 }
 
 static void store(fuzz_bheap *h, size_t obj, size_t field, size_t src) {
-  gc_store(dom_of(h), cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
+  gc_store(gcfuzz_dom(h), cell(h, obj), IDENT_SCAN_FIELDS + field, cell(h, src));
 }
 
 static void store_int(fuzz_bheap *h, size_t obj, size_t field, int64_t value) {
-  gc_store(dom_of(h), cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
+  gc_store(gcfuzz_dom(h), cell(h, obj), IDENT_SCAN_FIELDS + field, gc_val_int((intptr_t)value));
 }
 
 static fuzz_field_kind load(fuzz_bheap *h, size_t dst, size_t obj, size_t field, int64_t *value) {
@@ -256,16 +208,16 @@ static void set_param(fuzz_bheap *h, const char *name, long value) {
 static void collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
   if (kind == FUZZ_COLLECT_SLICE && budget > 0) {
     set_param(h, "markslice", (long)budget);
-    gc_collect(dom_of(h), GC_COLLECT_SLICE);
+    gc_collect(gcfuzz_dom(h), GC_COLLECT_SLICE);
     set_param(h, "markslice", (long)h->markslice_words);
     return;
   }
   static const gc_collect_kind kinds[] = {GC_COLLECT_SLICE, GC_COLLECT_MAJOR, GC_COLLECT_FULL,
                                           GC_COLLECT_START};
-  gc_collect(dom_of(h), kinds[kind]);
+  gc_collect(gcfuzz_dom(h), kinds[kind]);
 }
 
-static size_t run_finalizers(fuzz_bheap *h) { return gc_run_finalizers(dom_of(h)); }
+static size_t run_finalizers(fuzz_bheap *h) { return gc_run_finalizers(gcfuzz_dom(h)); }
 
 /* tune pN V: the op language's `param` N with the value V names in its table. */
 static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
@@ -410,7 +362,7 @@ static size_t live_bytes(fuzz_bheap *h) {
  * its thread's attach. */
 static int domain_spawn(fuzz_bheap *h, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] != NULL) return 0;
-  h->doms[d] = gc_domain_spawn(dom_of(h));
+  h->doms[d] = gc_domain_spawn(gcfuzz_dom(h));
   gc_clear_error(h->heap);
   return h->doms[d] != NULL;
 }
@@ -442,15 +394,15 @@ static void terminate_running(fuzz_bheap *h, unsigned d) {
  * on domain 0, as one thread does. */
 static void domain_end(fuzz_bheap *h, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return;
-  if (h->threaded && thread_on == d) {
+  if (h->threaded && gcfuzz_thread_on == d) {
     if (h->blocked[d]) gc_leave_blocking(h->doms[d]);
     terminate_running(h, d);
-    thread_on = 0;
+    gcfuzz_thread_on = 0;
     return;
   }
-  gc_domain *self = dom_of(h);
-  unsigned back = on_of(h) == d ? 0 : on_of(h);
-  if (on_of(h) != d) {
+  gc_domain *self = gcfuzz_dom(h);
+  unsigned back = gcfuzz_on(h) == d ? 0 : gcfuzz_on(h);
+  if (gcfuzz_on(h) != d) {
     gc_enter_blocking(self);
     gc_leave_blocking(h->doms[d]); /* in a blocking section: not running, or blocked */
   } else if (h->blocked[d]) {
@@ -465,16 +417,16 @@ static void domain_end(fuzz_bheap *h, unsigned d) {
 }
 
 static void domain_block(fuzz_bheap *h) {
-  unsigned on = on_of(h);
+  unsigned on = gcfuzz_on(h);
   if (h->blocked[on]) return;
-  gc_enter_blocking(dom_of(h));
+  gc_enter_blocking(gcfuzz_dom(h));
   h->blocked[on] = 1;
 }
 
 static void domain_unblock(fuzz_bheap *h) {
-  unsigned on = on_of(h);
+  unsigned on = gcfuzz_on(h);
   if (!h->blocked[on]) return;
-  gc_leave_blocking(dom_of(h));
+  gc_leave_blocking(gcfuzz_dom(h));
   h->blocked[on] = 0;
 }
 
@@ -482,7 +434,7 @@ static void domain_unblock(fuzz_bheap *h) {
  * in, or its previous thread's detach), and roots d's bank in a frame of d's the first time. */
 static int domain_attach(fuzz_bheap *h, unsigned d) {
   if (!h->threaded || d >= FUZZ_DOMAINS || h->doms[d] == NULL) return 0;
-  thread_on = d;
+  gcfuzz_thread_on = d;
   if (!h->blocked[d]) gc_leave_blocking(h->doms[d]);
   if (!h->pushed[d]) {
     gc_frame_push(h->doms[d], &h->frames[d], h->cells + d * h->bank_cells, h->bank_cells);
@@ -494,19 +446,20 @@ static int domain_attach(fuzz_bheap *h, unsigned d) {
 /* The thread leaves its domain parked in a blocking section, its frames still roots; a domain
  * `block` left in one is in one already. */
 static void domain_detach(fuzz_bheap *h) {
-  if (!h->threaded || h->doms[thread_on] == NULL) return;
-  if (!h->blocked[thread_on]) gc_enter_blocking(h->doms[thread_on]);
-  thread_on = 0;
+  if (!h->threaded || h->doms[gcfuzz_thread_on] == NULL) return;
+  if (!h->blocked[gcfuzz_thread_on]) gc_enter_blocking(h->doms[gcfuzz_thread_on]);
+  gcfuzz_thread_on = 0;
 }
 
 static void safepoint(fuzz_bheap *h) {
-  unsigned on = on_of(h);
+  unsigned on = gcfuzz_on(h);
   if (h->doms[on] != NULL && !h->blocked[on]) gc_poll(h->doms[on]);
 }
 
 /* The collector's locks and protocol words (gc/heap.h), for the printed interleaving; the
  * domains' as they exist when asked. */
-static void sched_names(fuzz_bheap *h, void (*name)(void *user, const void *object, const char *what),
+static void sched_names(fuzz_bheap *h,
+                        void (*name)(void *user, const void *object, const char *what),
                         void *user) {
   static const char *const domains[FUZZ_DOMAINS] = {"domain d0", "domain d1", "domain d2",
                                                     "domain d3"};
@@ -578,8 +531,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
-            FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK | FUZZ_CAP_PRECISE |
-            FUZZ_CAP_UNITS,
+            FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK |
+            FUZZ_CAP_PRECISE | FUZZ_CAP_UNITS | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two. */
@@ -618,6 +571,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .pin = pin,
     .unpin = unpin,
     .limit = limit,
+    .misuse = gcfuzz_misuse,
+    .corrupt = gcfuzz_corrupt,
     .walk = walk,
     .live_bytes = live_bytes,
     .check = check,
