@@ -160,6 +160,22 @@ size_t gc_verify_reports_count_kind(const gc_verify_reports *r, gc_verify_kind k
   return n;
 }
 
+void gc_verify_reports_summarize(const gc_verify_reports *r, char *buf, size_t bsize) {
+  size_t total = r->count + r->dropped;
+  if (total == 0) {
+    snprintf(buf, bsize, "nothing");
+    return;
+  }
+  int used = snprintf(buf, bsize, "%zu report(s):", total);
+  for (size_t i = 0; i < r->count && i < 4 && used > 0 && (size_t)used < bsize; i++) {
+    used += snprintf(buf + used, bsize - (size_t)used, "%s %s", i ? "," : "",
+                     gc_verify_kind_name(r->items[i].kind));
+  }
+  if (r->count > 4 && used > 0 && (size_t)used < bsize) {
+    snprintf(buf + used, bsize - (size_t)used, ", ...");
+  }
+}
+
 gc_verify_report *gc_verify_report_new(const gc_verify_run *run, gc_verify_kind kind) {
   gc_verify_reports *out = run->out;
   if (out == NULL) return NULL;

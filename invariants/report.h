@@ -139,6 +139,9 @@ void gc_verify_reports_clear(gc_verify_reports *r);
 void gc_verify_reports_free(gc_verify_reports *r);
 /* How many kept reports have this kind. */
 size_t gc_verify_reports_count_kind(const gc_verify_reports *r, gc_verify_kind kind);
+/* "nothing" or "3 report(s): swept.stat-mismatch, swept.tiling, ...": the kinds, for a one-line
+ * message. */
+void gc_verify_reports_summarize(const gc_verify_reports *r, char *buf, size_t bsize);
 /* Print every report, then "N violation(s)": human text only, no verdict line (see below). */
 void gc_verify_reports_print(const gc_verify_reports *r, FILE *out);
 

@@ -34,23 +34,6 @@ static void format_reports(const gc_verify_reports *r) {
   free(text);
 }
 
-/* "nothing" or "3 report(s): swept.stat-mismatch, swept.tiling, ...", for violation messages. */
-static void summarize(const gc_verify_reports *r, char *buf, size_t bsize) {
-  size_t total = r->count + r->dropped;
-  if (total == 0) {
-    snprintf(buf, bsize, "nothing");
-    return;
-  }
-  int used = snprintf(buf, bsize, "%zu report(s):", total);
-  for (size_t i = 0; i < r->count && i < 4 && used > 0 && (size_t)used < bsize; i++) {
-    used += snprintf(buf + used, bsize - (size_t)used, "%s %s", i ? "," : "",
-                     gc_verify_kind_name(r->items[i].kind));
-  }
-  if (r->count > 4 && used > 0 && (size_t)used < bsize) {
-    snprintf(buf + used, bsize - (size_t)used, ", ...");
-  }
-}
-
 /* "`corrupt reach.zero-header s3 2` on block 0x... (word at 0x...: 0x900 -> 0x0)": the op and
  * its first write (as planted: valid after the undo too). Made only for a trace line or a
  * violation: formatting it for every op cost more than a tenth of the op. */
@@ -104,12 +87,12 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
   drv_check_made(d);
   if (d->opt->trace != NULL) {
     describe(op, planted, sizeof planted);
-    summarize(&found, summary, sizeof summary);
+    gc_verify_reports_summarize(&found, summary, sizeof summary);
     fprintf(d->opt->trace, "        [planted %s; %s found %s]\n", planted, pass, summary);
   }
   if (gc_verify_reports_count_kind(&found, kind) == 0) {
     describe(op, planted, sizeof planted);
-    summarize(&found, summary, sizeof summary);
+    gc_verify_reports_summarize(&found, summary, sizeof summary);
     drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_MISSED,
                   "planted %s; the %s pass, run directly, reported no %s but %s", planted, pass,
                   gc_verify_kind_name(kind), summary);
@@ -127,7 +110,7 @@ static void plant_check_repair(driver *d, corrupt_op *op) {
   drv_check_made(d);
   if (found.count + found.dropped > 0) {
     describe(op, planted, sizeof planted);
-    summarize(&found, summary, sizeof summary);
+    gc_verify_reports_summarize(&found, summary, sizeof summary);
     drv_violation(d, m, GC_VK_DRIVER_CORRUPTION_UNREPAIRED,
                   "planted %s and repaired it; the %s pass, run again, still reported %s", planted,
                   pass, summary);

@@ -17,20 +17,6 @@ typedef struct gcfuzz_corrupt_op {
   fuzz_finding *found;
 } gcfuzz_corrupt_op;
 
-/* "nothing" or "3 report(s): swept.stat-mismatch, swept.tiling, ...", for a finding's message. */
-static void summarize(const gc_verify_reports *r, char *buf, size_t bsize) {
-  size_t total = r->count + r->dropped;
-  if (total == 0) {
-    snprintf(buf, bsize, "nothing");
-    return;
-  }
-  int used = snprintf(buf, bsize, "%zu report(s):", total);
-  for (size_t i = 0; i < r->count && i < 4 && used > 0 && (size_t)used < bsize; i++) {
-    used += snprintf(buf + used, bsize - (size_t)used, "%s %s", i ? "," : "",
-                     gc_verify_kind_name(r->items[i].kind));
-  }
-}
-
 static void set_found(gcfuzz_corrupt_op *op, const char *kind, const char *fmt, const char *a,
                       const char *b) {
   snprintf(op->found->kind, sizeof op->found->kind, "%s", kind);
@@ -65,7 +51,7 @@ static void plant_check_repair(gcfuzz_corrupt_op *op) {
   gc_corruption_describe(c, planted, sizeof planted);
   gc_corruption_check(c, &found);
   if (gc_verify_reports_count_kind(&found, kind) == 0) {
-    summarize(&found, summary, sizeof summary);
+    gc_verify_reports_summarize(&found, summary, sizeof summary);
     gc_corruption_undo(c);
     set_found(op, gc_verify_kind_name(kind), "planted %s; the pass reported no such kind but %s",
               planted, summary);
@@ -77,7 +63,7 @@ static void plant_check_repair(gcfuzz_corrupt_op *op) {
   gc_corruption_undo(c);
   gc_corruption_check(c, &found);
   if (found.count + found.dropped > 0) {
-    summarize(&found, summary, sizeof summary);
+    gc_verify_reports_summarize(&found, summary, sizeof summary);
     set_found(op, gc_verify_kind_name(kind), "planted %s and repaired it; the pass still reports %s",
               planted, summary);
     op->result = FUZZ_PLANT_UNREPAIRED;
