@@ -96,7 +96,7 @@ size_t luab_check_atomic(const luab_view *v, fuzz_finding *out, size_t max);
  * not run. Returns the number of findings (lua.gen-lists), the first `max` written to out. */
 size_t luab_check_separated(const luab_view *v, const void *gco, fuzz_finding *out, size_t max);
 
-/* ---- For tests that break a heap on purpose (lua_backend_test.c) ------------------------------ */
+/* ---- For tests that break a heap on purpose (lua_broken_heap_test.c) -------------------------- */
 
 /* The heap's Lua state, and the object (a GCObject *) in a cell, or NULL when it is empty. */
 lua_State *luab_state(fuzz_bheap *h);

@@ -236,6 +236,5 @@ int main(void) {
   RUN(finalizer_body_on_a_coroutine);
   RUN(break_thread_colour);
   RUN(break_domains);
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return summary();
 }

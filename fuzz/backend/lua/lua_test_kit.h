@@ -1,6 +1,6 @@
-/* What the Lua backend's tests share (lua_backend_test.c, lua_domain_test.c): the CHECK and RUN
- * macros and their counters, heaps with a finalizer log, the deep check's findings asserted
- * clean or of one kind, identities, the walk, a chain of blocks, and painting an object black.
+/* What the Lua backend's tests share (lua_*_test.c): the CHECK and RUN macros, their counters
+ * and the summary line, heaps with a finalizer log, the deep check's findings asserted clean or
+ * of one kind, identities, the walk, a chain of blocks, and painting an object black.
  * Static: each test binary has its own copy. */
 #ifndef FUZZ_BACKEND_LUA_LUA_TEST_KIT_H
 #define FUZZ_BACKEND_LUA_LUA_TEST_KIT_H
@@ -38,6 +38,12 @@ static int passed, failed;
     test();                                                                   \
     fprintf(stderr, "%-40s %s\n", #test, failed == before ? "ok" : "FAILED"); \
   } while (0)
+
+/* The summary line ("N passed, M failed": N and M count CHECKs); the exit status. */
+static inline int summary(void) {
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
 
 extern const fuzz_backend fuzz_backend_lua; /* lua_backend.c: only the registry names it */
 static const fuzz_backend *const B = &fuzz_backend_lua;
