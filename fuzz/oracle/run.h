@@ -7,7 +7,9 @@
  * slot, frame slot and global one cell of the backend (so each is a root of the collector), and
  * scratch cells the checks load into. It runs on one domain at a time (spawn, on, terminate;
  * block leaves the heap until unblock or on), and a finalizer set by fin_do runs its body's ops
- * on the same slots when the backend runs it, its block in `self`. The ops a backend can run are
+ * on the same slots when the backend runs it, its block in `self`. A threaded run
+ * (options.h: threaded; FUZZ_CAP_THREADS) gives each domain its own mutator, bank of cells and
+ * thread under the controlled scheduler instead (threads.c says how the checks stay sound). The ops a backend can run are
  * its op set (opset.c), made from its capabilities: the decoder never gives it an op it cannot
  * run.
  *
@@ -22,6 +24,10 @@
  *   every allocation  it fails only inside an injected failure's window or under a heap limit,
  *                     and within the window exactly once (oracle.unexpected-failure,
  *                     oracle.failure-missed);
+ *   every misuse      refused as documented (oracle.api-error), the deep check right after;
+ *   every corruption  seen by the deep check and repaired (oracle.corruption-missed,
+ *                     oracle.corruption-unrepaired; a finding before it planted: its kind);
+ *   a threaded run    never stuck (oracle.deadlock, oracle.livelock);
  *   a backend finding as the backend makes it (events.finding), against the op running;
  *   every collection  the backend's deep check (kind `<backend>.<what>`; a backend may also
  *                     check after the steps its collector takes by itself, as Lua's does);

@@ -37,8 +37,8 @@ static void plant_check_repair(gcfuzz_corrupt_op *op) {
     const gc_verify_report *rep = &found.items[0];
     snprintf(op->found->kind, sizeof op->found->kind, "%s", gc_verify_kind_name(rep->kind));
     snprintf(op->found->message, sizeof op->found->message,
-             "found by `corrupt %s` before it planted anything: %s (%s; %s)", op->name,
-             rep->what, rep->header_text, rep->where);
+             "found by `corrupt %s` before it planted anything: %s (%s; %s)", op->name, rep->what,
+             rep->header_text, rep->where);
     op->result = FUZZ_PLANT_FOUND;
     gc_verify_reports_free(&found);
     return;
@@ -64,8 +64,8 @@ static void plant_check_repair(gcfuzz_corrupt_op *op) {
   gc_corruption_check(c, &found);
   if (found.count + found.dropped > 0) {
     gc_verify_reports_summarize(&found, summary, sizeof summary);
-    set_found(op, gc_verify_kind_name(kind), "planted %s and repaired it; the pass still reports %s",
-              planted, summary);
+    set_found(op, gc_verify_kind_name(kind),
+              "planted %s and repaired it; the pass still reports %s", planted, summary);
     op->result = FUZZ_PLANT_UNREPAIRED;
   } else {
     op->result = FUZZ_PLANT_CAUGHT;

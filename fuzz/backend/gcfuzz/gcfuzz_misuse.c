@@ -60,8 +60,8 @@ fuzz_misuse_answer gcfuzz_misuse(fuzz_bheap *h, const char *name, char *what, si
     gc_error got = misuses[i].call(h);
     gc_clear_error(h->heap);
     if (got != misuses[i].want) {
-      snprintf(what, len, "%s answered %s, gc.h documents %s", misuses[i].what,
-               gc_error_name(got), gc_error_name(misuses[i].want));
+      snprintf(what, len, "%s answered %s, gc.h documents %s", misuses[i].what, gc_error_name(got),
+               gc_error_name(misuses[i].want));
       return FUZZ_ANSWER_WRONG;
     }
     /* Compared as bytes: a refused call writes none of the configuration, padding included. On
