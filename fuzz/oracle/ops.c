@@ -321,7 +321,7 @@ static void op_limit(runner *r, int index) {
 static void op_spawn(runner *r, unsigned d) {
   if (d == 0 || d >= FUZZ_DOMAINS || r->spawned[d]) return;
   if (r->threaded) {
-    runner_spawn_thread(r, d);
+    r->spawn_thread(r, d);
     return;
   }
   int ok = r->b->domain_spawn(r->h, d);

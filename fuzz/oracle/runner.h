@@ -79,6 +79,9 @@ typedef struct runner {
    * the heap before the model: `inflight` counts the threads inside an op, `op_events` the ops
    * begun and ended, so a collection during which no other thread moved can tell. */
   int threaded;
+  /* spawn dN on a domain's thread: the domain, then its thread, once per program (threads.c
+   * sets it; ops.c calls it, so the ops need not know how threads are made). */
+  void (*spawn_thread)(struct runner *r, unsigned d);
   struct thread_plan *plans;
   void *sched; /* fuzz_sched */
   unsigned inflight;
@@ -149,7 +152,5 @@ void runner_unblock(runner *r);
 /* threads.c. Run the program on one thread a domain (FUZZ_CAP_THREADS). Returns 1 when every
  * thread ended, 0 when the scheduler found the collector stuck (reported), -1 out of memory. */
 int runner_run_threads(runner *r);
-/* spawn dN on a domain's thread: the domain, then its thread, once per program. */
-void runner_spawn_thread(runner *r, unsigned d);
 
 #endif /* FUZZ_ORACLE_RUNNER_H */

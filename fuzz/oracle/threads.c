@@ -83,7 +83,7 @@ static void domain_thread(void *arg) {
   runner_current = NULL;
 }
 
-void runner_spawn_thread(runner *r, unsigned d) {
+static void spawn_thread(runner *r, unsigned d) {
   thread_plan *p = &r->plans[d];
   /* Claimed before the call: spawning passes the collector's scheduling points, and another
    * domain's `spawn dN` may run meanwhile; it must find dN taken. */
@@ -184,6 +184,7 @@ int runner_run_threads(runner *r) {
     return -1;
   }
   name_objects(r);
+  r->spawn_thread = spawn_thread;
   r->plans[0].started = 1;
   r->b->domain_detach(r->h); /* d0 parked: its thread attaches */
   int thread = fuzz_sched_spawn(r->sched, domain_thread, &r->plans[0]);
