@@ -37,14 +37,15 @@ slice, which stalls its mutator without a stop), medians over the rounds; the ra
 incremental/stw (wall, peak, pauses), incremental/bdwgc and bdwgc-incr/bdwgc. Then the programs
 that print their own rows: verify (the verification passes, satb included, against one full
 mark, at 10^4, 10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
-and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain).
+and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain)
+and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live, both modes).
 
   --quick       small sizes (binary-trees 16, GCBench stretch depth 16, verify 10^4 and 10^5
                 with 3 runs, mark-parallel 10^5 blocks with 5 runs, barrier 10^3 and 10^4
-                blocks with 3 runs)
+                blocks with 3 runs, stops at 16 and 64 MiB)
   --rounds N    runs of each benchmark on each backend (default 3); the median is reported
                 (the ROW programs take their own medians and ignore it)
-  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel or barrier
+  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel, barrier or stops
   --against REV also build revision REV (any git revision: a commit, a branch, HEAD~3) in a
                 temporary worktree and run its collector beside this tree's, as backends
                 gcfuzz@REV and gcfuzz-2@REV in the same alternation, with the ratios
@@ -107,6 +108,9 @@ ROW_PROGRAMS = {
     "barrier": ("barrier_cost", "7 20000000 1000 10000 1000000", "3 5000000 1000 10000",
                 "barrier: a pointer store outside marking, gc_store vs a plain store, into "
                 "fields of N blocks"),
+    "stops": ("stop_scaling", "16 64 256", "16 64",
+              "stops: the longest first and last stop of a cycle against the live heap (MiB), "
+              "both marking modes"),
 }
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
