@@ -33,11 +33,11 @@ static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
 static void alloc_safepoint(gc_domain *d) {
   gc_poll(d);
   if (gc_atomic_load_relaxed(&d->head.marking)) {
-    if (!d->in_collection) gc_cycle_mark_step(d, 0);
+    if (!d->in_collection) gc_cycle_assist(d);
   } else if (gc_cycle_due(d) && !d->in_collection) {
     gc_cycle_start(d, GC_CYCLE_PACED);
   } else if (d->sweeping) {
-    gc_sweep_slice(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
+    gc_sweep_pay(d, gc_param_load(&d->heap->cfg.sweep_budget_words));
   }
 }
 

@@ -13,8 +13,12 @@
  *               overflow recovery, the conservative ranges again, finalizers -> [hook MARK_DONE]
  *               -> rotate colours -> [hook CYCLED] -> the world runs; lazy sweeping.
  *
- * Pacing is GOGC-like: the next cycle starts once the domains have allocated gc_percent% of the
- * words marked live by this one (never fewer than min_trigger_words); GC_PERCENT_OFF disables it.
+ * Pacing (pacer.h): gc_percent is the heap's size when the next mark ends, above the live heap
+ * this one found; the next cycle starts a runway before that (incremental marking), so that its
+ * mark ends there, never fewer than min_trigger_words after this one. GC_PERCENT_OFF disables it.
+ * Sweeping never lands in the first stop: each domain's allocation pays sweep credit in
+ * proportion to its pools left (sweep.c), and the domain starting a cycle finishes its own sweep
+ * and those of the domains in blocking sections before it stops the world.
  */
 #include "gc/cycle.h"
 
@@ -22,6 +26,7 @@
 
 #include "gc/mark.h"
 #include "gc/orphan.h"
+#include "gc/pacer.h"
 #include "gc/pool.h"
 #include "gc/stw.h"
 #include "gc/sweep.h"
@@ -31,12 +36,6 @@ static void rotate_colours(gc_colours *c) {
   c->garbage = c->unmarked;
   c->unmarked = c->marked;
   c->marked = old_garbage;
-}
-
-size_t gc_cycle_trigger_words(const gc_heap *heap) {
-  if (heap->cfg.gc_percent == GC_PERCENT_OFF) return SIZE_MAX;
-  size_t grow = heap->live_words_after_mark / 100 * (size_t)heap->cfg.gc_percent;
-  return grow > heap->cfg.min_trigger_words ? grow : heap->cfg.min_trigger_words;
 }
 
 static void record_pause(gc_heap *heap, uint64_t ns) {
@@ -70,17 +69,30 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
   } else {
     mode[0] = '\0';
   }
+  /* The pacer: this cycle's goal and trigger (heap words: blocks allocated and not yet freed),
+   * and how far past its goal the heap was when the mark ended. */
+  const gc_pacer *p = &heap->pacer;
+  size_t end_words = s.pool_live_words + s.large_words;
+  char pace[160];
+  if (p->cycle_goal_words == SIZE_MAX) {
+    snprintf(pace, sizeof pace, "goal off, at end %zu KiB", end_words / kib);
+  } else {
+    snprintf(pace, sizeof pace, "goal %zu KiB, trigger %zu KiB, at end %zu KiB (overshoot %+.1f%%)",
+             p->cycle_goal_words / kib, p->cycle_trigger_words / kib, end_words / kib,
+             100.0 * ((double)end_words - (double)p->cycle_goal_words) /
+                 (double)(p->cycle_goal_words ? p->cycle_goal_words : 1));
+  }
   fprintf(out,
           "gc %llu @%.3fs %zu markers: %ssweep %.3f ms, mark %.3f ms, pause %.3f ms; "
           "heap %zu->%zu KiB (pools %zu, large %zu), blocks %zu->%zu, live %zu KiB in %zu blocks, "
-          "freed %llu KiB since last cycle; next after %zu KiB; %llu overflows, %llu handoffs\n",
+          "freed %llu KiB since last cycle; %s; next after %zu KiB; %llu overflows, %llu handoffs\n",
           (unsigned long long)heap->cycles, (double)(t->end_ns - heap->created_ns) / 1e9,
           t->markers, mode, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
           (double)end_pause_ns / 1e6, (before->pool_words + before->large_words) / kib,
           (s.pool_words + s.large_words) / kib, s.pool_words / kib, s.large_words / kib,
           before->pool_live_blocks + before->large_blocks, s.pool_live_blocks + s.large_blocks,
           heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(t->freed_words / kib),
-          trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
+          pace, trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
           (unsigned long long)(heap->work.handoffs - t->handoffs_before));
 }
@@ -176,12 +188,36 @@ static int none_marking_and_paced_due(gc_heap *heap) {
   return none_marking(heap) && paced_still_due(heap);
 }
 
+/* Before a cycle stops the world: the sweeping it would otherwise find left, done with the
+ * world running. d finishes its own; each domain in a blocking section is claimed, as a stop
+ * claims it (INV-DOM-1: it stays outside until put back), swept by d, and put back. The
+ * collection lock keeps every stop out meanwhile (d answers one while it waits for the lock).
+ * Running domains have paid their sweep credit by the trigger (sweep.c); one that did not reach
+ * an allocation slow path since finishes its own in the stop, beside the others. */
+static void sweep_before_the_stop(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  gc_sweep_finish(d);
+  if (gc_atomic_load(&heap->domain_count) == 1) return;
+  while (!gc_mutex_trylock(&heap->stw_lock)) {
+    gc_poll(d);
+    gc_plat_spin(&heap->stw_lock);
+  }
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    gc_domain *o = heap->domains[i];
+    if (o == d || !gc_atomic_cas(&o->state, GC_DOMAIN_BLOCKING, GC_DOMAIN_CLAIMED)) continue;
+    gc_sweep_finish(o);
+    gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
+  }
+  gc_mutex_unlock(&heap->stw_lock);
+}
+
 /* The first stop of a cycle, in both modes: the world stops (the parked domains run `program`),
  * every domain finishes sweeping (INV-COL-1), the leader adopts the orphans, and the heap is
  * what marking starts from (GC_HOOK_MARK_START). 0 if the cycle is no longer wanted: a paced one
  * no longer due, or another cycle marking already. */
 static int begin_cycle_stop(gc_domain *d, enum gc_cycle_reason reason, int program) {
   gc_heap *heap = d->heap;
+  sweep_before_the_stop(d);
   if (!gc_stw_begin(d, program,
                     reason == GC_CYCLE_PACED ? none_marking_and_paced_due : none_marking)) {
     return 0;
@@ -212,8 +248,9 @@ static void end_of_mark(gc_heap *heap) {
   for (size_t i = 0; i < heap->domain_count; i++) gc_sweep_begin(heap->domains[i]);
   heap->swept_reported = 0;
   heap->cycles++;
+  gc_pacer_mark_done(heap);
   heap->live_words_after_mark = heap->marked_words;
-  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
+  gc_pacer_plan(heap);
   heap->freed_words_at_last_cycle = heap->trace.freed_total;
   gc_atomic_store(&heap->alloc_words_since_cycle, 0);
   heap->reported_words_at_reset = reported_words(heap);
@@ -228,6 +265,11 @@ static void end_cycle_stop(gc_domain *d, uint64_t stop_start_ns) {
   gc_barrier_release(&heap->barrier);
   t->end_ns = gc_plat_now_ns();
   record_pause(heap, t->end_ns - stop_start_ns);
+  if (t->incremental) {
+    heap->max_end_pause_ns = gc_time_max(t->end_ns - stop_start_ns, heap->max_end_pause_ns);
+  } else {
+    heap->max_start_pause_ns = gc_time_max(t->end_ns - stop_start_ns, heap->max_start_pause_ns);
+  }
   if (heap->cfg.trace) trace_cycle(heap, t, t->end_ns - stop_start_ns);
   gc_stw_end(d);
   d->in_collection = 0;
@@ -277,11 +319,13 @@ static int incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   heap->alloc_colour = heap->colours.marked;
   heap->mark_rechecks = 0;
   heap->cycle_slices = 0;
+  gc_pacer_mark_start(heap);
   allocated_total(heap, &heap->alloc_blocks_at_mark_start, &heap->alloc_words_at_mark_start);
   set_marking(heap, 1);
   gc_barrier_release(&heap->barrier);
   t->start_pause_ns = gc_plat_now_ns() - t->start_ns;
   record_pause(heap, t->start_pause_ns);
+  heap->max_start_pause_ns = gc_time_max(t->start_pause_ns, heap->max_start_pause_ns);
   gc_stw_end(d);
   return 1;
 }
@@ -294,9 +338,10 @@ static int still_marking(gc_heap *heap) { return gc_atomic_load(&heap->marking) 
  * they are empty, marking is over (overflow, conservative words and finalizers are finished in
  * this stop); otherwise the world runs again and marking resumes, at most GC_MARK_RECHECKS
  * times a cycle, after which this stop finishes the mark itself so that a mutator that keeps
- * storing cannot keep marking from ending. */
+ * storing cannot keep marking from ending. `finish`: the pacer's ceiling, the stop finishes the
+ * mark whatever is left. */
 #define GC_MARK_RECHECKS 8
-static void incremental_terminate(gc_domain *d) {
+static void incremental_terminate(gc_domain *d, int finish) {
   gc_heap *heap = d->heap;
   d->in_collection = 1;
   if (!gc_stw_begin(d, GC_STW_SWEEP, still_marking)) {
@@ -306,7 +351,7 @@ static void incremental_terminate(gc_domain *d) {
   uint64_t stop_start_ns = gc_plat_now_ns();
   sweep_everywhere(d, 0); /* nothing is left to sweep: only the participants' barrier */
   gc_orphan_adopt_all(d); /* re-darkening walks the domains' pools (mark.c) */
-  if (!gc_mark_quiescent(heap) && heap->mark_rechecks < GC_MARK_RECHECKS) {
+  if (!gc_mark_quiescent(heap) && heap->mark_rechecks < GC_MARK_RECHECKS && !finish) {
     heap->mark_rechecks++;
     gc_barrier_release(&heap->barrier);
     record_pause(heap, gc_plat_now_ns() - stop_start_ns);
@@ -363,12 +408,11 @@ static int incremental_mode(gc_heap *heap) {
 int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   gc_heap *heap = d->heap;
   if (budget_words == 0) {
-    /* Paced by allocation, as OCaml's major slices: twice the words allocated since the last
-     * slice are owed (so marking outruns the mutator), paid markslice to 32 markslice at a
-     * time. */
+    /* Paced by allocation (an assist): the words allocated since the last slice owe mark work
+     * at the pacer's ratio (pacer.h), paid markslice to 32 markslice at a time. */
     size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
     uint64_t allocated = d->alloc_words - d->slice_alloc_words;
-    uint64_t owed = allocated <= UINT64_MAX / 2 ? 2 * allocated : UINT64_MAX;
+    uint64_t owed = gc_pacer_assist_words(heap, allocated);
     d->mark_debt_words =
         owed <= UINT64_MAX - d->mark_debt_words ? d->mark_debt_words + owed : UINT64_MAX;
     uint64_t cap = slice_words <= UINT64_MAX / GC_SLICE_MAX_FACTOR
@@ -377,15 +421,21 @@ int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
     uint64_t budget = d->mark_debt_words < slice_words ? slice_words : d->mark_debt_words;
     if (budget > cap) budget = cap;
     budget_words = budget <= SIZE_MAX ? (size_t)budget : SIZE_MAX;
-    d->mark_debt_words -= d->mark_debt_words < budget ? d->mark_debt_words : budget;
   }
   d->slice_alloc_words = d->alloc_words;
   gc_plat_point_reached(GC_PLAT_MARK, d);
   d->in_collection = 1;
   gc_atomic_fetch_add(&heap->work.slicing, 1);
   uint64_t start_ns = gc_plat_now_ns();
+  const gc_mark_counts *c = &d->marker.counts;
+  size_t work_before = c->fields_scanned + c->blocks_scanned;
   int more = gc_mark_slice(d, budget_words);
   d->max_slice_ns = gc_time_max(gc_plat_now_ns() - start_ns, d->max_slice_ns);
+  /* The debt falls by the work done, not by the budget: a slice that found no grey work (another
+   * domain's slice held it) still owes it, and pays it at its next slices. */
+  size_t done_words = c->fields_scanned + c->blocks_scanned - work_before;
+  gc_pacer_note_mark_work(heap, done_words);
+  d->mark_debt_words -= d->mark_debt_words < done_words ? d->mark_debt_words : done_words;
   /* Out of work while another domain is in a slice: that one ends with its leftover shared, or
    * out of work too and then it tries; stopping the world now would find its work and only
    * resume (a recheck for every handover of the last buffer between two domains). */
@@ -394,7 +444,7 @@ int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
   gc_heap_call_slice_hook(d);
   d->in_collection = 0;
-  if (!more && !others_slicing) incremental_terminate(d);
+  if (!more && !others_slicing) incremental_terminate(d, 0);
   return more || !others_slicing;
 }
 
@@ -463,18 +513,43 @@ static void sweep_cycle(gc_domain *d) {
   d->in_collection = 0;
 }
 
+size_t gc_cycle_report(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  if (d->unpaced_words == 0) return gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
+  size_t total =
+      gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words) + d->unpaced_words;
+  d->unpaced_words = 0;
+  return total;
+}
+
 /* Add what d allocated since its last report to the heap's count; 1 if a cycle is due. */
 int gc_cycle_due(gc_domain *d) {
+  return gc_cycle_report(d) >= gc_param_load(&d->heap->trigger_words);
+}
+
+void gc_cycle_assist(gc_domain *d) {
   gc_heap *heap = d->heap;
-  size_t total;
-  if (d->unpaced_words != 0) {
-    total =
-        gc_atomic_fetch_add(&heap->alloc_words_since_cycle, d->unpaced_words) + d->unpaced_words;
-    d->unpaced_words = 0;
-  } else {
-    total = gc_atomic_load_relaxed(&heap->alloc_words_since_cycle);
+  gc_cycle_report(d);
+  if (gc_pacer_at_ceiling(heap)) {
+    incremental_terminate(d, 1);
+    return;
   }
-  return total >= gc_param_load(&heap->trigger_words);
+  gc_cycle_mark_step(d, 0);
+  /* A debt beyond one capped slice: the domain allocates faster than marking advances (its
+   * slices found no grey work, another domain's slice held it). It waits for work and pays
+   * before it allocates on, as Go's assists do, so the goal holds (the ceiling is the last
+   * resort). Out of work with no other domain slicing, the step tries termination itself. */
+  size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
+  uint64_t cap = slice_words <= UINT64_MAX / GC_SLICE_MAX_FACTOR
+                     ? (uint64_t)slice_words * GC_SLICE_MAX_FACTOR
+                     : UINT64_MAX;
+  while (d->mark_debt_words > cap && gc_atomic_load_relaxed(&d->head.marking) &&
+         !gc_pacer_at_ceiling(heap)) {
+    if (!gc_cycle_mark_step(d, (size_t)cap)) {
+      gc_poll(d);
+      gc_plat_spin(heap);
+    }
+  }
 }
 
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason) {

@@ -8,7 +8,7 @@
 enum gc_cycle_reason {
   GC_CYCLE_NONE,          /* no cycle has started yet */
   GC_CYCLE_FORCED,        /* gc_collect (major or full) */
-  GC_CYCLE_PACED,         /* the pacer: the domains allocated trigger_words since the last one */
+  GC_CYCLE_PACED,         /* the pacer: the domains allocated trigger_words since the last mark */
   GC_CYCLE_ALLOC_FAILURE, /* an allocation failed (the OS, or an injected failure) */
   GC_CYCLE_HEAP_LIMIT,    /* an allocation did not fit under the heap limit */
 };
@@ -38,8 +38,10 @@ void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason r
 void gc_cycle_participate(gc_domain *d, int program);
 /* Report d's allocation to the pacer; 1 if a cycle is due. */
 int gc_cycle_due(gc_domain *d);
-/* Words to allocate before the next paced cycle, from the last cycle's live words and the
- * pacing parameters; SIZE_MAX when pacing is off. */
-size_t gc_cycle_trigger_words(const gc_heap *heap);
+/* Report d's allocation to the pacer; returns the words reported since the last mark ended. */
+size_t gc_cycle_report(gc_domain *d);
+/* d's allocation slow path while a cycle marks: report, and pay the mark work the allocation owes
+ * (a slice); at the pacer's ceiling, finish the mark in one stop instead. */
+void gc_cycle_assist(gc_domain *d);
 
 #endif /* GC_CYCLE_H */

@@ -384,6 +384,9 @@ typedef struct gc_stats {
                                * final sweep */
   uint64_t last_pause_ns;     /* the last stop-the-world pause */
   uint64_t max_pause_ns;      /* the longest pause */
+  uint64_t max_start_pause_ns; /* the longest first stop of a cycle (incremental marking: the
+                                * start, roots darkened; stw: the whole cycle) */
+  uint64_t max_end_pause_ns;   /* the longest stop that ended an incremental mark */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
 /* The last pause times (every stop of the world, ns), oldest first, at most GC_PAUSE_HISTORY;

@@ -127,6 +127,8 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->pauses = heap->pauses;
   out->last_pause_ns = heap->last_pause_ns;
   out->max_pause_ns = heap->max_pause_ns;
+  out->max_start_pause_ns = heap->max_start_pause_ns;
+  out->max_end_pause_ns = heap->max_end_pause_ns;
 }
 
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {

@@ -128,8 +128,9 @@ struct gc_domain {
   uint64_t max_slice_ns;      /* the longest of them (gc_stats.max_slice_ns) */
   int in_collection; /* re-entrancy guard: a finalizer or hook on this thread must not collect */
 
-  /* This domain's sweep of the current cycle (sweep.c), for the perf pass. Set when the colours
-   * rotate (gc_sweep_begin: one walk of the domain's pool lists, O(pools), in the stopped world);
+  /* This domain's sweep of the current cycle (sweep.c), for the perf pass and the sweep credit.
+   * Counted before the sweep's first step (one walk of the domain's unswept lists, O(pools), on
+   * the thread that sweeps: the domain's own, or a stop's or a claim's), 0 until then; then
    * counted per pool and per large block swept. INV-SWEEPWORK-1: a cycle's sweep examines every
    * slot below the frontier of each pool unswept at its start once, and no other: slots_swept
    * <= slots_due, and each large block once: large_swept <= large_due (equal once the domain has
@@ -139,6 +140,7 @@ struct gc_domain {
   size_t sweep_slots_swept; /* slots the sweep examined since */
   size_t sweep_large_due;   /* large blocks made unswept */
   size_t sweep_large_swept; /* large blocks swept since */
+  int sweep_counted;        /* the two *_due above are counted (before the sweep's first step) */
 };
 
 /* The pools, large blocks and statistics of terminated domains, waiting for adoption. Guarded
@@ -248,6 +250,27 @@ static inline uint64_t gc_mark_fields_bound(const gc_cycle_work *w) {
   uint64_t passes = w->mark.redarken_passes;
   return (uint64_t)w->mark.scan_fields_marked * (1 + passes) + w->born_marked_words * passes;
 }
+
+/* The pacer (pacer.c; its formulas are at the top of pacer.h and in the README, "Pacing"). What
+ * it knows of the last mark, written with the world stopped when a mark ends, and the plan it
+ * made from them. Words are whsize.
+ * INV-PACE-2: the plan is consistent: with pacing on, min_trigger_words <= trigger_words <=
+ * goal_alloc_words, and in the stw mode trigger_words == goal_alloc_words (the mark ends where it
+ * starts); with pacing off both are SIZE_MAX. */
+typedef struct gc_pacer {
+  size_t reached_words;   /* blocks the last mark reached from the roots: the live heap */
+  size_t kept_words;      /* blocks it left MARKED (reached, born MARKED): its sweep's survivors */
+  size_t scan_words;      /* blocks it scanned: the next mark's expected work */
+  size_t cons_mark_x1024; /* words allocated per word of mark work while marking incrementally,
+                           * times 1024, averaged over the paced incremental marks */
+  size_t goal_alloc_words; /* relaxed atomic (INV-PARAM-1): words allocated since the last mark
+                            * ended (alloc_words_since_cycle) by which the next one must end */
+  size_t runway_words;     /* the plan's allowance for allocation during marking */
+  uintptr_t mark_work_words; /* relaxed atomic: mark work the slices did in this mark */
+  /* The plan the cycle now marking (or the last) started under, in heap words (kept + allocated),
+   * for the trace line: its goal and its trigger; SIZE_MAX with pacing off. */
+  size_t cycle_goal_words, cycle_trigger_words;
+} gc_pacer;
 
 /* The current cycle's times and figures, for the trace line (cycle.c), kept from its first stop
  * to its last (with incremental marking, the world runs between them). */
@@ -452,6 +475,7 @@ struct gc_heap {
   uint64_t reported_words_at_reset; /* reported_words (cycle.c) when the pacer last reset */
 
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
+  gc_pacer pacer;
   uintptr_t alloc_words_since_cycle; /* atomic */
   size_t trigger_words;              /* atomic (INV-PARAM-1): gc_param_load/gc_param_store */
   size_t live_words_after_mark;
@@ -481,6 +505,7 @@ struct gc_heap {
   uint64_t pause_ns[GC_PAUSE_RING];
   unsigned pause_next;
   uint64_t last_pause_ns, max_pause_ns;
+  uint64_t max_start_pause_ns, max_end_pause_ns; /* gc_stats': a cycle's first stop, its last */
   uint64_t created_ns;
   uintptr_t fail_countdown; /* atomic: 0 off; n: the n-th allocation from now fails */
   uint64_t serial;          /* unique per heap in the process (the thread-local last error) */

@@ -15,6 +15,7 @@
 #include "gc/finalizer.h"
 #include "gc/heap.h"
 #include "gc/large.h"
+#include "gc/pacer.h"
 #include "gc/pool.h"
 #include "gc/poolcache.h"
 #include "gc/workbuf.h"
@@ -57,7 +58,7 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   heap->alloc_colour = heap->colours.unmarked;
   heap->marking_mode = (uintptr_t)config.marking;
   heap->created_ns = gc_plat_now_ns();
-  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
+  gc_pacer_plan(heap);
   heap->swept_reported = 1; /* nothing to sweep before the first cycle */
   heap->fail_countdown = config.fail_alloc_after;
   heap->main_domain = gc_domain_new(heap, GC_DOMAIN_RUNNING);
@@ -129,7 +130,7 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   heap->cfg.fail_alloc_after = next->fail_alloc_after;
   heap->cfg.trace = next->trace;
   heap->cfg.verify = next->verify;
-  gc_param_store(&heap->trigger_words, gc_cycle_trigger_words(heap));
+  gc_pacer_plan(heap);
 }
 
 gc_error gc_set_params(gc_heap *heap, const char *params) {

@@ -416,6 +416,7 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       gc_value v = b->items[--b->count];
       done_words += gc_hd_whsize(gc_atomic_load_word(gc_hp_val(v)));
       scan_block(m, v);
+      if ((++m->pops & 63) == 0) gc_work_maybe_share(&d->heap->work, b);
     }
     int flushed = flush_prefetch(m);
     if (done_words >= budget_words) {

@@ -47,6 +47,7 @@ blockindex.c:rebuild_large:domain_count       stw_lock held (the world is stoppe
 blockindex.c:large_containing:domain_count    stw_lock held (the world is stopped)
 cycle.c:freed_words_total:domain_count        stw_lock held
 cycle.c:sweep_everywhere:domain_count         stw_lock held
+cycle.c:sweep_before_the_stop:domain_count    stw_lock held
 cycle.c:allocated_total:domain_count          stw_lock held
 cycle.c:none_marking:marking                  stw_lock held: marking changes only under it
 domain.c:gc_domain_list_add:marking           stw_lock held: marking changes only under it

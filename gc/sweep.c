@@ -1,6 +1,11 @@
 /* Lazy sweeping. After the colours rotate, every pool and large block of a domain is unswept;
- * allocation sweeps the pools of the class it needs, and each slow path also sweeps a budgeted
- * slice in class order, so sweeping completes long before the next cycle would need it. */
+ * allocation sweeps the pools of the class it needs, and each slow path also sweeps in class
+ * order: a budgeted slice, or more when the domain's sweep credit says it is behind, so that
+ * every domain has swept everything by the time the next cycle is due (proportional sweep).
+ *
+ * The stop that rotates the colours only moves each domain's list heads (O(size classes) per
+ * domain): what the sweep is due to examine is counted by the domain itself, on its own thread,
+ * before its first sweep step (or by whoever sweeps it in a stop or a claim). */
 #include "gc/sweep.h"
 
 #include "gc/large.h"
@@ -17,21 +22,26 @@ static size_t used_slots_of_list(gc_pool *list) {
   return slots;
 }
 
-/* INV-SWEEPWORK-1 (heap.h): what this sweep is due to examine, one walk of the lists. */
+/* INV-SWEEPWORK-1 (heap.h): what this sweep is due to examine, one walk of the unswept lists
+ * before the sweep's first step. */
 static void count_sweep_due(gc_domain *d) {
+  if (d->sweep_counted) return;
   size_t slots = 0, large = 0;
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
-    slots += used_slots_of_list(d->avail[c]) + used_slots_of_list(d->full[c]);
+    slots += used_slots_of_list(d->unswept_avail[c]) + used_slots_of_list(d->unswept_full[c]);
   }
-  for (gc_large *a = d->swept_large; a != NULL; a = a->next) large++;
+  for (gc_large *a = d->unswept_large; a != NULL; a = a->next) large++;
   d->sweep_slots_due = slots;
   d->sweep_large_due = large;
-  d->sweep_slots_swept = 0;
-  d->sweep_large_swept = 0;
+  d->sweep_counted = 1;
 }
 
 void gc_sweep_begin(gc_domain *d) {
-  count_sweep_due(d);
+  d->sweep_slots_due = 0;
+  d->sweep_large_due = 0;
+  d->sweep_slots_swept = 0;
+  d->sweep_large_swept = 0;
+  d->sweep_counted = 0;
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
     /* INV-COL-1: sweeping finished before this cycle's marking began. */
     d->unswept_avail[c] = d->avail[c];
@@ -72,6 +82,7 @@ static size_t sweep_large(gc_domain *d) {
 
 int gc_sweep_slice(gc_domain *d, size_t budget_words) {
   if (!d->sweeping) return 1;
+  count_sweep_due(d);
   size_t done = 0;
   while (done < budget_words && d->next_to_sweep < GC_NUM_SIZECLASSES) {
     gc_sizeclass c = d->next_to_sweep;
@@ -91,11 +102,34 @@ void gc_sweep_finish(gc_domain *d) {
 }
 
 void gc_sweep_for_class(gc_domain *d, gc_sizeclass c) {
+  if (d->sweeping) count_sweep_due(d);
   /* Empty pools are kept, not released: the allocation that asked is about to use one. */
   while (d->avail[c] == NULL && d->unswept_avail[c] != NULL) {
     sweep_pool(d, &d->unswept_avail[c], 0);
   }
   while (d->avail[c] == NULL && d->unswept_full[c] != NULL) {
     sweep_pool(d, &d->unswept_full[c], 0);
+  }
+}
+
+/* Sweep credit, as Go's proportional sweep: d's sweep is due in full once the domains have
+ * allocated GC_SWEEP_DEADLINE_SHARE of the trigger since the colours rotated, in proportion
+ * before, so the next cycle finds it done. The deadline is short of the trigger by an eighth:
+ * a domain reports its allocation at its slow paths, so the count it reads lags the heap's. */
+#define GC_SWEEP_DEADLINE_EIGHTHS 7
+static size_t sweep_owed(gc_domain *d) {
+  size_t trigger = gc_param_load(&d->heap->trigger_words);
+  if (trigger == SIZE_MAX) return 0; /* pacing off: no cycle to be ready for */
+  size_t deadline = trigger / 8 * GC_SWEEP_DEADLINE_EIGHTHS + 1;
+  size_t paced = gc_atomic_load_relaxed(&d->heap->alloc_words_since_cycle);
+  size_t due = d->sweep_slots_due + d->sweep_large_due;
+  if (paced >= deadline) return due;
+  return (size_t)((unsigned __int128)due * paced / deadline);
+}
+
+void gc_sweep_pay(gc_domain *d, size_t budget_words) {
+  if (gc_sweep_slice(d, budget_words)) return; /* counts what is due first */
+  size_t owed = sweep_owed(d);
+  while (d->sweep_slots_swept + d->sweep_large_swept < owed && !gc_sweep_slice(d, 1)) {
   }
 }

@@ -143,13 +143,12 @@ gc_workbuf *gc_work_try_get_full(gc_mark_work *w) {
   return b;
 }
 
-void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
-  /* Read before the lock, and read again under it: a hint that no one needs work. */
-  if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;
-  if (gc_atomic_load(&w->idle) == 0) return;
+/* Move the oldest half of b into an empty buffer on the full list, if `wanted` still holds
+ * under the lock. */
+static void split_half(gc_mark_work *w, gc_workbuf *b, int (*wanted)(gc_mark_work *w)) {
   gc_mutex_lock(&w->lock);
   gc_workbuf *half = GC_GUARDED_LOAD(w->empty);
-  if (half != NULL && gc_atomic_load(&w->idle) > 0) {
+  if (half != NULL && wanted(w)) {
     GC_GUARDED_STORE(w->empty, half->next);
     w->empty_count--;
     /* The oldest half: on a tree those entries are near the root, each a whole subtree of work,
@@ -163,4 +162,20 @@ void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
     w->handoffs++;
   }
   gc_mutex_unlock(&w->lock);
+}
+
+static int a_marker_idle(gc_mark_work *w) { return gc_atomic_load(&w->idle) > 0; }
+static int another_slicing(gc_mark_work *w) { return gc_atomic_load(&w->slicing) > 1; }
+
+void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b) {
+  /* Read before the lock, and read again under it: a hint that no one needs work. */
+  if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;
+  if (!a_marker_idle(w)) return;
+  split_half(w, b, a_marker_idle);
+}
+
+void gc_work_maybe_share(gc_mark_work *w, gc_workbuf *b) {
+  if (b->count < 2 || gc_atomic_load(&w->full_count) != 0) return;
+  if (!another_slicing(w)) return;
+  split_half(w, b, another_slicing);
 }

@@ -37,5 +37,9 @@ gc_workbuf *gc_work_get_full_or_finish(gc_mark_work *w);
 gc_workbuf *gc_work_try_get_full(gc_mark_work *w);
 /* If a marker is idle and no full buffer waits, move half of b into a new full buffer. */
 void gc_work_maybe_handoff(gc_mark_work *w, gc_workbuf *b);
+/* Incremental slices: if another domain is in a slice and no full buffer waits, move half of b
+ * into a new full buffer (a handoff), so that its slice finds work to pay its debt with. A tree
+ * marked depth first keeps its frontier in one buffer, which one slice would otherwise hold. */
+void gc_work_maybe_share(gc_mark_work *w, gc_workbuf *b);
 
 #endif /* GC_WORKBUF_H */

@@ -9,6 +9,7 @@ ROW_PROGRAMS.
 """
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -37,14 +38,15 @@ slice, which stalls its mutator without a stop), medians over the rounds; the ra
 incremental/stw (wall, peak, pauses), incremental/bdwgc and bdwgc-incr/bdwgc. Then the programs
 that print their own rows: verify (the verification passes, satb included, against one full
 mark, at 10^4, 10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blocks with 1 marker and with 2)
-and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain).
+and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain)
+and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live, both modes).
 
   --quick       small sizes (binary-trees 16, GCBench stretch depth 16, verify 10^4 and 10^5
                 with 3 runs, mark-parallel 10^5 blocks with 5 runs, barrier 10^3 and 10^4
-                blocks with 3 runs)
+                blocks with 3 runs, stops at 16 and 64 MiB)
   --rounds N    runs of each benchmark on each backend (default 3); the median is reported
                 (the ROW programs take their own medians and ignore it)
-  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel or barrier
+  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel, barrier or stops
   --against REV also build revision REV (any git revision: a commit, a branch, HEAD~3) in a
                 temporary worktree and run its collector beside this tree's, as backends
                 gcfuzz@REV and gcfuzz-2@REV in the same alternation, with the ratios
@@ -107,6 +109,9 @@ ROW_PROGRAMS = {
     "barrier": ("barrier_cost", "7 20000000 1000 10000 1000000", "3 5000000 1000 10000",
                 "barrier: a pointer store outside marking, gc_store vs a plain store, into "
                 "fields of N blocks"),
+    "stops": ("stop_scaling", "16 64 256", "16 64",
+              "stops: the longest first and last stop of a cycle against the live heap (MiB), "
+              "both marking modes"),
 }
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
@@ -237,6 +242,58 @@ def pause_fields(text):
       except ValueError:
         found = None
   return found
+
+
+TRACE_LINE = re.compile(r"^gc (\d+) @([0-9.]+)s ")
+TRACE_FIELDS = {
+    "stops": re.compile(r"start ([0-9.]+) ms, end ([0-9.]+) ms"),
+    "mark": re.compile(r"mark ([0-9.]+) ms, pause ([0-9.]+) ms"),
+    "heap": re.compile(r"heap (\d+)->(\d+) KiB"),
+    "live": re.compile(r"live (\d+) KiB"),
+    "pace": re.compile(r"goal (\d+) KiB, trigger (\d+) KiB, at end (\d+) KiB"),
+    "at_end": re.compile(r"at end (\d+) KiB"),
+}
+
+
+def trace_cycles(text):
+  """The cycles of a gcfuzz run's trace lines (GCFUZZ_PARAMS trace=1, gc/README.md "The trace
+  line"), oldest first, each {"t": seconds when the world ran again after its last stop, "mark_ms",
+  "start_ms" (the first stop; the whole cycle's in stw), "end_ms" (the last stop, incremental;
+  None in stw), "heap_kib": [pools and large blocks at mark start, at mark end], "live_kib",
+  "goal_kib", "trigger_kib", "end_kib" (blocks allocated and not freed at mark end)}; a field a
+  line lacks (an older collector's trace) is None."""
+  cycles = []
+  for line in text.splitlines():
+    m = TRACE_LINE.match(line)
+    if not m:
+      continue
+    c = {"t": float(m.group(2)), "mark_ms": None, "start_ms": None, "end_ms": None,
+         "heap_kib": None, "live_kib": None, "goal_kib": None, "trigger_kib": None,
+         "end_kib": None}
+    f = {k: r.search(line) for k, r in TRACE_FIELDS.items()}
+    if f["mark"]:
+      c["mark_ms"] = float(f["mark"].group(1))
+      c["start_ms"] = float(f["mark"].group(2))
+    if f["stops"]:
+      c["start_ms"], c["end_ms"] = float(f["stops"].group(1)), float(f["stops"].group(2))
+    if f["heap"]:
+      c["heap_kib"] = [int(f["heap"].group(1)), int(f["heap"].group(2))]
+    if f["live"]:
+      c["live_kib"] = int(f["live"].group(1))
+    if f["pace"]:
+      c["goal_kib"], c["trigger_kib"] = int(f["pace"].group(1)), int(f["pace"].group(2))
+    if f["at_end"]:
+      c["end_kib"] = int(f["at_end"].group(1))
+    cycles.append(c)
+  return cycles
+
+
+def traced(params):
+  """GCFUZZ_PARAMS with trace=1 added, unless it names trace itself (a key given twice is an
+  error): the report draws each run's cycles from its trace lines."""
+  if re.search(r"(^|,)trace=", params):
+    return params
+  return (params + "," if params else "") + "trace=1"
 
 
 def pause_figures(found):
@@ -450,6 +507,8 @@ class Bench:
           env = dict(os.environ, BENCH_PAUSES="1")
           if marking_of(be):
             env["GCFUZZ_PARAMS"] = params_for(be, os.environ)
+          if be.startswith("gcfuzz"):
+            env["GCFUZZ_PARAMS"] = traced(env.get("GCFUZZ_PARAMS", ""))
           with open(log + ".out", "w") as out, open(log + ".err", "w") as err:
             rc, timed_out = procs.run([self.programs[be][bench], str(sz)], stdout=out,
                                       stderr=err, env=env, timeout_s=RUN_TIMEOUT_S)
@@ -458,6 +517,7 @@ class Bench:
           wall, peak = bench_line(err_text)
           found = pause_fields(err_text)
           if found is not None:
+            found["trace"] = trace_cycles(err_text)
             self.pauses.append(dict({"bench": bench, "size": str(sz), "backend": be,
                                      "round": rnd}, **found))
           runs_tsv.write("%s\t%s\t%s\t%d\t%s\t%s\t%d\n" % (bench, sz, be, rnd, wall or "",

@@ -217,6 +217,83 @@ def bar_chart(title, bars, reference=None, unit=""):
   return "".join(out)
 
 
+TIMELINE_COLOURS = {"heap": "#1f6fb2", "live": "#2a8a4a", "goal": "#c0392b",
+                    "trigger": "#e08a1e", "stop": "#6b2c91"}
+
+
+def timeline_chart(title, cycles):
+  """An SVG of one gcfuzz run's heap over time, from its trace lines (cmd_bench.trace_cycles):
+  the heap (pools and large blocks: at each mark's start and end, a line through them), the live
+  heap each mark found and the heap of blocks at its end (dots), each cycle's goal (a red bar
+  over its mark) and trigger (an orange tick where it started), and its stops (purple ticks
+  under the axis, their height the stop's share of the run's longest; its title the times)."""
+  e = html.escape
+  pw, ph = CHART_W - MARGIN_L - MARGIN_R, CHART_H - MARGIN_T - MARGIN_B
+  out = ['<svg class="chart timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+         'viewBox="0 0 %d %d" role="img" aria-label="%s">' % (CHART_W, CHART_H, CHART_W, CHART_H,
+                                                              e(title)),
+         '<title>%s</title>' % e(title),
+         '<rect x="0" y="0" width="%d" height="%d" fill="#ffffff"/>' % (CHART_W, CHART_H),
+         '<text class="t" x="%d" y="16">%s</text>' % (MARGIN_L, e(title))]
+  cycles = [c for c in cycles if c.get("heap_kib")]
+  if not cycles:
+    out.append('<text class="none" x="%d" y="%d">no trace</text>'
+               % (MARGIN_L + pw / 2 - 30, MARGIN_T + ph / 2))
+    out.append("</svg>")
+    return "".join(out)
+  mib = lambda kib: kib / 1024.0
+  start = lambda c: max(c["t"] - (c.get("mark_ms") or 0) / 1e3, 0.0)
+  xmax = max(max(c["t"] for c in cycles), 1e-3)
+  ymax = max(max(mib(max(c["heap_kib"])), mib(c.get("goal_kib") or 0)) for c in cycles)
+  xstep, ystep = nice_step(xmax), nice_step(ymax if ymax > 0 else 1)
+  xtop, ytop = xmax, max(math.ceil(ymax / ystep), 1) * ystep
+  sx = lambda x: MARGIN_L + pw * x / xtop
+  sy = lambda y: MARGIN_T + ph * (1 - y / ytop)
+  axes(out, sx, sy, xtop, xstep, ytop, ystep, "seconds", "MiB")
+  heap = []
+  for c in cycles:
+    heap += [(start(c), mib(c["heap_kib"][0])), (c["t"], mib(c["heap_kib"][1]))]
+  out.append('<polyline class="series heap" fill="none" stroke="%s" stroke-width="1.5" '
+             'points="%s"/>' % (TIMELINE_COLOURS["heap"],
+                                " ".join("%.1f,%.1f" % (sx(x), sy(y)) for x, y in thin(heap))))
+  live = [(c["t"], mib(c["live_kib"])) for c in cycles if c.get("live_kib") is not None]
+  out.append('<polyline class="series live" fill="none" stroke="%s" stroke-width="1.5" '
+             'points="%s"/>' % (TIMELINE_COLOURS["live"],
+                                " ".join("%.1f,%.1f" % (sx(x), sy(y)) for x, y in thin(live))))
+  y0 = MARGIN_T + ph
+  longest = max([c.get("start_ms") or 0 for c in cycles] +
+                [c.get("end_ms") or 0 for c in cycles] + [1e-9])
+  for c in thin(cycles, 200):
+    x0, x1 = sx(start(c)), sx(c["t"])
+    if c.get("goal_kib") is not None:
+      out.append('<line class="goal" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                 'stroke-width="2"/>' % (x0, sy(mib(c["goal_kib"])), max(x1, x0 + 2),
+                                         sy(mib(c["goal_kib"])), TIMELINE_COLOURS["goal"]))
+      out.append('<line class="trigger" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" '
+                 'stroke-width="2"/>' % (x0, sy(mib(c["trigger_kib"])) - 4, x0,
+                                         sy(mib(c["trigger_kib"])) + 4,
+                                         TIMELINE_COLOURS["trigger"]))
+    if c.get("end_kib") is not None:
+      out.append('<circle class="at-end" cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>'
+                 % (x1, sy(mib(c["end_kib"])), TIMELINE_COLOURS["heap"]))
+    for at, ms in ((x0, c.get("start_ms")), (x1, c.get("end_ms"))):
+      if ms is None:
+        continue
+      out.append('<line class="stop" x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="%s">'
+                 '<title>stop %.3f ms</title></line>'
+                 % (at, y0, at, y0 - max(2.0, 30.0 * ms / longest), TIMELINE_COLOURS["stop"], ms))
+  legend = [("heap", "heap"), ("live", "live"), ("goal", "goal"), ("trigger", "trigger"),
+            ("stop", "stops, max %.3g ms" % longest)]
+  lx = MARGIN_L + 8
+  for key, label in legend:
+    out.append('<rect x="%d" y="%d" width="10" height="3" fill="%s"/>'
+               % (lx, MARGIN_T + 4, TIMELINE_COLOURS[key]))
+    out.append('<text class="tick" x="%d" y="%d">%s</text>' % (lx + 13, MARGIN_T + 9, e(label)))
+    lx += 13 + 7 * len(label) + 8
+  out.append("</svg>")
+  return "".join(out)
+
+
 def histogram(title, values, x_label, bins=24, colour="#2a8a4a"):
   """An SVG histogram of values (equal-width bins from 0 to the largest value), drawn as a line
   chart's frame with bars: counts on the y axis."""
@@ -597,6 +674,23 @@ def bench_html(outdir, ratios):
                  'last 256, gc_pause_history; incremental marking stops at its start, each '
                  'recheck and its end), over every round; max: the longest stop of any round '
                  '(gc_stats.max_pause_ns)</p>')
+    # Each gcfuzz backend's first round drawn over time, the modes side by side.
+    lines = []
+    for be in sorted(by, key=lambda b: (b.endswith("-2"), "@" in b, b)):
+      run = next((run for run in pauses.get("runs", [])
+                  if (run.get("bench"), str(run.get("size")), run.get("backend")) ==
+                  (bench, size, be) and run.get("trace")), None)
+      if run is not None:
+        lines.append(timeline_chart("%s %s on %s (round %s): heap over time"
+                                    % (bench, size, be, run.get("round", "?")), run["trace"]))
+    if lines:
+      out.append("<h3>heap over time</h3>")
+      out.append('<div class="charts">%s</div>' % "".join(lines))
+      out.append('<p class="meta">from each run\'s trace lines (gc/README.md, "The trace '
+                 'line"): the heap\'s pools and large blocks at each mark\'s start and end (blue '
+                 'line; dots: the blocks allocated and not freed when the mark ended), what the '
+                 'mark found live (green), each cycle\'s goal (red, over its mark) and trigger '
+                 '(orange tick), and its stops (purple ticks under the axis)</p>')
     sections.append("\n".join(out))
   meta = ("output directory <code>%s</code> &middot; page written %s (rewrite it: "
           "<code>ci/bench --report %s</code>)<br>medians over the rounds. A ratio "

@@ -91,6 +91,34 @@ class BenchTest(unittest.TestCase):
                      (None, None))
     self.assertEqual(cmd_bench.pause_figures(None), (None, None))
 
+  def test_trace_cycles(self):
+    inc = ("gc 7 @1.500s 2 markers: incremental, 9 slices, 0 rechecks, start 0.004 ms, end 0.002 "
+           "ms; sweep 0.001 ms, mark 20.000 ms, pause 0.002 ms; heap 1024->2048 KiB (pools 2048, "
+           "large 0), blocks 10->20, live 512 KiB in 5 blocks, freed 0 KiB since last cycle; goal "
+           "2000 KiB, trigger 1800 KiB, at end 1990 KiB (overshoot -0.5%); next after 900 KiB; 0 "
+           "overflows, 0 handoffs")
+    stw = ("gc 8 @2.000s 1 markers: sweep 0.001 ms, mark 5.000 ms, pause 5.100 ms; heap "
+           "3072->3072 KiB (pools 3072, large 0), blocks 1->1, live 100 KiB in 1 blocks, freed 0 "
+           "KiB since last cycle; goal off, at end 3000 KiB; next after 0 KiB; 0 overflows, 0 "
+           "handoffs")
+    old = ("gc 9 @3.000s 1 markers: sweep 0.001 ms, mark 5.000 ms, pause 5.100 ms; heap 1->2 KiB "
+           "(pools 2, large 0), blocks 1->1, live 1 KiB in 1 blocks, freed 0 KiB since last "
+           "cycle; next after 1 KiB; 0 overflows, 0 handoffs")
+    c = cmd_bench.trace_cycles("BENCH wall_s=1\n%s\n%s\n%s\nPAUSES cycles=3 ns=1\n" % (inc, stw, old))
+    self.assertEqual(len(c), 3)
+    self.assertEqual(c[0], {"t": 1.5, "mark_ms": 20.0, "start_ms": 0.004, "end_ms": 0.002,
+                            "heap_kib": [1024, 2048], "live_kib": 512, "goal_kib": 2000,
+                            "trigger_kib": 1800, "end_kib": 1990})
+    self.assertEqual((c[1]["start_ms"], c[1]["end_ms"], c[1]["goal_kib"], c[1]["end_kib"]),
+                     (5.1, None, None, 3000))
+    self.assertEqual((c[2]["goal_kib"], c[2]["end_kib"], c[2]["heap_kib"]), (None, None, [1, 2]))
+
+  def test_traced(self):
+    self.assertEqual(cmd_bench.traced(""), "trace=1")
+    self.assertEqual(cmd_bench.traced("percent=200,marking=stw"), "percent=200,marking=stw,trace=1")
+    self.assertEqual(cmd_bench.traced("trace=0"), "trace=0")
+    self.assertEqual(cmd_bench.traced("percent=50,trace=1"), "percent=50,trace=1")
+
   def test_row_keeps_extra_numbers(self):
     r = cmd_bench.row_of('ROW {"bench": "barrier", "size": "1000", "backend": "gc_store", '
                          '"wall_s": 0.04, "peak_mib": null, "ns_per_store": 2.1, "note": "x"}')

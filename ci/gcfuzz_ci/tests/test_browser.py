@@ -58,8 +58,8 @@ class BrowserTest(unittest.TestCase):
     d = self.copy("bench")
     rows = report_html.load_json(os.path.join(d, "results.json"))
     page = report_html.write_bench(d, cmd_bench.report_ratios(rows))
-    # Each size's ratio bars and each gcfuzz backend's pause histogram.
-    self.assertEqual(browser.check(page, os.path.join(OUT, "chromium-bench"), 8,
+    # Each size's ratio bars, each gcfuzz backend's pause histogram and its heap over time.
+    self.assertEqual(browser.check(page, os.path.join(OUT, "chromium-bench"), 12,
                                    screenshot_copy=os.path.join(OUT, "bench.png")), [])
 
   def broken(self, name):

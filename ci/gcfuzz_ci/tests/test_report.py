@@ -179,6 +179,27 @@ class BenchPageTest(unittest.TestCase):
     self.assertIn('class="ref"', text)  # the line at 1
     self.assertEqual(browser.OUTSIDE.findall(text), [])
 
+  def test_heap_over_time(self):
+    d = fixture_copy(self, "bench")
+    with contextlib.redirect_stdout(io.StringIO()):
+      self.assertTrue(cmd_bench.write_report(d))
+    with open(os.path.join(d, "report.html")) as f:
+      text = f.read()
+    # Round 1 of each gcfuzz backend, side by side; every cycle's goal, trigger and stops.
+    self.assertIn("binary-trees 16 on gcfuzz (round 1): heap over time", text)
+    self.assertIn("binary-trees 16 on gcfuzz-2 (round 1): heap over time", text)
+    self.assertIn('class="series heap"', text)
+    self.assertIn('class="series live"', text)
+    self.assertGreater(text.count('class="goal"'), 10)
+    self.assertGreater(text.count('class="trigger"'), 10)
+    self.assertGreater(text.count('class="stop"'), 20)
+    self.assertEqual(browser.OUTSIDE.findall(text), [])
+
+  def test_a_run_without_trace_lines_draws_none(self):
+    svg = report_html.timeline_chart("t", [])
+    self.assertIn("no trace", svg)
+    self.assertNotIn('class="goal"', svg)
+
   def test_against_backends_get_their_ratio(self):
     rows = [{"backend": "gcfuzz@abc123"}, {"backend": "gcfuzz-2@abc123"}, {"backend": "gcfuzz"}]
     self.assertEqual(cmd_bench.report_ratios(rows)[-2:],
