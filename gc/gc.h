@@ -42,6 +42,8 @@ enum gc_tag {
   GC_TAG_SCAN = 0,
   GC_TAG_SCAN_MAX = 250,
   GC_TAG_RAW = 252,
+  GC_TAG_EPHEMERON = 253, /* made by gc_ephemeron_alloc only: see "Ephemerons" below */
+  GC_TAG_WEAK = 254,      /* made by gc_weak_alloc only */
   GC_TAG_CUSTOM = 255,
 };
 
@@ -333,6 +335,58 @@ static inline void gc_store(gc_domain *d, gc_value block, size_t i, gc_value val
   __atomic_store_n(&((gc_value *)block)[i], value, __ATOMIC_RELEASE);
 }
 
+/* ---- Ephemerons and weak references ------------------------------------------------------ */
+
+/* An ephemeron (OCaml's, with one key) is a block of its own tag: field GC_EPHE_KEY holds the
+ * key, field GC_EPHE_DATUM the datum, and data_wsize raw words follow (zeroed, never looked into,
+ * the embedder's: an identity, a hash). Field 0 is the collector's link word: never write it. The ephemeron keeps its datum alive only while its key
+ * is kept alive by other means (roots, scanned fields, other ephemerons' data): a datum never
+ * keeps its own key alive, however many ephemerons a cycle runs through. A key that is an
+ * immediate never dies. When a cycle finds the key dead, it clears both key and datum before any
+ * of them can be freed, and the ephemeron reads as empty from then on.
+ *
+ * A weak reference (Go's weak.Pointer) is a block with one weak slot, GC_WEAK_TARGET, and
+ * data_wsize raw words after it (field 0 the link word again): the slot does not keep its target alive; when a cycle finds the
+ * target dead it clears the slot, before the target can be freed.
+ *
+ * Reads: gc_ephemeron_key, gc_ephemeron_datum and gc_weak_get return the block while it lives
+ * and 0 once it was found dead (never a block being or already swept). While a cycle marks,
+ * what they return is shaded (MARKED at once), so a weak-to-strong conversion during marking
+ * keeps the block alive through the cycle: the mutator holds it, and the cycle cannot free it.
+ * Writes: the set functions are stores (the write barrier darkens the value overwritten while a
+ * cycle marks). Key, datum and target given to an allocating function must be kept by a root
+ * across the call, as any value held across an allocation (it may collect).
+ *
+ * Order with finalizers (gc_finalizer_set): a cycle clears the weak slots and the ephemerons
+ * whose key it found dead BEFORE it queues the finalizers of the blocks it found dead. So a
+ * finalizer never reaches, through a weak reference or an ephemeron, a block the cycle that
+ * queued it found unreachable (its own block included), and a finalizer that resurrects its
+ * block does not bring back the weak references to it, nor ephemerons keyed by it.
+ *
+ * Misuse (an immediate, or a block of another tag) returns 0 or does nothing, recording
+ * GC_ERR_NOT_BLOCK or GC_ERR_BAD_TAG. gc_pin refuses ephemerons and weak references
+ * (GC_ERR_BAD_TAG): their slots are weak, and a pinned block's fields are roots. */
+enum {
+  GC_WEAK_LINK = 0,  /* both kinds: the collector's list link (a raw word) */
+  GC_EPHE_KEY = 1,   /* the key's field of an ephemeron */
+  GC_EPHE_DATUM = 2, /* the datum's */
+  GC_EPHE_DATA = 3,  /* the first of its raw data words */
+  GC_WEAK_TARGET = 1,
+  GC_WEAK_DATA = 2,
+};
+/* An ephemeron with the key and datum given (0 for none) and data_wsize raw words; 0 on
+ * failure (gc_last_error). May collect. */
+gc_value gc_ephemeron_alloc(gc_domain *d, gc_value key, gc_value datum, size_t data_wsize);
+gc_value gc_ephemeron_key(gc_domain *d, gc_value ephe);
+/* The datum while the key lives; 0 once the key was found dead (or there is none). */
+gc_value gc_ephemeron_datum(gc_domain *d, gc_value ephe);
+void gc_ephemeron_set_key(gc_domain *d, gc_value ephe, gc_value key);
+void gc_ephemeron_set_datum(gc_domain *d, gc_value ephe, gc_value datum);
+/* A weak reference to `target` (0 for none) with data_wsize raw words; 0 on failure. */
+gc_value gc_weak_alloc(gc_domain *d, gc_value target, size_t data_wsize);
+gc_value gc_weak_get(gc_domain *d, gc_value weak);
+void gc_weak_set(gc_domain *d, gc_value weak, gc_value target);
+
 /* ---- Collection ---------------------------------------------------------------------------- */
 
 typedef enum gc_collect_kind {
@@ -384,6 +438,12 @@ typedef struct gc_stats {
                                * final sweep */
   uint64_t last_pause_ns;     /* the last stop-the-world pause */
   uint64_t max_pause_ns;      /* the longest pause */
+  /* Ephemerons and weak references (INV-EPHE-3, gc/heap.h). */
+  uint64_t ephemerons;   /* ephemeron blocks alive on the domains' and orphans' lists */
+  uint64_t weak_refs;    /* weak-reference blocks likewise */
+  uint64_t ephe_rounds;  /* ephemeron marking rounds run since the heap was created */
+  uint64_t ephe_data;    /* data marked through a live key, since the heap was created */
+  uint64_t weak_cleared; /* weak slots and ephemerons cleared, since the heap was created */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
 /* The last pause times (every stop of the world, ns), oldest first, at most GC_PAUSE_HISTORY;
