@@ -86,13 +86,18 @@ static size_t clean_block(gc_value e, unsigned tag, gc_header marked) {
   return 0;
 }
 
-static size_t clean_list(gc_ephe_list *list, gc_header marked, int prune) {
+/* `all`: prune the dead entries and clean both kinds; otherwise the weak references only. */
+static size_t clean_list(gc_ephe_list *list, gc_header marked, int all) {
   size_t cleared = 0;
   gc_value *link = &list->head;
   while (*link != 0) {
     gc_value e = *link;
     unsigned tag = gc_hd_tag(gc_hd_val(e));
-    if (prune && !alive(e, marked)) {
+    if (!all && tag != GC_TAG_WEAK) {
+      link = &gc_fields(e)[GC_WEAK_LINK];
+      continue;
+    }
+    if (all && !alive(e, marked)) {
       *link = next_of(e); /* dead: the sweep frees it, no list may name it */
       if (tag == GC_TAG_EPHEMERON) {
         list->ephemerons--;
@@ -107,15 +112,19 @@ static size_t clean_list(gc_ephe_list *list, gc_header marked, int prune) {
   return cleared;
 }
 
-void gc_ephe_clean(gc_heap *heap, int prune) {
+static void clean_lists(gc_heap *heap, int all) {
   gc_header marked = heap->colours.marked;
-  size_t cleared = clean_list(&heap->orphans.ephe, marked, prune);
+  size_t cleared = clean_list(&heap->orphans.ephe, marked, all);
   for (size_t i = 0; i < heap->domain_count; i++) {
-    cleared += clean_list(&heap->domains[i]->ephe, marked, prune);
+    cleared += clean_list(&heap->domains[i]->ephe, marked, all);
   }
   heap->ephe_work.cycle_cleared += cleared;
   heap->ephe_work.cleared += cleared;
 }
+
+void gc_ephe_clean_weak(gc_heap *heap) { clean_lists(heap, 0); }
+
+void gc_ephe_clean(gc_heap *heap) { clean_lists(heap, 1); }
 
 void gc_ephe_list_splice(gc_ephe_list *from, gc_ephe_list *to) {
   if (from->head == 0) return;

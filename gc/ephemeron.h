@@ -16,11 +16,14 @@ gc_value gc_alloc_weak_block(gc_domain *d, size_t wsize, unsigned tag);
 size_t gc_ephe_round(gc_marker *m, const gc_ephe_list *list, size_t *examined);
 /* A round over every domain's list and the orphans': world stopped. */
 size_t gc_ephe_round_all(gc_heap *heap, gc_marker *m);
-/* The clean phase (INV-EPHE-2), world stopped, marking over, colours not yet rotated: every weak
- * slot naming an UNMARKED block is cleared, and both slots of every ephemeron whose key is not
- * alive; with `prune`, the entries whose block is itself UNMARKED (dead, about to be swept) are
- * dropped from their list first. */
-void gc_ephe_clean(gc_heap *heap, int prune);
+/* The clean phase (INV-EPHE-2), world stopped, marking over, colours not yet rotated, in two
+ * steps around finalizer queueing (gc.h: the order). gc_ephe_clean_weak, before: every weak
+ * slot naming an UNMARKED block is cleared. gc_ephe_clean, after the finalizers' marking and the
+ * second fixpoint: the entries whose block is itself UNMARKED (dead, about to be swept) are
+ * dropped from their list, and in the others every weak slot naming an UNMARKED block and both
+ * slots of every ephemeron whose key is not alive are cleared. */
+void gc_ephe_clean_weak(gc_heap *heap);
+void gc_ephe_clean(gc_heap *heap);
 /* Move every entry of `from` onto `to` (a terminating domain's list to the orphans, the orphans'
  * to their adopter). Under stw_lock. */
 void gc_ephe_list_splice(gc_ephe_list *from, gc_ephe_list *to);

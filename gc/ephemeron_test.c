@@ -234,8 +234,9 @@ static void ephemeron_mid_mark(void) {
   done(h);
 }
 
-/* The order (gc.h): weak slots and ephemerons keyed by a dead block are cleared before its
- * finalizer runs, and resurrection does not bring them back. */
+/* The order (gc.h): weak slots naming a dead block are cleared before its finalizer runs, and
+ * resurrection does not bring them back; the ephemerons keyed by it keep their data for the
+ * finalizer, and are cleared once the block dies again. */
 static gc_value seen_weak, seen_datum;
 static int finalized;
 
@@ -264,9 +265,13 @@ static void cleared_before_finalizers(void) {
     seen_weak = seen_datum = 1;
     gc_collect(d, GC_COLLECT_FULL);
     CHECK_EQ_U(finalized, 1);
-    CHECK(seen_weak == 0 && seen_datum == 0);
+    CHECK(seen_weak == 0 && holds(seen_datum, 2));
     CHECK(holds(root[3], 1)); /* alive again, its weak references still empty */
-    CHECK(gc_weak_get(d, root[1]) == 0 && gc_ephemeron_key(d, root[2]) == 0);
+    CHECK(gc_weak_get(d, root[1]) == 0 && gc_ephemeron_key(d, root[2]) == root[3]);
+    root[3] = 0; /* dead again, its finalizer run: the ephemeron is cleared */
+    gc_collect(d, GC_COLLECT_FULL);
+    CHECK(gc_ephemeron_key(d, root[2]) == 0 && gc_ephemeron_datum(d, root[2]) == 0);
+    CHECK_EQ_U(stats_of(h).pool_live_blocks, 2);
     done(h);
   }
 }
@@ -315,8 +320,6 @@ static void misuse_refused(void) {
   root[0] = leaf(d, 1);
   root[1] = gc_weak_alloc(d, root[0], 0);
   root[2] = gc_ephemeron_alloc(d, root[0], root[0], 0);
-  CHECK(gc_pin(h, root[1]) == GC_ERR_BAD_TAG);
-  CHECK(gc_pin(h, root[2]) == GC_ERR_BAD_TAG);
   CHECK(gc_weak_get(d, root[2]) == 0 && gc_last_error(h) == GC_ERR_BAD_TAG);
   CHECK(gc_ephemeron_datum(d, root[1]) == 0 && gc_last_error(h) == GC_ERR_BAD_TAG);
   CHECK(gc_ephemeron_key(d, root[0]) == 0 && gc_last_error(h) == GC_ERR_BAD_TAG);
@@ -326,6 +329,31 @@ static void misuse_refused(void) {
   CHECK(gc_last_error(h) == GC_ERR_BAD_TAG && gc_ephemeron_key(d, root[2]) == root[0]);
   CHECK(gc_weak_alloc(d, 0, GC_MAX_WSIZE) == 0 && gc_last_error(h) == GC_ERR_TOO_LARGE);
   done(h);
+}
+
+/* A pinned weak reference and a pinned ephemeron live without a root; their slots stay weak. */
+static void pinned_stay_weak(void) {
+  for (int m = 0; m < 2; m++) {
+    gc_heap *h = heap_with(modes[m]);
+    gc_domain *d = gc_main_domain(h);
+    roots_on(h);
+    root[0] = leaf(d, 1);
+    root[1] = leaf(d, 2);
+    gc_value w = gc_weak_alloc(d, root[0], 0);
+    gc_value e = gc_ephemeron_alloc(d, root[0], root[1], 0);
+    CHECK(gc_pin(h, w) == GC_OK && gc_pin(h, e) == GC_OK);
+    root[1] = 0;
+    gc_collect(d, GC_COLLECT_FULL);
+    CHECK(gc_weak_get(d, w) == root[0] && holds(gc_ephemeron_datum(d, e), 2));
+    root[0] = 0;
+    gc_collect(d, GC_COLLECT_FULL);
+    CHECK(gc_weak_get(d, w) == 0 && gc_ephemeron_datum(d, e) == 0);
+    CHECK_EQ_U(stats_of(h).pool_live_blocks, 2);
+    CHECK(gc_unpin(h, w) == GC_OK && gc_unpin(h, e) == GC_OK);
+    gc_collect(d, GC_COLLECT_FULL);
+    CHECK_EQ_U(stats_of(h).pool_live_blocks, 0);
+    done(h);
+  }
 }
 
 int main(void) {
@@ -338,6 +366,7 @@ int main(void) {
   RUN(ephemeron_mid_mark);
   RUN(cleared_before_finalizers);
   RUN(terminated_domain_keeps_ephemerons);
+  RUN(pinned_stay_weak);
   RUN(misuse_refused);
   CHECK_MAIN_END();
 }

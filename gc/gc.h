@@ -357,15 +357,18 @@ static inline void gc_store(gc_domain *d, gc_value block, size_t i, gc_value val
  * cycle marks). Key, datum and target given to an allocating function must be kept by a root
  * across the call, as any value held across an allocation (it may collect).
  *
- * Order with finalizers (gc_finalizer_set): a cycle clears the weak slots and the ephemerons
- * whose key it found dead BEFORE it queues the finalizers of the blocks it found dead. So a
- * finalizer never reaches, through a weak reference or an ephemeron, a block the cycle that
- * queued it found unreachable (its own block included), and a finalizer that resurrects its
- * block does not bring back the weak references to it, nor ephemerons keyed by it.
+ * Order with finalizers (gc_finalizer_set), as Lua's weak values and weak keys: a cycle clears
+ * the weak slots whose target it found dead BEFORE it queues the finalizers of the blocks it
+ * found dead, and the ephemerons AFTER the finalizers' marking. So a finalizer never gets, through
+ * a weak reference, a block the cycle that queued it found unreachable (its own block included),
+ * and resurrecting its block does not refill the weak references to it (Go's weak pointers
+ * behave so); but a block being finalized is a live key for that cycle: the ephemerons keyed by
+ * it keep their data for its finalizer (side tables keyed by the block), and are cleared by a
+ * later cycle that finds the key dead again.
  *
  * Misuse (an immediate, or a block of another tag) returns 0 or does nothing, recording
- * GC_ERR_NOT_BLOCK or GC_ERR_BAD_TAG. gc_pin refuses ephemerons and weak references
- * (GC_ERR_BAD_TAG): their slots are weak, and a pinned block's fields are roots. */
+ * GC_ERR_NOT_BLOCK or GC_ERR_BAD_TAG. A pinned ephemeron or weak reference lives whatever holds
+ * it, and its slots stay weak (the fields of a pinned block that are roots are scanned fields). */
 enum {
   GC_WEAK_LINK = 0,  /* both kinds: the collector's list link (a raw word) */
   GC_EPHE_KEY = 1,   /* the key's field of an ephemeron */

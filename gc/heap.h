@@ -458,9 +458,9 @@ struct gc_heap {
    * INV-EPHE-2: the clean phase, in the stop that ends marking and so before the colours rotate
    * and any sweep, clears every weak slot naming an UNMARKED block and both slots of every
    * ephemeron whose key is not alive, and drops the dead entries of every list; from then on no
-   * live ephemeron or weak reference names a block that is not live. It runs before finalizers
-   * are queued (gc.h: a finalizer never sees through them a block found unreachable), then once
-   * more after, for the ephemerons the finalizers' marking brought back. */
+   * live ephemeron or weak reference names a block that is not live. Its weak slots are cleared
+   * before finalizers are queued, its ephemerons after the finalizers' marking and a second
+   * fixpoint (gc.h: the order). */
   struct {
     uint64_t rounds, data, cleared;  /* since the heap was created (gc_stats) */
     size_t cycle_rounds, cycle_data; /* this cycle's, for the trace line */

@@ -332,15 +332,16 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   gc_work_begin(heap, 1);
   redarken(m);
   /* Ephemerons to their fixpoint, then the weak slots of what is dead cleared before any
-   * finalizer is queued (gc.h: the order); the finalizers' marking may bring ephemerons back
-   * whose keys live, so a second fixpoint, and a second clean that drops the dead. */
+   * finalizer is queued (gc.h: the order). The finalizers' marking makes the blocks they queue
+   * live keys (and may reach ephemerons not live before), so a second fixpoint; then the clean
+   * phase proper, which drops the dead entries and empties the ephemerons of dead keys. */
   heap->ephe_work.cycle_cleared = 0;
   ephe_fixpoint(m);
-  gc_ephe_clean(heap, 0);
+  gc_ephe_clean_weak(heap);
   gc_finalizer_queue_unreachable(heap, mark_queued, m);
   redarken(m);
   ephe_fixpoint(m);
-  gc_ephe_clean(heap, 1);
+  gc_ephe_clean(heap);
   gc_marker total = {0};
   for (size_t i = 0; i < heap->domain_count; i++) add_counts(&total, &heap->domains[i]->marker);
   add_counts(&total, &heap->shade);

@@ -114,10 +114,6 @@ static void repaint(gc_heap *heap, gc_header *hp, gc_header colour) {
 static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
   if (!gc_is_block(v)) return gc_fail(heap, GC_ERR_NOT_BLOCK, "gc_pin: not a block");
   gc_header *hp = gc_hp_val(v);
-  if (gc_tag_is_weak(gc_hd_tag(gc_atomic_load_word(hp)))) {
-    /* A pinned block's fields are roots: its weak slots would be strong. */
-    return gc_fail(heap, GC_ERR_BAD_TAG, "gc_pin: ephemerons and weak references cannot be pinned");
-  }
   if (gc_hd_colour(gc_atomic_load_word(hp)) == GC_NOT_MARKABLE) return GC_OK;
   if (!gc_ptr_vec_push(&heap->pinned, (void *)v)) {
     return gc_fail(heap, GC_ERR_NOMEM, "gc_pin: out of memory");

@@ -276,6 +276,16 @@ static int key_alive(walk *w, gc_value key) {
  * a datum found here is reached from its ephemeron (field GC_EPHE_DATUM, as report paths show
  * it), and nothing is reached through a key. */
 static void walk_ephemerons(walk *w) {
+  /* A pinned ephemeron lives without a root: its datum follows its key like any other's. */
+  const gc_ptr_vec *pinned = &w->run->heap->pinned;
+  for (size_t i = 0; i < pinned->count && !w->out_of_memory; i++) {
+    gc_value v = (gc_value)pinned->items[i];
+    gc_header hd;
+    if (gc_heapindex_read_header(w->ix, v, &hd) && gc_hd_tag(hd) == GC_TAG_EPHEMERON &&
+        gc_hd_wsize(hd) >= GC_EPHE_DATA) {
+      note_ephemeron(w, v);
+    }
+  }
   size_t before;
   do {
     before = w->s->seen.count;
