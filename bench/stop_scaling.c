@@ -70,7 +70,8 @@ static stops measure(size_t live_mib, const char *mode) {
   }
   char marking[32];
   snprintf(marking, sizeof marking, "marking=%s", mode);
-  if (gc_config_parse(&cfg, marking, err, sizeof err) != GC_OK) bench_die("stop_scaling", "%s", err);
+  if (gc_config_parse(&cfg, marking, err, sizeof err) != GC_OK)
+    bench_die("stop_scaling", "%s", err);
   gc_heap *heap = gc_heap_create(&cfg);
   if (heap == NULL) bench_die("stop_scaling", "no heap");
   gc_domain *d = gc_main_domain(heap);
@@ -97,9 +98,10 @@ static stops measure(size_t live_mib, const char *mode) {
 }
 
 static void row(size_t mib, const char *backend, uint64_t ns, uint64_t cycles) {
-  printf("ROW {\"bench\": \"stops\", \"size\": \"%zu\", \"backend\": \"%s\", \"wall_s\": %.9f, "
-         "\"peak_mib\": null, \"pause_max_ms\": %.6f, \"cycles\": %llu}\n",
-         mib, backend, (double)ns / 1e9, (double)ns / 1e6, (unsigned long long)cycles);
+  printf(
+      "ROW {\"bench\": \"stops\", \"size\": \"%zu\", \"backend\": \"%s\", \"wall_s\": %.9f, "
+      "\"peak_mib\": null, \"pause_max_ms\": %.6f, \"cycles\": %llu}\n",
+      mib, backend, (double)ns / 1e9, (double)ns / 1e6, (unsigned long long)cycles);
   fflush(stdout);
 }
 

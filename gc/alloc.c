@@ -198,6 +198,10 @@ gc_value gc_alloc_custom(gc_domain *d, size_t data_wsize, gc_finalize_fn fn) {
   return v;
 }
 
+gc_value gc_alloc_weak_block(gc_domain *d, size_t wsize, unsigned tag) {
+  return alloc_block(d, wsize, tag);
+}
+
 size_t gc_wsize(gc_value v) { return gc_is_block(v) ? gc_hd_wsize(gc_hd_val(v)) : 0; }
 
 unsigned gc_tag(gc_value v) { return gc_is_block(v) ? gc_hd_tag(gc_hd_val(v)) : 0; }

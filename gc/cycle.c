@@ -85,7 +85,8 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
   fprintf(out,
           "gc %llu @%.3fs %zu markers: %ssweep %.3f ms, mark %.3f ms, pause %.3f ms; "
           "heap %zu->%zu KiB (pools %zu, large %zu), blocks %zu->%zu, live %zu KiB in %zu blocks, "
-          "freed %llu KiB since last cycle; %s; next after %zu KiB; %llu overflows, %llu handoffs\n",
+          "freed %llu KiB since last cycle; %s; next after %zu KiB; %llu overflows, %llu handoffs; "
+          "ephemerons: %zu rounds, %zu data, %zu cleared\n",
           (unsigned long long)heap->cycles, (double)(t->end_ns - heap->created_ns) / 1e9,
           t->markers, mode, (double)t->sweep_ns / 1e6, (double)t->mark_ns / 1e6,
           (double)end_pause_ns / 1e6, (before->pool_words + before->large_words) / kib,
@@ -94,7 +95,8 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
           heap->marked_words / kib, heap->marked_blocks, (unsigned long long)(t->freed_words / kib),
           pace, trigger_words == SIZE_MAX ? 0 : trigger_words / kib,
           (unsigned long long)heap->mark_overflows,
-          (unsigned long long)(heap->work.handoffs - t->handoffs_before));
+          (unsigned long long)(heap->work.handoffs - t->handoffs_before),
+          heap->ephe_work.cycle_rounds, heap->ephe_work.cycle_data, heap->ephe_work.cycle_cleared);
 }
 
 /* Every domain finishes sweeping: the caller its own and those in blocking sections (they cannot

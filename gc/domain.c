@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "gc/cycle.h"
+#include "gc/ephemeron.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
@@ -95,6 +96,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
    * orphans are swept for the current cycle (INV-ORPHAN-1). */
   gc_sweep_finish(d);
   gc_orphan_domain(d);
+  gc_ephe_list_splice(&d->ephe, &heap->orphans.ephe); /* under stw_lock (INV-EPHE-3) */
   heap->retired.alloc_blocks += d->alloc_blocks;
   heap->retired.alloc_words += d->alloc_words;
   heap->retired.freed_blocks += d->freed_blocks;

@@ -42,6 +42,8 @@ enum gc_tag {
   GC_TAG_SCAN = 0,
   GC_TAG_SCAN_MAX = 250,
   GC_TAG_RAW = 252,
+  GC_TAG_EPHEMERON = 253, /* made by gc_ephemeron_alloc only: see "Ephemerons" below */
+  GC_TAG_WEAK = 254,      /* made by gc_weak_alloc only */
   GC_TAG_CUSTOM = 255,
 };
 
@@ -333,6 +335,61 @@ static inline void gc_store(gc_domain *d, gc_value block, size_t i, gc_value val
   __atomic_store_n(&((gc_value *)block)[i], value, __ATOMIC_RELEASE);
 }
 
+/* ---- Ephemerons and weak references ------------------------------------------------------ */
+
+/* An ephemeron (OCaml's, with one key) is a block of its own tag: field GC_EPHE_KEY holds the
+ * key, field GC_EPHE_DATUM the datum, and data_wsize raw words follow (zeroed, never looked into,
+ * the embedder's: an identity, a hash). Field 0 is the collector's link word: never write it. The ephemeron keeps its datum alive only while its key
+ * is kept alive by other means (roots, scanned fields, other ephemerons' data): a datum never
+ * keeps its own key alive, however many ephemerons a cycle runs through. A key that is an
+ * immediate never dies. When a cycle finds the key dead, it clears both key and datum before any
+ * of them can be freed, and the ephemeron reads as empty from then on.
+ *
+ * A weak reference (Go's weak.Pointer) is a block with one weak slot, GC_WEAK_TARGET, and
+ * data_wsize raw words after it (field 0 the link word again): the slot does not keep its target alive; when a cycle finds the
+ * target dead it clears the slot, before the target can be freed.
+ *
+ * Reads: gc_ephemeron_key, gc_ephemeron_datum and gc_weak_get return the block while it lives
+ * and 0 once it was found dead (never a block being or already swept). While a cycle marks,
+ * what they return is shaded (MARKED at once), so a weak-to-strong conversion during marking
+ * keeps the block alive through the cycle: the mutator holds it, and the cycle cannot free it.
+ * Writes: the set functions are stores (the write barrier darkens the value overwritten while a
+ * cycle marks). Key, datum and target given to an allocating function must be kept by a root
+ * across the call, as any value held across an allocation (it may collect).
+ *
+ * Order with finalizers (gc_finalizer_set), as Lua's weak values and weak keys: a cycle clears
+ * the weak slots whose target it found dead BEFORE it queues the finalizers of the blocks it
+ * found dead, and the ephemerons AFTER the finalizers' marking. So a finalizer never gets, through
+ * a weak reference, a block the cycle that queued it found unreachable (its own block included),
+ * and resurrecting its block does not refill the weak references to it (Go's weak pointers
+ * behave so); but a block being finalized is a live key for that cycle: the ephemerons keyed by
+ * it keep their data for its finalizer (side tables keyed by the block), and are cleared by a
+ * later cycle that finds the key dead again.
+ *
+ * Misuse (an immediate, or a block of another tag) returns 0 or does nothing, recording
+ * GC_ERR_NOT_BLOCK or GC_ERR_BAD_TAG. A pinned ephemeron or weak reference lives whatever holds
+ * it, and its slots stay weak (the fields of a pinned block that are roots are scanned fields). */
+enum {
+  GC_WEAK_LINK = 0,  /* both kinds: the collector's list link (a raw word) */
+  GC_EPHE_KEY = 1,   /* the key's field of an ephemeron */
+  GC_EPHE_DATUM = 2, /* the datum's */
+  GC_EPHE_DATA = 3,  /* the first of its raw data words */
+  GC_WEAK_TARGET = 1,
+  GC_WEAK_DATA = 2,
+};
+/* An ephemeron with the key and datum given (0 for none) and data_wsize raw words; 0 on
+ * failure (gc_last_error). May collect. */
+gc_value gc_ephemeron_alloc(gc_domain *d, gc_value key, gc_value datum, size_t data_wsize);
+gc_value gc_ephemeron_key(gc_domain *d, gc_value ephe);
+/* The datum while the key lives; 0 once the key was found dead (or there is none). */
+gc_value gc_ephemeron_datum(gc_domain *d, gc_value ephe);
+void gc_ephemeron_set_key(gc_domain *d, gc_value ephe, gc_value key);
+void gc_ephemeron_set_datum(gc_domain *d, gc_value ephe, gc_value datum);
+/* A weak reference to `target` (0 for none) with data_wsize raw words; 0 on failure. */
+gc_value gc_weak_alloc(gc_domain *d, gc_value target, size_t data_wsize);
+gc_value gc_weak_get(gc_domain *d, gc_value weak);
+void gc_weak_set(gc_domain *d, gc_value weak, gc_value target);
+
 /* ---- Collection ---------------------------------------------------------------------------- */
 
 typedef enum gc_collect_kind {
@@ -360,33 +417,39 @@ typedef struct gc_stats {
   size_t large_max_words;  /* the most large_words the heap owned at once (never decreases) */
   size_t large_blocks;     /* large blocks */
   /* Activity counters. */
-  uint64_t cycles;            /* completed major cycles (mark + colour rotation) */
-  uint64_t alloc_blocks;      /* blocks allocated since the heap was created */
-  uint64_t alloc_words;       /* whsize words allocated */
-  uint64_t freed_blocks;      /* blocks freed by sweeping */
-  uint64_t freed_words;       /* whsize words freed by sweeping */
-  uint64_t alloc_failures;    /* allocations that returned 0 */
-  uint64_t mark_overflows;    /* times the mark stack overflowed into re-darkening */
-  uint64_t finalizers;        /* blocks with a finalizer set, not yet queued */
-  uint64_t finalizers_queued; /* finalizers queued, not yet run */
-  uint64_t finalizers_run;    /* finalizers run since the heap was created */
-  uint64_t domains;           /* domains now */
-  uint64_t handoffs;          /* work buffers split for idle markers */
-  uint64_t orphan_pool_words; /* pool words waiting on the orphan lists (in pool_words too) */
-  uint64_t free_pools;        /* empty pools mapped but unused */
-  uint64_t os_pool_bytes;     /* bytes of pools currently mapped from the OS */
-  uint64_t mark_slices;       /* incremental mark slices run since the heap was created */
-  uint64_t max_slice_ns;      /* the longest of them: the mutator that ran it was stalled that
+  uint64_t cycles;             /* completed major cycles (mark + colour rotation) */
+  uint64_t alloc_blocks;       /* blocks allocated since the heap was created */
+  uint64_t alloc_words;        /* whsize words allocated */
+  uint64_t freed_blocks;       /* blocks freed by sweeping */
+  uint64_t freed_words;        /* whsize words freed by sweeping */
+  uint64_t alloc_failures;     /* allocations that returned 0 */
+  uint64_t mark_overflows;     /* times the mark stack overflowed into re-darkening */
+  uint64_t finalizers;         /* blocks with a finalizer set, not yet queued */
+  uint64_t finalizers_queued;  /* finalizers queued, not yet run */
+  uint64_t finalizers_run;     /* finalizers run since the heap was created */
+  uint64_t domains;            /* domains now */
+  uint64_t handoffs;           /* work buffers split for idle markers */
+  uint64_t orphan_pool_words;  /* pool words waiting on the orphan lists (in pool_words too) */
+  uint64_t free_pools;         /* empty pools mapped but unused */
+  uint64_t os_pool_bytes;      /* bytes of pools currently mapped from the OS */
+  uint64_t mark_slices;        /* incremental mark slices run since the heap was created */
+  uint64_t max_slice_ns;       /* the longest of them: the mutator that ran it was stalled that
                                * long, though no other domain was stopped */
-  uint64_t pauses;            /* stops of the world recorded since the heap was created: every
+  uint64_t pauses;             /* stops of the world recorded since the heap was created: every
                                * stop of a cycle (one in the stw mode; the start, each recheck
                                * and the end with incremental marking) and a full collection's
                                * final sweep */
-  uint64_t last_pause_ns;     /* the last stop-the-world pause */
-  uint64_t max_pause_ns;      /* the longest pause */
+  uint64_t last_pause_ns;      /* the last stop-the-world pause */
+  uint64_t max_pause_ns;       /* the longest pause */
   uint64_t max_start_pause_ns; /* the longest first stop of a cycle (incremental marking: the
                                 * start, roots darkened; stw: the whole cycle) */
   uint64_t max_end_pause_ns;   /* the longest stop that ended an incremental mark */
+  /* Ephemerons and weak references (INV-EPHE-3, gc/heap.h). */
+  uint64_t ephemerons;   /* ephemeron blocks alive on the domains' and orphans' lists */
+  uint64_t weak_refs;    /* weak-reference blocks likewise */
+  uint64_t ephe_rounds;  /* ephemeron marking rounds run since the heap was created */
+  uint64_t ephe_data;    /* data marked through a live key, since the heap was created */
+  uint64_t weak_cleared; /* weak slots and ephemerons cleared, since the heap was created */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
 /* The last pause times (every stop of the world, ns), oldest first, at most GC_PAUSE_HISTORY;

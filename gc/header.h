@@ -43,11 +43,20 @@ static inline gc_header gc_hd_with_colour(gc_header hd, gc_header colour) {
   return (hd & ~GC_HD_COLOUR_MASK) | colour;
 }
 
-/* Scanned blocks hold gc_values in every field; raw and custom blocks are never looked into. */
+/* Scanned blocks hold gc_values in every field; raw and custom blocks are never looked into.
+ * Ephemerons and weak references are not scanned either: their first fields are weak slots
+ * (gc.h), which only the ephemeron code reads (ephemeron.c, and invariants/'s walks), and the
+ * rest raw words. For every other part of the collector they are leaves, like raw blocks. */
 static inline int gc_tag_is_scanned(unsigned tag) { return tag <= GC_TAG_SCAN_MAX; }
-static inline int gc_tag_is_valid(unsigned tag) {
-  return tag <= GC_TAG_SCAN_MAX || tag == GC_TAG_RAW || tag == GC_TAG_CUSTOM;
+static inline int gc_tag_is_weak(unsigned tag) {
+  return tag == GC_TAG_EPHEMERON || tag == GC_TAG_WEAK;
 }
+static inline int gc_tag_is_valid(unsigned tag) {
+  return tag <= GC_TAG_SCAN_MAX || tag == GC_TAG_RAW || gc_tag_is_weak(tag) || tag == GC_TAG_CUSTOM;
+}
+/* The words of a block of a weak tag before its raw data: the link, then key and datum, or the
+ * target (gc.h, GC_EPHE_DATA, GC_WEAK_DATA). */
+static inline size_t gc_tag_weak_words(unsigned tag) { return tag == GC_TAG_EPHEMERON ? 3 : 2; }
 
 static inline gc_header *gc_hp_val(gc_value v) { return (gc_header *)v - 1; }
 static inline gc_value gc_val_hp(gc_header *hp) { return (gc_value)(hp + 1); }

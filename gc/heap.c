@@ -129,6 +129,15 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->max_pause_ns = heap->max_pause_ns;
   out->max_start_pause_ns = heap->max_start_pause_ns;
   out->max_end_pause_ns = heap->max_end_pause_ns;
+  out->ephemerons = heap->orphans.ephe.ephemerons;
+  out->weak_refs = heap->orphans.ephe.weak_refs;
+  for (size_t i = 0; i < heap->domain_count; i++) {
+    out->ephemerons += heap->domains[i]->ephe.ephemerons;
+    out->weak_refs += heap->domains[i]->ephe.weak_refs;
+  }
+  out->ephe_rounds = heap->ephe_work.rounds;
+  out->ephe_data = heap->ephe_work.data;
+  out->weak_cleared = heap->ephe_work.cleared;
 }
 
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {
@@ -198,10 +207,12 @@ const char *gc_colour_name(const gc_heap *heap, gc_header colour) {
 
 const char *gc_hd_describe(gc_header hd, char *buf, size_t buf_len) {
   unsigned tag = gc_hd_tag(hd);
-  const char *kind = tag <= GC_TAG_SCAN_MAX ? "scan"
-                     : tag == GC_TAG_RAW    ? "raw"
-                     : tag == GC_TAG_CUSTOM ? "custom"
-                                            : "invalid";
+  const char *kind = tag <= GC_TAG_SCAN_MAX    ? "scan"
+                     : tag == GC_TAG_RAW       ? "raw"
+                     : tag == GC_TAG_EPHEMERON ? "ephemeron"
+                     : tag == GC_TAG_WEAK      ? "weak"
+                     : tag == GC_TAG_CUSTOM    ? "custom"
+                                               : "invalid";
   snprintf(buf, buf_len, "0x%llx (wsize=%zu tag=%s(%u) colour=%u)", (unsigned long long)hd,
            gc_hd_wsize(hd), kind, tag, (unsigned)(gc_hd_colour(hd) >> GC_HD_COLOUR_SHIFT));
   return buf;

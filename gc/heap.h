@@ -66,6 +66,23 @@ enum gc_domain_state {
 
 typedef struct gc_workbuf gc_workbuf;
 
+/* The ephemerons and weak references (gc.h) of one owner, a domain or the orphans, chained
+ * through their link word (field GC_WEAK_LINK, raw, the collector's; as OCaml chains its
+ * ephemerons), newest first (ephemeron.c): making one costs no allocation besides the block, and
+ * moving a list to another owner is a splice. Marking finds them here, not through fields: they
+ * are leaves for the marker (gc_tag_is_scanned is 0), so an ephemeron is never traced through
+ * its key.
+ * INV-EPHE-3: every ephemeron and weak reference alive is on exactly one list (its allocating
+ * domain's, the orphans' once that domain terminated, the adopting domain's after), and every
+ * entry is a block of a weak tag that was alive at the last clean phase or was made since: the
+ * clean phase drops the dead ones before the sweep can free them. A domain's list is touched by
+ * its own thread (allocation, its mark slices) and by a stopped world's leader; the orphans' under
+ * stw_lock (a terminating domain holds it, and so does every stop). */
+typedef struct gc_ephe_list {
+  gc_value head;                /* the newest block, 0 when empty */
+  size_t ephemerons, weak_refs; /* blocks on it of each tag */
+} gc_ephe_list;
+
 /* The work of one mark, counted per block or per buffer (never per field) by each marker and
  * summed by the leader at the end of the mark (gc_mark_finish). The bounds they obey are stated
  * at gc_cycle_work below. Each costs one add where it is counted: marking a scanned block
@@ -80,6 +97,8 @@ typedef struct gc_mark_counts {
   size_t flagged;            /* pools and large blocks whose REDARKEN flag a push set (0 -> 1) */
   size_t redarken_passes;    /* passes of the re-darkening loop */
   size_t redarkened;         /* pools and large blocks re-darkened */
+  size_t ephe_rounds;        /* passes over an ephemeron list (ephemeron.c) */
+  size_t ephe_data;          /* data it marked, each because its key was MARKED */
 } gc_mark_counts;
 
 /* One marker's private state (mark.c); each domain marks with its own. */
@@ -122,6 +141,7 @@ struct gc_domain {
   size_t unpaced_words; /* allocated, not yet added to heap->alloc_words_since_cycle */
 
   gc_marker marker;
+  gc_ephe_list ephe;          /* its ephemerons and weak references (INV-EPHE-3) */
   uint64_t slice_alloc_words; /* alloc_words at this domain's last mark slice (incremental) */
   uint64_t mark_debt_words;   /* mark work its allocation owes and its slices have not paid */
   uint64_t mark_slices;       /* mark slices this domain ran (gc_stats.mark_slices) */
@@ -152,6 +172,7 @@ typedef struct gc_orphans {
   gc_pool *full[GC_NUM_SIZECLASSES];
   gc_large *large;
   gc_heap_stats stats;
+  gc_ephe_list ephe; /* terminated domains' ephemerons and weak references, under stw_lock */
   /* INV-SPACE-3: a domain short of a pool of class c takes a fresh one (from the heap's free
    * pools or the OS) only when no orphan pool of c with a free slot waited when it looked:
    * gc_orphan_adopt_pool looks first, and its look and the acquisition are two steps under the
@@ -258,10 +279,10 @@ static inline uint64_t gc_mark_fields_bound(const gc_cycle_work *w) {
  * goal_alloc_words, and in the stw mode trigger_words == goal_alloc_words (the mark ends where it
  * starts); with pacing off both are SIZE_MAX. */
 typedef struct gc_pacer {
-  size_t reached_words;   /* blocks the last mark reached from the roots: the live heap */
-  size_t kept_words;      /* blocks it left MARKED (reached, born MARKED): its sweep's survivors */
-  size_t scan_words;      /* blocks it scanned: the next mark's expected work */
-  size_t cons_mark_x1024; /* words allocated per word of mark work while marking incrementally,
+  size_t reached_words;    /* blocks the last mark reached from the roots: the live heap */
+  size_t kept_words;       /* blocks it left MARKED (reached, born MARKED): its sweep's survivors */
+  size_t scan_words;       /* blocks it scanned: the next mark's expected work */
+  size_t cons_mark_x1024;  /* words allocated per word of mark work while marking incrementally,
                            * times 1024, averaged over the paced incremental marks */
   size_t goal_alloc_words; /* relaxed atomic (INV-PARAM-1): words allocated since the last mark
                             * ended (alloc_words_since_cycle) by which the next one must end */
@@ -447,6 +468,27 @@ struct gc_heap {
    * repaints it MARKED; ranges hold raw words that may point at any block,
    * so the stop that ends marking scans them again. */
   gc_mark_work work;
+  /* Ephemerons (ephemeron.c). INV-EPHE-1: when marking ends, every live ephemeron (MARKED)
+   * whose key is alive (MARKED, NOT_MARKABLE, or an immediate) has its datum alive. Marking
+   * reaches it by rounds: a round passes over one list and marks the datum of each live
+   * ephemeron whose key is MARKED; a datum marked is grey work like any other, which may make
+   * other keys MARKED. Each running domain runs rounds over its own list in its mark slices
+   * when it finds no grey work; a stop that ends marking (both modes) runs rounds over every
+   * list, and marking ends only in a stop whose round marks nothing with no grey work left
+   * anywhere (gc_mark_quiescent): the fixpoint. A domain that joins has an empty list, one that
+   * terminates leaves its list to the orphans, which every stop adopts first, and a blocked
+   * one's list is the stop's like any other, so every list is in that last round.
+   * INV-EPHE-2: the clean phase, in the stop that ends marking and so before the colours rotate
+   * and any sweep, clears every weak slot naming an UNMARKED block and both slots of every
+   * ephemeron whose key is not alive, and drops the dead entries of every list; from then on no
+   * live ephemeron or weak reference names a block that is not live. Its weak slots are cleared
+   * before finalizers are queued, its ephemerons after the finalizers' marking and a second
+   * fixpoint (gc.h: the order). */
+  struct {
+    uint64_t rounds, data, cleared;  /* since the heap was created (gc_stats) */
+    size_t cycle_rounds, cycle_data; /* this cycle's, for the trace line */
+    size_t cycle_cleared;
+  } ephe_work;
   uintptr_t marking;       /* atomic: 1 from the stop that starts incremental marking to the stop
                            * that ends it; each domain keeps its copy in head.marking */
   uintptr_t mark_parallel; /* atomic: markers of this incremental mark colour headers by

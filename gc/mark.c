@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gc/conservative.h"
+#include "gc/ephemeron.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/pool.h"
@@ -244,6 +245,21 @@ static void redarken(gc_marker *m) {
   }
 }
 
+int gc_mark_block_now(gc_marker *m, gc_value v) {
+  size_t before = m->marked_blocks;
+  mark_block(m, v);
+  return m->marked_blocks != before;
+}
+
+/* Ephemeron rounds over every list until one marks nothing, each datum's subtree marked in
+ * between (INV-EPHE-1): the fixpoint, world stopped, the leader alone. */
+static void ephe_fixpoint(gc_marker *m) {
+  while (gc_ephe_round_all(m->heap, m) > 0) {
+    mark_loop(m);
+    redarken(m);
+  }
+}
+
 /* A block whose finalizer was just queued survives this cycle. */
 static void mark_queued(void *ctx, gc_value v) {
   gc_marker *m = ctx;
@@ -305,6 +321,8 @@ static void add_counts(gc_marker *acc, const gc_marker *o) {
   sum->flagged += o->counts.flagged;
   sum->redarken_passes += o->counts.redarken_passes;
   sum->redarkened += o->counts.redarkened;
+  sum->ephe_rounds += o->counts.ephe_rounds;
+  sum->ephe_data += o->counts.ephe_data;
 }
 
 void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
@@ -313,14 +331,27 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   m->parallel = 0;
   gc_work_begin(heap, 1);
   redarken(m);
+  /* Ephemerons to their fixpoint, then the weak slots of what is dead cleared before any
+   * finalizer is queued (gc.h: the order). The finalizers' marking makes the blocks they queue
+   * live keys (and may reach ephemerons not live before), so a second fixpoint; then the clean
+   * phase proper, which drops the dead entries and empties the ephemerons of dead keys. */
+  heap->ephe_work.cycle_cleared = 0;
+  ephe_fixpoint(m);
+  gc_ephe_clean_weak(heap);
   gc_finalizer_queue_unreachable(heap, mark_queued, m);
   redarken(m);
+  ephe_fixpoint(m);
+  gc_ephe_clean(heap);
   gc_marker total = {0};
   for (size_t i = 0; i < heap->domain_count; i++) add_counts(&total, &heap->domains[i]->marker);
   add_counts(&total, &heap->shade);
   heap->marked_words = total.marked_words;
   heap->marked_blocks = total.marked_blocks;
   heap->cycle_work.mark = total.counts;
+  heap->ephe_work.cycle_rounds = total.counts.ephe_rounds;
+  heap->ephe_work.cycle_data = total.counts.ephe_data;
+  heap->ephe_work.rounds += total.counts.ephe_rounds;
+  heap->ephe_work.data += total.counts.ephe_data;
   heap->cycle_work.handoffs = heap->work.handoffs - heap->handoffs_at_mark_begin;
   heap->cycle_work.shares = heap->work.shares - heap->shares_at_mark_begin;
 }
@@ -425,7 +456,15 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
     }
     if (flushed) continue;
     gc_workbuf *full = take_full(d->heap);
-    if (full == NULL) return 0;
+    if (full == NULL) {
+      /* No grey work: a round over this domain's own ephemerons may make some, each entry it
+       * passes paid from the budget (a chain of n ephemerons takes n rounds). */
+      size_t passed = 0;
+      size_t marked = gc_ephe_round(m, &d->ephe, &passed);
+      done_words += passed;
+      if (marked > 0) continue;
+      return 0;
+    }
     if (m->buf != NULL) gc_work_put_empty(&d->heap->work, m->buf);
     m->buf = full;
   }
@@ -459,7 +498,15 @@ int gc_mark_quiescent(gc_heap *heap) {
   gc_mark_work *w = &heap->work;
   for (size_t i = 0; i < heap->domain_count; i++) flush_marker(w, &heap->domains[i]->marker);
   flush_marker(w, &heap->shade);
-  return gc_atomic_load(&w->full_count) == 0;
+  if (gc_atomic_load(&w->full_count) != 0) return 0;
+  /* No grey work anywhere: marking is over only if a round over every list, the blocked and the
+   * orphaned domains' included, marks no datum (INV-EPHE-1). What it marks is resumed work. */
+  while (gc_ephe_round_all(heap, &heap->shade) > 0) {
+    flush_marker(w, &heap->shade);
+    if (gc_atomic_load(&w->full_count) != 0) return 0;
+    /* Leaves only (no fields to scan): they may be keys, so round again. */
+  }
+  return 1;
 }
 
 void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader) {

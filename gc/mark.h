@@ -10,7 +10,8 @@
  *   gc_mark_domain (every marker at once): mark from the domain's frames, and for the leader
  *     (`with_global_roots`) also from the global roots, conservative ranges and the frames of
  *     domains in blocking sections; then mark until all markers run out of work;
- *   gc_mark_finish (the leader, alone): overflow recovery, finalizer queueing, totals. */
+ *   gc_mark_finish (the leader, alone): overflow recovery, the ephemeron fixpoint and the clean
+ *     phase around finalizer queueing (INV-EPHE-1, INV-EPHE-2 in heap.h), totals. */
 void gc_mark_begin(gc_heap *heap, size_t markers);
 void gc_mark_domain(gc_domain *d, int with_global_roots);
 void gc_mark_finish(gc_heap *heap, gc_domain *leader);
@@ -29,10 +30,12 @@ void gc_mark_init_marker(gc_heap *heap, gc_marker *m, int parallel);
  *                              frames, blocked ones included) into the leader's marker;
  *   gc_mark_slice              a running domain marks at least budget_words words of blocks
  *                              (or until it finds no work); returns 0 when it found no grey
- *                              work anywhere (its own, the shared list, the shade marker's):
- *                              time to try termination; 1 otherwise;
+ *                              work anywhere (its own, the shared list, the shade marker's) and
+ *                              a round over its own ephemerons marked no datum: time to try
+ *                              termination; 1 otherwise;
  *   gc_mark_quiescent          world stopped: every marker's buffer to the shared lists; 1 if
- *                              no grey work is left in any (the overflow flags aside);
+ *                              no grey work is left in any (the overflow flags aside) and a
+ *                              round over every ephemeron list marks no datum (INV-EPHE-1);
  *   gc_mark_finish_incremental world stopped: drain what is left, scan the conservative ranges
  *                              again, then gc_mark_finish (overflow, finalizers, totals). */
 void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader);
@@ -42,6 +45,9 @@ void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader);
 /* Every marker of this mark, the shade marker's too, marks by compare-and-swap or not
  * (heap->mark_parallel); world stopped. */
 void gc_mark_set_parallel(gc_heap *heap, int parallel);
+/* Mark v now on m if it is UNMARKED (pushed when it has fields); 1 if this call coloured it.
+ * The ephemeron rounds' way to mark a datum (ephemeron.c). */
+int gc_mark_block_now(gc_marker *m, gc_value v);
 /* The write barrier's darkening on d's own marker. */
 void gc_mark_darken(gc_domain *d, gc_value v);
 /* Darken what v's fields hold, from a thread with no marker at hand (pinning v): on the heap's

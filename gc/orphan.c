@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "gc/ephemeron.h"
 #include "gc/large.h"
 #include "gc/pool.h"
 
@@ -115,6 +116,7 @@ void gc_orphan_adopt_all(gc_domain *d) {
     d->full[c] = move_pools(&o->full[c], d->full[c], d);
   }
   d->swept_large = move_large(&o->large, d->swept_large);
+  gc_ephe_list_splice(&o->ephe, &d->ephe); /* a stop holds stw_lock too (INV-EPHE-3) */
   size_t pool_max = d->stats.pool_max_words, large_max = d->stats.large_max_words;
   gc_heap_stats_add(&d->stats, &o->stats);
   d->stats.pool_max_words = pool_max;

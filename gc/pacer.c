@@ -16,12 +16,12 @@
  * which is also less born MARKED and so less floating garbage in the next goal's `kept`; a
  * slice is capped anyway (GC_SLICE_MAX_FACTOR, cycle.c), so a high ratio costs no long stall. */
 #define GC_PACER_START_RATIO 32
-#define GC_PACER_MIN_RATIO 2
+#define GC_PACER_MIN_RATIO   2
 /* The longest runway: a mark planned at fewer than this many words of work per allocated word
  * lets the mutators allocate so much while it runs (all of it born MARKED, so kept by the next
  * goal) that the next trigger falls to min_trigger_words and marking never stops. */
 #define GC_PACER_RUNWAY_RATIO 8
-#define GC_PACER_MAX_RATIO 64
+#define GC_PACER_MAX_RATIO    64
 /* The ceiling: marking still unfinished when the heap has grown this share of its goal past it
  * ends in one stop (Go's hard goal is the same 10%). */
 #define GC_PACER_CEILING_DIVISOR 10

@@ -59,6 +59,10 @@
         GC_HOOK_BIT(GC_HOOK_MARK_DONE),                                                            \
     gc_verify_satb_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_SNAPSHOT,                          \
     "holds marking to its snapshot: every block reachable when it began, and every block "         \
-    "allocated since, is MARKED when it ends")
+    "allocated since, is MARKED when it ends")                                                     \
+  X(EPHE, "ephe", GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_ephe_run, \
+    GC_VERIFY_NEEDS_INDEX,                                                                         \
+    "holds ephemerons and weak references to their rules: data kept through live keys, slots "     \
+    "of dead blocks cleared before the sweep, every one on exactly one list")
 
 #endif /* GC_PASSES_H */

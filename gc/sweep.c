@@ -130,6 +130,5 @@ static size_t sweep_owed(gc_domain *d) {
 void gc_sweep_pay(gc_domain *d, size_t budget_words) {
   if (gc_sweep_slice(d, budget_words)) return; /* counts what is due first */
   size_t owed = sweep_owed(d);
-  while (d->sweep_slots_swept + d->sweep_large_swept < owed && !gc_sweep_slice(d, 1)) {
-  }
+  while (d->sweep_slots_swept + d->sweep_large_swept < owed && !gc_sweep_slice(d, 1)) {}
 }

@@ -735,6 +735,60 @@ static int plant_model_root(gc_corruption *c) {
   return 1;
 }
 
+/* ---- Ephemerons and weak references (ephe_test) ------------------------------------------- */
+
+static gc_header colour_of_block(gc_value v) { return gc_hd_colour(gc_hd_val(v)); }
+
+/* Repaint the block v, MARKED, UNMARKED (at mark-done: dead). */
+static int unmark_block(gc_corruption *c, gc_value v) {
+  gc_header *hp = gc_hp_val(v);
+  if (gc_hd_colour(*hp) != c->heap->colours.marked) return 0;
+  POKE(&c->undo, *hp, gc_hd_with_colour(*hp, c->heap->colours.unmarked));
+  return 1;
+}
+
+/* ephe_test datum_unmarked_*: the datum of a live ephemeron whose key is alive, left UNMARKED
+ * when marking ends (a fixpoint stopped short). */
+static int plant_ephe_datum_unmarked(gc_corruption *c) {
+  gc_value e = c->victim;
+  if (gc_tag(e) != GC_TAG_EPHEMERON || colour_of_block(e) != c->heap->colours.marked) return 0;
+  gc_value key = GC_FIELD(e, GC_EPHE_KEY), datum = GC_FIELD(e, GC_EPHE_DATUM);
+  if (key == 0 || !gc_is_block(datum)) return 0;
+  if (gc_is_block(key) && colour_of_block(key) != c->heap->colours.marked &&
+      colour_of_block(key) != GC_NOT_MARKABLE) {
+    return 0;
+  }
+  return unmark_block(c, datum);
+}
+
+/* ephe_test uncleaned_*: a live weak reference's target, or a live ephemeron's key, UNMARKED
+ * after the clean phase: the slot names a dead block. */
+static int plant_ephe_uncleaned(gc_corruption *c) {
+  gc_value v = c->victim;
+  unsigned tag = gc_tag(v);
+  if (!gc_tag_is_weak(tag) || colour_of_block(v) != c->heap->colours.marked) return 0;
+  gc_value named = GC_FIELD(v, tag == GC_TAG_WEAK ? GC_WEAK_TARGET : GC_EPHE_KEY);
+  return gc_is_block(named) && unmark_block(c, named);
+}
+
+/* ephe_test dangling_outside_datum: a slot naming no block at all (here, memory outside the
+ * heap). */
+static int plant_ephe_dangling(gc_corruption *c) {
+  unsigned tag = gc_tag(c->victim);
+  if (!gc_tag_is_weak(tag)) return 0;
+  POKE(&c->undo, GC_FIELD(c->victim, tag == GC_TAG_WEAK ? GC_WEAK_TARGET : GC_EPHE_DATUM),
+       (gc_value)&c->written);
+  return 1;
+}
+
+/* ephe_test unlisted_count: the running domain's list counts one weak reference more than its
+ * chain holds. */
+static int plant_ephe_unlisted(gc_corruption *c) {
+  if (!gc_tag_is_weak(gc_tag(c->victim))) return 0;
+  POKE(&c->undo, c->dom->ephe.weak_refs, c->dom->ephe.weak_refs + 1);
+  return 1;
+}
+
 /* ---- The table ----------------------------------------------------------------------------- */
 
 /* X(KIND, "variant", AT, needs, plant): the kind (invariants/kinds.h) the corruption must produce,
@@ -814,7 +868,11 @@ static int plant_model_root(gc_corruption *c) {
   X(SPACE_FRONTIER_SLACK, "", SWEPT, NEED_POOL, plant_space_frontier_slack)                       \
   X(SPACE_FREE_POOLS, "", SWEPT, 0, plant_space_free_pools)                                       \
   X(SPACE_FREE_POOLS, "mapped", SWEPT, 0, plant_space_mapped)                                     \
-  X(SPACE_ORPHAN_PASSED_OVER, "", SWEPT, NEED_POOL, plant_space_orphan)
+  X(SPACE_ORPHAN_PASSED_OVER, "", SWEPT, NEED_POOL, plant_space_orphan)                           \
+  X(EPHE_DATUM_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_ephe_datum_unmarked)                    \
+  X(EPHE_UNCLEANED, "", MARK_DONE, NEED_BLOCK, plant_ephe_uncleaned)                              \
+  X(EPHE_DANGLING, "", SWEPT, NEED_BLOCK, plant_ephe_dangling)                                    \
+  X(EPHE_UNLISTED, "", SWEPT, NEED_BLOCK, plant_ephe_unlisted)
 
 static const corruption_row rows[] = {
 #define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \

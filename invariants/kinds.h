@@ -169,6 +169,15 @@
     "every block reachable when marking began is MARKED (or NOT_MARKABLE) when it ends")        \
   X(SATB_BORN_WHITE, SATB, "satb.born-white", "INV-BARRIER-1", MARK_DONE,                       \
     "every block allocated while marking is MARKED (or NOT_MARKABLE): born black")              \
+  /* ephe: ephemerons and weak references against their rules (gc.h). */                        \
+  X(EPHE_DATUM_UNMARKED, EPHE, "ephe.datum-unmarked", "INV-EPHE-1", MARK_DONE,                  \
+    "when marking ends every live ephemeron whose key is alive has its datum MARKED")           \
+  X(EPHE_UNCLEANED, EPHE, "ephe.uncleaned", "INV-EPHE-2", MARK_DONE,                            \
+    "after the clean phase no weak slot and no ephemeron names an UNMARKED block")              \
+  X(EPHE_DANGLING, EPHE, "ephe.dangling", "INV-EPHE-2", SWEPT,                                  \
+    "a live ephemeron's or weak reference's slots name live blocks only, never a freed slot")   \
+  X(EPHE_UNLISTED, EPHE, "ephe.unlisted", "INV-EPHE-3", SWEPT,                                  \
+    "every live ephemeron and weak reference is on exactly one list of live entries")           \
   /* driver: the fuzz driver's checks of the API around each op. */                             \
   X(DRIVER_API_ERROR, DRIVER, "driver.api-error", "API-ERROR", OP,                              \
     "a call returns the result and records the error its contract gives for the op")            \

@@ -405,10 +405,12 @@ static void draw_neighbourhood(gc_verify_report *r, gc_heapindex *ix) {
 /* ---- Printing ------------------------------------------------------------------------------ */
 
 static const char *tag_kind(unsigned tag) {
-  return gc_tag_is_scanned(tag) ? "scan"
-         : tag == GC_TAG_RAW    ? "raw"
-         : tag == GC_TAG_CUSTOM ? "custom"
-                                : "invalid";
+  return gc_tag_is_scanned(tag)    ? "scan"
+         : tag == GC_TAG_RAW       ? "raw"
+         : tag == GC_TAG_EPHEMERON ? "ephemeron"
+         : tag == GC_TAG_WEAK      ? "weak"
+         : tag == GC_TAG_CUSTOM    ? "custom"
+                                   : "invalid";
 }
 
 static void print_step(FILE *out, const gc_verify_step *st) {

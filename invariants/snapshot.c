@@ -89,6 +89,8 @@ enum { SNAP_PREFETCH = 8 };
 
 typedef struct snap_walk {
   gc_verify_snapshot *s;
+  gc_value *ephe; /* the ephemerons recorded, for their rounds (follow_ephemerons) */
+  size_t ephe_count, ephe_capacity;
   size_t sp;
   snap_edge waiting[SNAP_PREFETCH]; /* a ring: the oldest at `head` */
   unsigned head, count;
@@ -108,6 +110,20 @@ static void push(snap_walk *w, gc_value v) {
     s->stack_capacity = capacity;
   }
   s->stack[w->sp++] = v;
+}
+
+static void note_ephemeron(snap_walk *w, gc_value e) {
+  if (w->ephe_count == w->ephe_capacity) {
+    size_t capacity = w->ephe_capacity ? 2 * w->ephe_capacity : 64;
+    gc_value *more = realloc(w->ephe, capacity * sizeof *more);
+    if (more == NULL) {
+      w->out_of_memory = 1;
+      return;
+    }
+    w->ephe = more;
+    w->ephe_capacity = capacity;
+  }
+  w->ephe[w->ephe_count++] = e;
 }
 
 /* Follow edge e: record its target the first time, and walk on from it. */
@@ -142,6 +158,7 @@ static void follow(snap_walk *w, const snap_edge *e) {
   }
   s->reached_count++;
   gc_header hd = gc_hd_val(e->v);
+  if (gc_hd_tag(hd) == GC_TAG_EPHEMERON && gc_hd_wsize(hd) >= GC_EPHE_DATA) note_ephemeron(w, e->v);
   /* A NOT_MARKABLE block's fields are root slots of their own (rootset.h), as for the marker. */
   if (gc_tag_is_scanned(gc_hd_tag(hd)) && gc_hd_colour(hd) != GC_NOT_MARKABLE) push(w, e->v);
 }
@@ -199,6 +216,26 @@ static void visit_word(void *ctx, gc_value block, const uintptr_t *where) {
   snap_walk *w = ctx;
   reach(w, block, GC_SNAP_ROOT_WORD, (uintptr_t)where, 0);
   drain(w);
+}
+
+/* Ephemerons (gc.h): a datum was reachable at mark start only if its key was, by another path
+ * (an immediate key always is). Rounds over the ephemerons recorded, until one records nothing
+ * more: the fixpoint the collector's marking reaches (INV-EPHE-1), so what it keeps through a
+ * live key is in the record, and nothing a datum reaches through its own key. */
+static void follow_ephemerons(snap_walk *w) {
+  gc_verify_snapshot *s = w->s;
+  size_t before;
+  do {
+    before = s->reached_count;
+    for (size_t i = 0; i < w->ephe_count && !w->out_of_memory; i++) {
+      gc_value e = w->ephe[i];
+      gc_value key = gc_fields(e)[GC_EPHE_KEY], datum = gc_fields(e)[GC_EPHE_DATUM];
+      if (!gc_is_block(datum) || state_word(s, datum) >= GC_SNAP_REACHED) continue;
+      if (key == 0 || (gc_is_block(key) && state_word(s, key) < GC_SNAP_REACHED)) continue;
+      reach(w, datum, GC_SNAP_FIELD, e, GC_EPHE_DATUM);
+      drain(w);
+    }
+  } while (s->reached_count != before && !w->out_of_memory);
 }
 
 /* ---- The record ---------------------------------------------------------------------------- */
@@ -291,6 +328,8 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
     reach(&w, (gc_value)heap->pinned.items[i], GC_SNAP_PINNED, 0, 0);
     drain(&w);
   }
+  if (ok) follow_ephemerons(&w);
+  free(w.ephe);
   s->complete = !w.out_of_memory;
   return s->complete;
 }

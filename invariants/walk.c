@@ -37,6 +37,8 @@ typedef struct walk {
   size_t found;
   size_t of_colour[4]; /* blocks that passed every check, by colour */
   int out_of_memory;
+  gc_value *ephe; /* the ephemerons reached, for their rounds (walk_ephemerons) */
+  size_t ephe_count, ephe_capacity;
   pending fifo[PREFETCH_DEPTH]; /* in flight: the fifo_count slots before fifo_head (the rest are
                                  * not read, nor cleared before a walk) */
   unsigned fifo_head, fifo_count;
@@ -120,6 +122,20 @@ static void push(walk *w, gc_value v) {
   s->stack[w->sp++] = v;
 }
 
+static void note_ephemeron(walk *w, gc_value e) {
+  if (w->ephe_count == w->ephe_capacity) {
+    size_t capacity = w->ephe_capacity ? 2 * w->ephe_capacity : 64;
+    gc_value *more = realloc(w->ephe, capacity * sizeof *more);
+    if (more == NULL) {
+      w->out_of_memory = 1;
+      return;
+    }
+    w->ephe = more;
+    w->ephe_capacity = capacity;
+  }
+  w->ephe[w->ephe_count++] = e;
+}
+
 /* A pointer that is not a block start (INV-POOL-1: blocks start at slot boundaries). */
 static int bad_location(walk *w, gc_value v) {
   gc_loc loc = gc_heapindex_locate(w->ix, v);
@@ -173,6 +189,7 @@ static inline int check(walk *w, gc_value v) {
                      gc_colour_name(w->run->heap, colour), w->rules->expected);
   }
   w->of_colour[colour >> GC_HD_COLOUR_SHIFT]++;
+  if (gc_hd_tag(hd) == GC_TAG_EPHEMERON && gc_hd_wsize(hd) >= GC_EPHE_DATA) note_ephemeron(w, v);
   /* NOT_MARKABLE blocks are not scanned by the marker either: a pinned block's fields are root
    * slots of their own (rootset.h), which is how this walk reaches them. */
   if (gc_tag_is_scanned(gc_hd_tag(hd)) && colour != GC_NOT_MARKABLE) push(w, v);
@@ -242,6 +259,47 @@ static void drain(walk *w) {
   } while (flush(w) && !w->out_of_memory);
 }
 
+/* An ephemeron's key is alive by other means when the walk reached it, or it is pinned (a pinned
+ * block lives without a root), or it is an immediate. */
+static int key_alive(walk *w, gc_value key) {
+  if (key == 0) return 0;
+  if (!gc_is_block(key) || gc_addrmap_has(&w->s->seen, key)) return 1;
+  const gc_ptr_vec *pinned = &w->run->heap->pinned;
+  for (size_t i = 0; i < pinned->count; i++) {
+    if ((gc_value)pinned->items[i] == key) return 1;
+  }
+  return 0;
+}
+
+/* Ephemerons (gc.h): a datum is reachable only once its key is, by another path. Rounds over
+ * the ephemerons reached until one reaches nothing more (INV-EPHE-1's fixpoint, derived again):
+ * a datum found here is reached from its ephemeron (field GC_EPHE_DATUM, as report paths show
+ * it), and nothing is reached through a key. */
+static void walk_ephemerons(walk *w) {
+  /* A pinned ephemeron lives without a root: its datum follows its key like any other's. */
+  const gc_ptr_vec *pinned = &w->run->heap->pinned;
+  for (size_t i = 0; i < pinned->count && !w->out_of_memory; i++) {
+    gc_value v = (gc_value)pinned->items[i];
+    gc_header hd;
+    if (gc_heapindex_read_header(w->ix, v, &hd) && gc_hd_tag(hd) == GC_TAG_EPHEMERON &&
+        gc_hd_wsize(hd) >= GC_EPHE_DATA) {
+      note_ephemeron(w, v);
+    }
+  }
+  size_t before;
+  do {
+    before = w->s->seen.count;
+    for (size_t i = 0; i < w->ephe_count && !w->out_of_memory; i++) {
+      gc_value e = w->ephe[i];
+      gc_value datum = gc_fields(e)[GC_EPHE_DATUM];
+      if (!gc_is_block(datum) || gc_addrmap_has(&w->s->seen, datum)) continue;
+      if (!key_alive(w, gc_fields(e)[GC_EPHE_KEY])) continue;
+      consider(w, datum, (uint64_t)e);
+      drain(w);
+    }
+  } while (w->s->seen.count != before && !w->out_of_memory);
+}
+
 static void walk_root(void *ctx, gc_value *slot) {
   walk *w = ctx;
   w->root_ordinal++;
@@ -274,6 +332,8 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
   w.out_of_memory = 0;
   w.fifo_head = 0;
   w.fifo_count = 0;
+  w.ephe = NULL;
+  w.ephe_count = w.ephe_capacity = 0;
   int index_ok = run->index_built && w.s == run->scratch ? run->index_complete
                                                          : gc_heapindex_build(w.ix, run->heap);
   if (!index_ok ||
@@ -282,6 +342,8 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
   }
   /* The roots as the verifier enumerates them (rootset.h), not as the collector does. */
   if (!w.out_of_memory) gc_verify_visit_roots(run->heap, w.ix, walk_root, visit_conservative, &w);
+  if (!w.out_of_memory) walk_ephemerons(&w);
+  free(w.ephe);
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
     fprintf(stderr,

@@ -130,6 +130,10 @@ static void seeds_plant_every_corruption(void) {
     printf("%-40s %3zu corruptions planted, found and repaired\n", files[i], o.planted);
   }
   for (int c = 0; c < FUZZ_CORRUPTION_COUNT; c++) {
+    /* The graph target makes no ephemeron nor weak reference: the ephe pass's corruptions are
+     * planted by the gcfuzz backend's seed (corpus/gcfuzz/graph-corrupt-ephe.txt, run clean by
+     * //fuzz/oracle:corpus_test, where a missed one is oracle.corruption-missed). */
+    if (strncmp(fuzz_corruption_names[c], "ephe.", 5) == 0) continue;
     if (!named[c]) fprintf(stderr, "  no seed plants %s\n", fuzz_corruption_names[c]);
     CHECK(named[c]);
   }

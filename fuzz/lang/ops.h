@@ -216,7 +216,11 @@ typedef enum fuzz_misuse {
   X(CHECKMARK_OVER_RETAINED_FREE_SLOT, "checkmark.over-retained/free-slot") \
   X(CHECKMARK_OVER_RETAINED_UNPINNED, "checkmark.over-retained/unpinned")   \
   X(SATB_UNMARKED, "satb.unmarked")                                         \
-  X(SATB_BORN_WHITE, "satb.born-white")
+  X(SATB_BORN_WHITE, "satb.born-white")                                     \
+  X(EPHE_DATUM_UNMARKED, "ephe.datum-unmarked")                             \
+  X(EPHE_UNCLEANED, "ephe.uncleaned")                                       \
+  X(EPHE_DANGLING, "ephe.dangling")                                         \
+  X(EPHE_UNLISTED, "ephe.unlisted")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,

@@ -7,7 +7,9 @@
  * collector scans must not look like a pointer), then the program's N, so that the block's last
  * field is the program's (a collector that skips a block's last field loses a block the program
  * stored there). A raw block of N words is a GC_TAG_RAW block of N + 2 words, the identity
- * first. Each bank of cells is one local root frame of its domain (bank 0: the main domain's,
+ * first. A weak reference and an ephemeron are the collector's own (gc_weak_alloc,
+ * gc_ephemeron_alloc) with two raw data words after their slots: the identity, as a raw
+ * block's. Each bank of cells is one local root frame of its domain (bank 0: the main domain's,
  * pushed at create and popped at destroy; bank d of a threaded heap: pushed when d's thread
  * attaches, popped when d ends), FUZZ_CELL_SELF left out (a finalizer's block must be kept by
  * the collector itself while the finalizer runs).
@@ -134,11 +136,23 @@ static int alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t field
   return v != 0;
 }
 
+/* Where a block of a raw identity keeps it: a raw block's first words, a weak reference's or an
+ * ephemeron's data words; NULL for a scanned block (four immediates). */
+static gc_value *raw_ident(gc_value v) {
+  switch (gc_tag(v)) {
+    case GC_TAG_RAW: return &GC_FIELD(v, 0);
+    case GC_TAG_WEAK: return &GC_FIELD(v, GC_WEAK_DATA);
+    case GC_TAG_EPHEMERON: return &GC_FIELD(v, GC_EPHE_DATA);
+    default: return NULL;
+  }
+}
+
 static void set_ident(fuzz_bheap *h, size_t c, uint64_t id, uint64_t check) {
   gc_value v = cell(h, c);
-  if (gc_tag(v) == GC_TAG_RAW) {
-    GC_FIELD(v, 0) = (gc_value)id;
-    GC_FIELD(v, 1) = (gc_value)check;
+  gc_value *raw = raw_ident(v);
+  if (raw != NULL) {
+    raw[0] = (gc_value)id;
+    raw[1] = (gc_value)check;
     return;
   }
   /* A block allocated since this domain's last safepoint: initialising stores (gc.h). */
@@ -151,9 +165,10 @@ static void set_ident(fuzz_bheap *h, size_t c, uint64_t id, uint64_t check) {
 static int get_ident(fuzz_bheap *h, size_t c, uint64_t *id, uint64_t *check) {
   gc_value v = cell(h, c);
   if (!gc_is_block(v)) return 0;
-  if (gc_tag(v) == GC_TAG_RAW) {
-    *id = GC_FIELD(v, 0);
-    *check = GC_FIELD(v, 1);
+  const gc_value *raw = raw_ident(v);
+  if (raw != NULL) {
+    *id = raw[0];
+    *check = raw[1];
     return 1;
   }
   uint64_t w[IDENT_SCAN_FIELDS];
@@ -191,6 +206,39 @@ static void raw_write(fuzz_bheap *h, size_t obj, size_t word, uint64_t value) {
 
 static uint64_t raw_read(fuzz_bheap *h, size_t obj, size_t word) {
   return GC_FIELD(cell(h, obj), IDENT_RAW_WORDS + word);
+}
+
+/* Weak references and ephemerons (backend.h): the collector's, their identity in their data
+ * words. An allocation counts toward an injected failure as alloc's does. The key, datum and
+ * target are in cells, roots across the allocation (gc.h). */
+static int weak_new(fuzz_bheap *h, size_t dst, size_t target) {
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
+  gc_value v = gc_weak_alloc(gcfuzz_dom(h), cell(h, target), IDENT_RAW_WORDS);
+  gc_clear_error(h->heap);
+  h->cells[dst] = v;
+  return v != 0;
+}
+
+static int weak_get(fuzz_bheap *h, size_t dst, size_t weak) {
+  gc_value v = gc_weak_get(gcfuzz_dom(h), cell(h, weak));
+  gc_clear_error(h->heap);
+  h->cells[dst] = v;
+  return v != 0;
+}
+
+static int ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum) {
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
+  gc_value v = gc_ephemeron_alloc(gcfuzz_dom(h), cell(h, key), cell(h, datum), IDENT_RAW_WORDS);
+  gc_clear_error(h->heap);
+  h->cells[dst] = v;
+  return v != 0;
+}
+
+static int ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
+  gc_value v = gc_ephemeron_datum(gcfuzz_dom(h), cell(h, ephe));
+  gc_clear_error(h->heap);
+  h->cells[dst] = v;
+  return v != 0;
 }
 
 static void copy(fuzz_bheap *h, size_t dst, size_t src) { h->cells[dst] = h->cells[src]; }
@@ -289,10 +337,11 @@ static int address(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bsize) {
 /* The identity of the block at `v` (a block this backend made: scanned or raw), or 0. */
 static int ident_of(gc_value v, uint64_t *id, uint64_t *check) {
   size_t n = gc_wsize(v);
-  if (gc_tag(v) == GC_TAG_RAW) {
-    if (n < IDENT_RAW_WORDS) return 0;
-    *id = GC_FIELD(v, 0);
-    *check = GC_FIELD(v, 1);
+  const gc_value *raw = raw_ident(v);
+  if (raw != NULL) {
+    if (gc_fields(v) + n < raw + IDENT_RAW_WORDS) return 0;
+    *id = raw[0];
+    *check = raw[1];
     return 1;
   }
   if (gc_tag(v) != GC_TAG_SCAN || n < IDENT_SCAN_FIELDS) return 0;
@@ -532,11 +581,13 @@ const fuzz_backend fuzz_backend_gcfuzz = {
             FUZZ_CAP_FIN_ORDERED | FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_CONSERVATIVE |
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
             FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_UNITS | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT,
+            FUZZ_CAP_PRECISE | FUZZ_CAP_UNITS | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT | FUZZ_CAP_WEAK |
+            FUZZ_CAP_EPHEMERON,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
-    /* Each block: a header and four identity words where the model counts two. */
-    .leak_slack_factor = 2.0,
+    /* Each block: a header and four identity words where the model counts two; an ephemeron a
+     * header, its link, key and datum words and two identity words where it counts two. */
+    .leak_slack_factor = 3.0,
     .leak_slack_bytes = 64 * 1024,
     .create = create,
     .destroy = destroy,
@@ -556,6 +607,10 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .fail_after = fail_after,
     .fin_set = fin_set,
     .fin_clear = fin_clear,
+    .weak_new = weak_new,
+    .weak_get = weak_get,
+    .ephe_new = ephe_new,
+    .ephe_get = ephe_get,
     .range_add = range_add,
     .address = address,
     .address_unit = address_unit,
