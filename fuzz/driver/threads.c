@@ -8,8 +8,8 @@
 
 #include "fuzz/driver/semantics.h"
 #include "fuzz/driver/verdict.h"
-#include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
+#include "fuzz/sched/plan.h"
 #include "fuzz/sched/sched.h"
 #include "gc/heap.h" /* the collector's locks, named in the printed interleaving */
 
@@ -18,14 +18,14 @@ static void label_thread(driver *d, int thread, int domain);
 
 /* ---- Running on threads -------------------------------------------------------------------- */
 
-/* FUZZ_SCHEDULED and FUZZ_FREE_THREADS: the program is split into one part per domain. d0's part
- * starts at the beginning; `on dN` sends the ops after it to dN's part (and runs nothing);
- * `terminate dN` goes to dN's own part, wherever it stands, as a domain ends itself; `pct` and
- * `choose` configure the scheduler. Domain N's thread starts when an op of another part spawns
- * dN, runs its part in order, and at its end leaves the domain in a blocking section (its frames
- * stay roots) unless it terminated it. Between two ops a running domain polls (gc_poll: a
- * safepoint, and a scheduling point); a blocked one, whose ops are skipped, still passes a
- * scheduling point per op, so the others run while it is blocked. */
+/* FUZZ_SCHEDULED and FUZZ_FREE_THREADS: the program is split into one part per domain, and the
+ * scheduler configured, by its plan (fuzz/sched/plan.h: `on dN` switches the part and runs
+ * nothing, `terminate dN` goes to dN's own part, `pct` and `choose` configure the scheduler).
+ * Domain N's thread starts when an op of another part spawns dN, runs its part in order, and at
+ * its end leaves the domain in a blocking section (its frames stay roots) unless it terminated
+ * it. Between two ops a running domain polls (gc_poll: a safepoint, and a scheduling point); a
+ * blocked one, whose ops are skipped, still passes a scheduling point per op, so the others run
+ * while it is blocked. */
 typedef struct thread_plan {
   driver *d;
   int domain;
@@ -136,81 +136,22 @@ static void terminate_self(driver *d, mutator *m) {
   m->terminated = 1;
 }
 
-/* Split the program into the domains' parts (the ops are copied into one array, part by part)
- * and read the scheduler's configuration from it. Returns 0 when out of memory. */
-static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_config *cfg,
-                        uint8_t **choices) {
-  size_t n = fuzz_program_count(d->opt->ops, data, size);
-  fuzz_op *ops = malloc((n ? n : 1) * sizeof *ops);
-  int *owner = malloc((n ? n : 1) * sizeof *owner);
-  *choices = malloc(n * 8 + 1);
+/* The program's plan (fuzz/sched/plan.h: its parts and the scheduler's configuration), the
+ * driver's own settings added: free threads, the trace. Each domain's thread_plan runs its part,
+ * a slice of plan->ops. Returns 0 when out of memory (then nothing is held). */
+static int plan_threads(driver *d, const uint8_t *data, size_t size, fuzz_sched_plan *plan) {
+  if (!fuzz_sched_plan_make(plan, d->opt->ops, data, size)) return 0;
   d->plans = calloc(FUZZ_DOMAINS, sizeof *d->plans);
-  if (ops == NULL || owner == NULL || *choices == NULL || d->plans == NULL) {
-    free(ops);
-    free(owner);
+  if (d->plans == NULL) {
+    fuzz_sched_plan_free(plan);
     return 0;
   }
-  /* Default: PCT seeded by the program itself, so every mutation of it is a new schedule. */
-  uint64_t hash = 1469598103934665603ull;
-  for (size_t i = 0; i < size; i++) hash = gc_fnv1a(hash, data[i]);
-  *cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_PCT, .seed = hash, .depth = 3};
-  int pct_seen = 0;
-  size_t choice_bytes = 0;
-  fuzz_decoder dec;
-  fuzz_op op;
-  fuzz_decoder_init(&dec, d->opt->ops, data, size);
-  int part = 0;
-  size_t kept = 0, collects = 0;
-  while (fuzz_program_next(&dec, &op)) {
-    if (op.depth > 0) continue; /* a finalizer body's: decoded again when it runs */
-    if (op.code == FUZZ_OP_ON) {
-      part = op.args[0].a;
-    } else if (op.code == FUZZ_OP_PCT) {
-      if (!pct_seen) {
-        cfg->seed = op.args[0].word;
-        cfg->depth = op.args[1].a == 0 ? 3 : (unsigned)(op.args[1].a > 8 ? 8 : op.args[1].a);
-      }
-      pct_seen = 1;
-    } else if (op.code == FUZZ_OP_CHOOSE) {
-      for (int b = 0; b < 8; b++)
-        (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
-    } else {
-      collects += op.code == FUZZ_OP_COLLECT;
-      ops[kept] = op;
-      owner[kept++] = op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? op.args[0].a : part;
-    }
-  }
-  if (!pct_seen && choice_bytes > 0) {
-    cfg->mode = FUZZ_SCHED_BYTES;
-    cfg->bytes = *choices;
-    cfg->bytes_len = choice_bytes;
-  }
-  /* k, the steps change points are drawn from: about what a program takes (a few steps an op,
-   * some 64 a collection: the stop, the sweep and mark barriers, the work lists and the protocol
-   * words' loads and stores); too large a k puts the change points past the end of the run, too
-   * small a k all of them before its first collection. */
-  cfg->pct_steps = 4 * (uint64_t)kept + 64 * (uint64_t)collects + 32;
-  /* A collector that only spins for this long is stuck: a real wait ends in a few hundred. */
-  cfg->livelock_steps = 20000;
-  if (d->opt->threads == FUZZ_FREE_THREADS) cfg->mode = FUZZ_SCHED_FREE;
-  cfg->trace = d->opt->trace;
-  /* Part by part, in program order: plans[k].ops points into one array. */
-  fuzz_op *sorted = malloc((kept ? kept : 1) * sizeof *sorted);
-  if (sorted == NULL) {
-    free(ops);
-    free(owner);
-    return 0;
-  }
-  size_t at = 0;
+  if (d->opt->threads == FUZZ_FREE_THREADS) plan->cfg.mode = FUZZ_SCHED_FREE;
+  plan->cfg.trace = d->opt->trace;
   for (int k = 0; k < FUZZ_DOMAINS; k++) {
-    d->plans[k] = (thread_plan){.d = d, .domain = k, .ops = sorted + at};
-    for (size_t i = 0; i < kept; i++) {
-      if (owner[i] == k) sorted[at++] = ops[i];
-    }
-    d->plans[k].count = (size_t)(sorted + at - d->plans[k].ops);
+    d->plans[k] = (thread_plan){
+        .d = d, .domain = k, .ops = plan->ops + plan->start[k], .count = plan->count[k]};
   }
-  free(ops);
-  free(owner);
   return 1;
 }
 
@@ -255,15 +196,13 @@ static void name_objects(driver *d) {
  * is stuck (a deadlock or livelock of the collector, reported as a violation; the threads stay
  * parked and the heap cannot be used again) or out of memory (-1). */
 int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
-  fuzz_sched_config cfg;
-  uint8_t *choices = NULL;
-  if (!plan_threads(d, data, size, &cfg, &choices)) {
-    free(choices);
-    return -1;
-  }
-  d->sched = fuzz_sched_create(&cfg);
+  fuzz_sched_plan plan;
+  if (!plan_threads(d, data, size, &plan)) return -1;
+  d->sched = fuzz_sched_create(&plan.cfg);
   if (d->sched == NULL) {
-    free(choices);
+    free(d->plans);
+    d->plans = NULL;
+    fuzz_sched_plan_free(&plan);
     return -1;
   }
   pthread_mutex_init(&d->turn, NULL);
@@ -293,9 +232,8 @@ int drv_run_threads(driver *d, const uint8_t *data, size_t size) {
     m->dom = d->domains[0];
     d->blocked[0] = 0;
   }
-  free(d->plans[0].ops); /* the one array of every part */
   free(d->plans);
   d->plans = NULL;
-  free(choices);
+  fuzz_sched_plan_free(&plan); /* the one array of every part, and the choice bytes */
   return ok;
 }

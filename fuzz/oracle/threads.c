@@ -1,15 +1,15 @@
 /* A threaded run (runner.h): the program's parts, one a domain, each on a thread of its own under
  * fuzz/sched's controlled scheduler, through a backend with FUZZ_CAP_THREADS.
  *
- * The program is split as the schedule target splits it: d0's part starts at the beginning;
- * `on dN` sends the ops after it to dN's part (and runs nothing); `terminate dN` goes to dN's own
- * part, wherever it stands, as a domain ends itself; `pct` and `choose` configure the scheduler
- * (by default PCT seeded by the program's bytes, so every mutation is a new schedule). Domain N's
- * thread starts when an op of another part spawns dN: it attaches to dN (backend.h:
- * domain_attach), runs its part in order on its own bank of cells, and at the end detaches,
- * leaving the domain parked with its bank still rooted, unless it terminated it. Between two ops
- * a thread passes the backend's safepoint (a scheduling point where the collector has them) or
- * the scheduler's own point; inside an op, the collector's own points (gc/platform.h) switch.
+ * The program is split, and the scheduler configured, as the schedule target does it, by its plan
+ * (fuzz/sched/plan.h: `on dN` switches the part and runs nothing, `terminate dN` goes to dN's own
+ * part, `pct` and `choose` configure the scheduler, by default PCT seeded by the program's bytes
+ * so that every mutation is a new schedule). Domain N's thread starts when an op of another part
+ * spawns dN: it attaches to dN (backend.h: domain_attach), runs its part in order on its own bank
+ * of cells, and at the end detaches, leaving the domain parked with its bank still rooted, unless
+ * it terminated it. Between two ops a thread passes the backend's safepoint (a scheduling point
+ * where the collector has them) or the scheduler's own point; inside an op, the collector's own
+ * points (gc/platform.h) switch.
  *
  * Only one thread runs at a time (fuzz/sched.h: INV-SCHED-1), so the model and the runner need no
  * lock; but a thread may be switched away from in the middle of an op, after the backend changed
@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/lang/program.h"
+#include "fuzz/lang/ops.h"
 #include "fuzz/oracle/runner.h"
+#include "fuzz/sched/plan.h"
 #include "fuzz/sched/sched.h"
 
 typedef struct thread_plan {
@@ -105,83 +106,20 @@ static void spawn_thread(runner *r, unsigned d) {
   fuzz_sched_label(r->sched, thread, labels[d]);
 }
 
-/* Split the program into the domains' parts (one array, part by part) and read the scheduler's
- * configuration from it. Returns 0 when out of memory. */
-static int plan(runner *r, fuzz_sched_config *cfg, uint8_t **choices) {
-  size_t n = fuzz_program_count(r->set, r->data, r->size);
-  fuzz_op *ops = malloc((n ? n : 1) * sizeof *ops);
-  unsigned *owner = malloc((n ? n : 1) * sizeof *owner);
-  fuzz_op *sorted = malloc((n ? n : 1) * sizeof *sorted);
-  *choices = malloc(n * 8 + 1);
-  r->plans = calloc(FUZZ_DOMAINS, sizeof *r->plans);
-  if (ops == NULL || owner == NULL || sorted == NULL || *choices == NULL || r->plans == NULL) {
-    free(ops);
-    free(owner);
-    free(sorted);
-    return 0;
-  }
-  uint64_t hash = 1469598103934665603ull; /* FNV-1a over the program */
-  for (size_t i = 0; i < r->size; i++) hash = (hash ^ r->data[i]) * 1099511628211ull;
-  *cfg = (fuzz_sched_config){.mode = FUZZ_SCHED_PCT, .seed = hash, .depth = 3};
-  int pct_seen = 0;
-  size_t choice_bytes = 0, kept = 0, collects = 0;
-  unsigned part = 0;
-  fuzz_decoder dec;
-  fuzz_op op;
-  fuzz_decoder_init(&dec, r->set, r->data, r->size);
-  while (fuzz_program_next(&dec, &op)) {
-    if (op.depth > 0) continue; /* no bodies in a threaded op set; a stray one runs nowhere */
-    if (op.code == FUZZ_OP_ON) {
-      part = (unsigned)op.args[0].a;
-    } else if (op.code == FUZZ_OP_PCT) {
-      if (!pct_seen) {
-        cfg->seed = op.args[0].word;
-        cfg->depth = op.args[1].a == 0 ? 3 : (unsigned)(op.args[1].a > 8 ? 8 : op.args[1].a);
-      }
-      pct_seen = 1;
-    } else if (op.code == FUZZ_OP_CHOOSE) {
-      for (int b = 0; b < 8; b++)
-        (*choices)[choice_bytes++] = (uint8_t)(op.args[0].word >> (8 * b));
-    } else {
-      collects += op.code == FUZZ_OP_COLLECT;
-      ops[kept] = op;
-      owner[kept++] =
-          op.code == FUZZ_OP_TERMINATE && op.args[0].a != 0 ? (unsigned)op.args[0].a : part;
-    }
-  }
-  if (!pct_seen && choice_bytes > 0) {
-    cfg->mode = FUZZ_SCHED_BYTES;
-    cfg->bytes = *choices;
-    cfg->bytes_len = choice_bytes;
-  }
-  /* k, the steps PCT's change points are drawn from: about what the program takes (a few steps an
-   * op, some 64 a collection); a k too large puts them past the run's end, too small all of them
-   * before its first collection. A collector that only spins this long is stuck: a real wait
-   * ends in a few hundred. */
-  cfg->pct_steps = 4 * (uint64_t)kept + 64 * (uint64_t)collects + 32;
-  cfg->livelock_steps = 20000;
-  cfg->trace = r->opt->trace;
-  size_t at = 0;
-  for (unsigned k = 0; k < FUZZ_DOMAINS; k++) {
-    r->plans[k] = (thread_plan){.r = r, .domain = k, .ops = sorted + at};
-    for (size_t i = 0; i < kept; i++) {
-      if (owner[i] == k) sorted[at++] = ops[i];
-    }
-    r->plans[k].count = (size_t)(sorted + at - r->plans[k].ops);
-  }
-  free(ops);
-  free(owner);
-  return 1;
-}
-
 int runner_run_threads(runner *r) {
-  fuzz_sched_config cfg;
-  uint8_t *choices = NULL;
-  if (!plan(r, &cfg, &choices) || (r->sched = fuzz_sched_create(&cfg)) == NULL) {
-    if (r->plans != NULL) free(r->plans[0].ops);
+  fuzz_sched_plan plan;
+  if (!fuzz_sched_plan_make(&plan, r->set, r->data, r->size)) return -1;
+  plan.cfg.trace = r->opt->trace;
+  r->plans = calloc(FUZZ_DOMAINS, sizeof *r->plans);
+  if (r->plans == NULL || (r->sched = fuzz_sched_create(&plan.cfg)) == NULL) {
     free(r->plans);
-    free(choices);
+    r->plans = NULL;
+    fuzz_sched_plan_free(&plan);
     return -1;
+  }
+  for (unsigned k = 0; k < FUZZ_DOMAINS; k++) {
+    r->plans[k] =
+        (thread_plan){.r = r, .domain = k, .ops = plan.ops + plan.start[k], .count = plan.count[k]};
   }
   name_objects(r);
   r->spawn_thread = spawn_thread;
@@ -205,9 +143,8 @@ int runner_run_threads(runner *r) {
     r->b->domain_attach(r->h, 0);
   }
   r->sched = NULL;
-  free(r->plans[0].ops); /* the one array of every part */
   free(r->plans);
   r->plans = NULL;
-  free(choices);
+  fuzz_sched_plan_free(&plan); /* the one array of every part, and the choice bytes */
   return ok;
 }
