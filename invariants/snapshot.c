@@ -89,7 +89,8 @@ enum { SNAP_PREFETCH = 8 };
 
 typedef struct snap_walk {
   gc_verify_snapshot *s;
-  gc_value *ephe; /* the ephemerons recorded, for their rounds (follow_ephemerons) */
+  gc_value *ephe; /* the ephemerons and weak references recorded, for their rounds
+                   * (follow_ephemerons, follow_weakly) */
   size_t ephe_count, ephe_capacity;
   size_t sp;
   snap_edge waiting[SNAP_PREFETCH]; /* a ring: the oldest at `head` */
@@ -112,7 +113,9 @@ static void push(snap_walk *w, gc_value v) {
   s->stack[w->sp++] = v;
 }
 
-static void note_ephemeron(snap_walk *w, gc_value e) {
+/* An ephemeron or a weak reference reached: its slots are followed after the strong walk
+ * (follow_ephemerons, follow_weakly). */
+static void note_weak_block(snap_walk *w, gc_value e) {
   if (w->ephe_count == w->ephe_capacity) {
     size_t capacity = w->ephe_capacity ? 2 * w->ephe_capacity : 64;
     gc_value *more = realloc(w->ephe, capacity * sizeof *more);
@@ -158,7 +161,9 @@ static void follow(snap_walk *w, const snap_edge *e) {
   }
   s->reached_count++;
   gc_header hd = gc_hd_val(e->v);
-  if (gc_hd_tag(hd) == GC_TAG_EPHEMERON && gc_hd_wsize(hd) >= GC_EPHE_DATA) note_ephemeron(w, e->v);
+  if (gc_tag_is_weak(gc_hd_tag(hd)) && gc_hd_wsize(hd) >= gc_tag_weak_words(gc_hd_tag(hd))) {
+    note_weak_block(w, e->v);
+  }
   /* A NOT_MARKABLE block's fields are root slots of their own (rootset.h), as for the marker. */
   if (gc_tag_is_scanned(gc_hd_tag(hd)) && gc_hd_colour(hd) != GC_NOT_MARKABLE) push(w, e->v);
 }
@@ -229,6 +234,7 @@ static void follow_ephemerons(snap_walk *w) {
     before = s->reached_count;
     for (size_t i = 0; i < w->ephe_count && !w->out_of_memory; i++) {
       gc_value e = w->ephe[i];
+      if (gc_hd_tag(gc_hd_val(e)) != GC_TAG_EPHEMERON) continue;
       gc_value key = gc_fields(e)[GC_EPHE_KEY], datum = gc_fields(e)[GC_EPHE_DATUM];
       if (!gc_is_block(datum) || state_word(s, datum) >= GC_SNAP_REACHED) continue;
       if (key == 0 || (gc_is_block(key) && state_word(s, key) < GC_SNAP_REACHED)) continue;
@@ -236,6 +242,54 @@ static void follow_ephemerons(snap_walk *w) {
       drain(w);
     }
   } while (s->reached_count != before && !w->out_of_memory);
+}
+
+/* v, allocated at mark start and not reached, becomes GC_SNAP_WEAK, and so does what it reaches
+ * (drain_weakly); a weak block met is recorded for its own slots. */
+static void weak_reach(snap_walk *w, gc_value v) {
+  if (!gc_is_block(v) || state_word(w->s, v) != GC_SNAP_PRESENT) return;
+  if (!set_state_word(w->s, v, GC_SNAP_WEAK)) {
+    w->out_of_memory = 1;
+    return;
+  }
+  gc_header hd = gc_hd_val(v);
+  if (gc_tag_is_weak(gc_hd_tag(hd)) && gc_hd_wsize(hd) >= gc_tag_weak_words(gc_hd_tag(hd))) {
+    note_weak_block(w, v);
+  }
+  if (gc_tag_is_scanned(gc_hd_tag(hd)) && gc_hd_colour(hd) != GC_NOT_MARKABLE) push(w, v);
+}
+
+static void drain_weakly(snap_walk *w) {
+  while (w->sp > 0 && !w->out_of_memory) {
+    gc_value v = w->s->stack[--w->sp];
+    size_t wsize = gc_hd_wsize(gc_hd_val(v));
+    const gc_value *fields = gc_fields(v);
+    for (size_t f = gc_verify_next_block_field(fields, 0, wsize); f < wsize;
+         f = gc_verify_next_block_field(fields, f + 1, wsize)) {
+      weak_reach(w, fields[f]);
+    }
+  }
+}
+
+/* After the strong walk and the ephemeron fixpoint: what a weak slot, an ephemeron's key slot or
+ * the datum of an ephemeron whose key was not reached names at mark start, and everything under
+ * it, is GC_SNAP_WEAK. A read during the mark shades what it returns (gc.h: gc_weak_get,
+ * gc_ephemeron_key, gc_ephemeron_datum), so the cycle may keep such a block even after the
+ * mutator dropped it again: floating garbage the collector documents, which the over-retention
+ * check allows and nothing requires (satb.c asks only REACHED blocks to be marked). The list
+ * grows while it is read: a weak block found here has slots of its own. */
+static void follow_weakly(snap_walk *w) {
+  for (size_t i = 0; i < w->ephe_count && !w->out_of_memory; i++) {
+    gc_value e = w->ephe[i];
+    const gc_value *f = gc_fields(e);
+    if (gc_hd_tag(gc_hd_val(e)) == GC_TAG_EPHEMERON) {
+      weak_reach(w, f[GC_EPHE_KEY]);
+      weak_reach(w, f[GC_EPHE_DATUM]);
+    } else {
+      weak_reach(w, f[GC_WEAK_TARGET]);
+    }
+    drain_weakly(w);
+  }
 }
 
 /* ---- The record ---------------------------------------------------------------------------- */
@@ -329,6 +383,7 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
     drain(&w);
   }
   if (ok) follow_ephemerons(&w);
+  if (ok) follow_weakly(&w);
   free(w.ephe);
   s->complete = !w.out_of_memory;
   return s->complete;
@@ -350,7 +405,11 @@ const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value 
 
 int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v) {
   uint32_t word = state_word(s, v);
-  return word == GC_SNAP_PRESENT || word >= GC_SNAP_REACHED;
+  return word == GC_SNAP_PRESENT || word == GC_SNAP_WEAK || word >= GC_SNAP_REACHED;
+}
+
+int gc_verify_snapshot_may_keep(gc_verify_snapshot *s, gc_value v) {
+  return state_word(s, v) != GC_SNAP_PRESENT;
 }
 
 void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v) {

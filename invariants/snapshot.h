@@ -75,7 +75,11 @@ typedef enum gc_snap_state {
   GC_SNAP_ABSENT = 0,        /* not a block allocated at mark start (allocated since, or never) */
   GC_SNAP_PRESENT = 1,       /* allocated at mark start, not reached by the walk */
   GC_SNAP_BORN_REPORTED = 2, /* allocated since, and already reported born white at a slice */
-  GC_SNAP_REACHED = 3,       /* allocated at mark start and reached (any index) */
+  GC_SNAP_WEAK = 3,          /* allocated at mark start and reached then only through a weak
+                              * slot, an ephemeron's key slot or the datum of an ephemeron whose
+                              * key was not reached: a read during the mark shades what it
+                              * returns (gc.h), so the cycle may keep it, and need not */
+  GC_SNAP_REACHED = 4,       /* allocated at mark start and reached (any index) */
 } gc_snap_state;
 
 typedef struct gc_verify_snapshot {
@@ -111,6 +115,9 @@ gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v);
 const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value v);
 /* 1 if v was allocated at mark start. */
 int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v);
+/* 1 if the cycle may keep v: allocated since mark start, reached at mark start, or reached then
+ * only weakly (GC_SNAP_WEAK). */
+int gc_verify_snapshot_may_keep(gc_verify_snapshot *s, gc_value v);
 /* Remember that v, allocated since mark start, was reported born white (satb.c), so it is not
  * reported again. */
 void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v);
