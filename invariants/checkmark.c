@@ -99,7 +99,9 @@ static size_t check_marking_over(const gc_verify_run *run) {
 /* The one place a MARKED block the roots do not reach is allowed: floating garbage of an
  * incremental cycle (INV-MARK-2's snapshot clause, INV-BARRIER-1). Marking preserves the heap as
  * it was when it began, so a block reachable then, or allocated since (born MARKED), may be
- * MARKED at its end though the mutators dropped it meanwhile; the next cycle frees it. What was
+ * MARKED at its end though the mutators dropped it meanwhile; the next cycle frees it. So may a
+ * block the walk did not reach but a weak slot or an ephemeron named then: a get while marking
+ * hands it out and shades it (gc.h), and the mutator may drop it again. What was
  * reachable and what was allocated then is the verifier's record of the mark start
  * (snapshot.h), taken for incremental cycles whenever this pass is on. A cycle marked in one stop
  * allows nothing: nothing runs between its start and its end. An incremental cycle without a
@@ -110,7 +112,8 @@ static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_
   if (!run->heap->trace.incremental || gc_hd_wsize(hd) == 0) return 0;
   gc_verify_snapshot *s = run->snapshot;
   if (!gc_verify_snapshot_current(s, run->heap)) return 1;
-  return gc_verify_snapshot_reached(s, v) != NULL || !gc_verify_snapshot_present(s, v);
+  return gc_verify_snapshot_reached(s, v) != NULL || !gc_verify_snapshot_present(s, v) ||
+         gc_verify_snapshot_weakly_reached(s, v);
 }
 
 /* Its fields can be read: a scanned block with a header that fits where it is. */

@@ -238,6 +238,37 @@ static void follow_ephemerons(snap_walk *w) {
   } while (s->reached_count != before && !w->out_of_memory);
 }
 
+/* Blocks the walk did not reach that a get could still hand out while the cycle marks: what a
+ * weak slot or an ephemeron's key or datum names, of every weak block reached or reachable so,
+ * and what their fields reach (gc.h: a get shades what it returns, so the cycle may keep it).
+ * Their own walk, with no records: only checkmark's floating-garbage rule asks for them. */
+static void follow_weak_slots(snap_walk *w) {
+  gc_verify_snapshot *s = w->s;
+  for (size_t i = 0; i < s->reached_count && !w->out_of_memory; i++) {
+    gc_value v = s->reached[i].v;
+    gc_header hd = gc_hd_val(v);
+    if (!gc_tag_is_weak(gc_hd_tag(hd)) || gc_hd_wsize(hd) < gc_tag_weak_words(gc_hd_tag(hd))) {
+      continue;
+    }
+    for (size_t f = 1; f < gc_tag_weak_words(gc_hd_tag(hd)); f++) push(w, gc_fields(v)[f]);
+    while (w->sp > 0 && !w->out_of_memory) {
+      gc_value x = s->stack[--w->sp];
+      if (!gc_is_block(x) || state_word(s, x) != GC_SNAP_PRESENT) continue;
+      int added = gc_addrmap_add(&s->weakly, x, 1);
+      if (added < 0) w->out_of_memory = 1;
+      if (added != 1) continue;
+      gc_header xh = gc_hd_val(x);
+      unsigned tag = gc_hd_tag(xh);
+      size_t wsize = gc_hd_wsize(xh);
+      if (gc_tag_is_weak(tag)) {
+        for (size_t f = 1; f < gc_tag_weak_words(tag) && f < wsize; f++) push(w, gc_fields(x)[f]);
+      } else if (gc_tag_is_scanned(tag)) {
+        for (size_t f = 0; f < wsize; f++) push(w, gc_fields(x)[f]);
+      }
+    }
+  }
+}
+
 /* ---- The record ---------------------------------------------------------------------------- */
 
 /* A record for pool p of class `cls`, its slots' states all ABSENT; NULL when out of memory. */
@@ -319,8 +350,8 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
   s->pool_count = 0;
   s->states_count = 0;
   s->last_pool = 0;
-  int ok = gc_addrmap_reset(&s->pools, 0) && gc_addrmap_reset(&s->larges, 0) && ix->complete &&
-           record_blocks(s, ix);
+  int ok = gc_addrmap_reset(&s->pools, 0) && gc_addrmap_reset(&s->larges, 0) &&
+           gc_addrmap_reset(&s->weakly, 0) && ix->complete && record_blocks(s, ix);
   snap_walk w = {.s = s, .sp = 0, .out_of_memory = !ok};
   if (ok) gc_verify_visit_roots(heap, ix, visit_slot, visit_word, &w);
   /* A pinned block is live because it is pinned, not because a root reaches it. */
@@ -329,6 +360,7 @@ int gc_verify_snapshot_take(gc_verify_snapshot *s, gc_heap *heap, gc_heapindex *
     drain(&w);
   }
   if (ok) follow_ephemerons(&w);
+  if (ok) follow_weak_slots(&w);
   free(w.ephe);
   s->complete = !w.out_of_memory;
   return s->complete;
@@ -346,6 +378,10 @@ gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v) {
 const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value v) {
   uint32_t word = state_word(s, v);
   return word >= GC_SNAP_REACHED ? &s->reached[word - GC_SNAP_REACHED] : NULL;
+}
+
+int gc_verify_snapshot_weakly_reached(const gc_verify_snapshot *s, gc_value v) {
+  return gc_is_block(v) && gc_addrmap_has(&s->weakly, v);
 }
 
 int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v) {
@@ -368,6 +404,7 @@ gc_snap_pool *gc_verify_snapshot_pool(gc_verify_snapshot *s, gc_pool *p) {
 void gc_verify_snapshot_free(gc_verify_snapshot *s) {
   gc_addrmap_free(&s->pools);
   gc_addrmap_free(&s->larges);
+  gc_addrmap_free(&s->weakly);
   free(s->states);
   free(s->reached);
   free(s->stack);

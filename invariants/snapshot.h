@@ -13,7 +13,11 @@
  *     recorded path of every reached block, and comparing them with the fields at mark-done
  *     names an edge overwritten since;
  *   - each pool's frontier and free-list head, where the mark slices' born-black check starts
- *     (satb.c).
+ *     (satb.c);
+ *   - which of the blocks the walk did not reach were reachable through a weak slot or an
+ *     ephemeron's key or datum (of a weak block reached, or itself reachable so): a get during
+ *     marking may hand such a block to the mutator, shading it (gc.h), so it may end MARKED
+ *     though the walk never reached it, floating garbage all the same (checkmark.c).
  *
  * Storage: each pool gets an array of one 32-bit state per slot (gc_snap_state: absent, present,
  * born-reported, or reached with the index of its record), found from a block's address by its
@@ -93,6 +97,7 @@ typedef struct gc_verify_snapshot {
   uint32_t *states; /* every recorded pool's slot states, one run a pool */
   size_t states_count, states_capacity;
   gc_addrmap larges; /* large block val -> its state word */
+  gc_addrmap weakly; /* blocks not reached but reachable through a weak slot (value 1) */
   /* The pool looked up last (a walk visits runs of blocks in one pool); 0: none. */
   uintptr_t last_pool;
   size_t last_pool_index;
@@ -109,6 +114,9 @@ int gc_verify_snapshot_current(const gc_verify_snapshot *s, const gc_heap *heap)
 gc_snap_state gc_verify_snapshot_state(gc_verify_snapshot *s, gc_value v);
 /* v's record if the walk reached it at mark start, else NULL. */
 const gc_snap_block *gc_verify_snapshot_reached(gc_verify_snapshot *s, gc_value v);
+/* 1 if v was allocated at mark start, not reached, but reachable through a weak slot or an
+ * ephemeron's key or datum: a get while marking may have handed it out and shaded it. */
+int gc_verify_snapshot_weakly_reached(const gc_verify_snapshot *s, gc_value v);
 /* 1 if v was allocated at mark start. */
 int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v);
 /* Remember that v, allocated since mark start, was reported born white (satb.c), so it is not
