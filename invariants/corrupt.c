@@ -753,7 +753,9 @@ static int plant_ephe_datum_unmarked(gc_corruption *c) {
   gc_value e = c->victim;
   if (gc_tag(e) != GC_TAG_EPHEMERON || colour_of_block(e) != c->heap->colours.marked) return 0;
   gc_value key = GC_FIELD(e, GC_EPHE_KEY), datum = GC_FIELD(e, GC_EPHE_DATUM);
-  if (key == 0 || !gc_is_block(datum)) return 0;
+  /* A datum that is its own key: unmarking it kills the key, and the pass rightly reads that as
+   * a dead key left uncleaned (ephe.uncleaned), not as a datum lost under a live key. */
+  if (key == 0 || !gc_is_block(datum) || key == datum) return 0;
   if (gc_is_block(key) && colour_of_block(key) != c->heap->colours.marked &&
       colour_of_block(key) != GC_NOT_MARKABLE) {
     return 0;

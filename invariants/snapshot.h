@@ -13,10 +13,14 @@
  *     recorded path of every reached block, and comparing them with the fields at mark-done
  *     names an edge overwritten since;
  *   - each pool's frontier and free-list head, where the mark slices' born-black check starts
- *     (satb.c).
+ *     (satb.c);
+ *   - which of the blocks the walk did not reach were reachable then only through a weak slot or
+ *     an ephemeron's key or datum (GC_SNAP_WEAK): a get during marking may hand such a block to
+ *     the mutator, shading it (gc.h), so it may end MARKED though the walk never reached it,
+ *     floating garbage all the same (checkmark.c).
  *
  * Storage: each pool gets an array of one 32-bit state per slot (gc_snap_state: absent, present,
- * born-reported, or reached with the index of its record), found from a block's address by its
+ * born-reported, weakly reached, or reached with the index of its record), found from a block's address by its
  * pool (a map of the pools, a one-entry cache in front) and its slot number; large blocks, which
  * are few, get a map of their own. So the record is a memset and a store per allocated slot, and a
  * lookup is an array read, where a map entry per block cost a hashed insert and probe each. Only
