@@ -145,9 +145,11 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
          * stopping there keeps the walk finite. */
         for (gc_pool *p = o.pool_lists[l][c]; p != NULL; p = p->next) {
           unsigned cls = p->size_class < GC_NUM_SIZECLASSES ? p->size_class : GC_NUM_SIZECLASSES;
-          int added = gc_addrmap_add(&ix->pools, (uintptr_t)p, cls);
+          int added = gc_addrmap_add(&ix->pools, (uintptr_t)p,
+                                     cls | (uint64_t)ix->pool_count << GC_HEAPINDEX_CLASS_BITS);
           if (added > 0 && !list_append(&ix->pool_list, &ix->pool_count, &ix->pool_list_capacity,
                                         (uintptr_t)p, cls)) {
+            gc_addrmap_remove(&ix->pools, (uintptr_t)p); /* INV-HINDEX-1 */
             added = -1;
           }
           if (added < 0) ix->complete = 0;
@@ -159,9 +161,10 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
       if (o.large_lists[l] == NULL) continue;
       for (gc_large *a = *o.large_lists[l]; a != NULL; a = a->next) {
         gc_value v = gc_val_hp(gc_large_hp(a));
-        int added = gc_addrmap_add(&ix->larges, v, (uint64_t)(uintptr_t)a);
+        int added = gc_addrmap_add(&ix->larges, v, ix->large_count);
         if (added > 0 && !list_append(&ix->large_list, &ix->large_count, &ix->large_list_capacity,
                                       v, (uint64_t)(uintptr_t)a)) {
+          gc_addrmap_remove(&ix->larges, v); /* INV-HINDEX-1 */
           added = -1;
         }
         if (added < 0) ix->complete = 0;
@@ -246,10 +249,11 @@ gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v) {
     }
     return loc;
   }
-  uint64_t a;
-  if (gc_addrmap_get(&ix->larges, v, &a)) {
+  size_t ordinal;
+  gc_large *a = gc_heapindex_large(ix, v, &ordinal);
+  if (a != NULL) {
     loc.kind = GC_LOC_LARGE;
-    loc.large = (gc_large *)(uintptr_t)a;
+    loc.large = a;
     return loc;
   }
   loc.kind = GC_LOC_OUTSIDE;

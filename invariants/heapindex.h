@@ -103,10 +103,18 @@ typedef struct gc_loc {
   gc_value large_val;  /* LARGE_INTERIOR: the block it points into */
 } gc_loc;
 
+/* The pools map's value: the pool's size class in the low bits, and above them its ordinal, its
+ * position in pool_list, by which flat side tables (seenset.h) find their part for the pool.
+ * INV-HINDEX-1: every key of `pools` (`larges`) has an ordinal below pool_count (large_count),
+ * the entry of pool_list (large_list) at that ordinal being the same pool (large block); a build
+ * that runs out of memory takes back the key whose list entry it could not append. */
+#define GC_HEAPINDEX_CLASS_BITS 8
+_Static_assert(GC_NUM_SIZECLASSES < (1u << GC_HEAPINDEX_CLASS_BITS), "a class fits its bits");
+
 typedef struct gc_heapindex {
   gc_heap *heap;
-  gc_addrmap pools;  /* pool address -> size class */
-  gc_addrmap larges; /* large block val -> gc_large * */
+  gc_addrmap pools;  /* pool address -> size class | ordinal << GC_HEAPINDEX_CLASS_BITS */
+  gc_addrmap larges; /* large block val -> its ordinal, its position in large_list */
   /* The same entries, each once, in the order the build met them (owner, list, class, list
    * position): what a pass that visits every pool or large block loops over, in O(pools) and
    * O(large blocks) rather than over every bucket of a map (up to sixteen times as many in a
@@ -125,6 +133,7 @@ typedef struct gc_heapindex {
   /* One-entry cache of the last pool looked up: a walk visits runs of blocks in one pool. */
   uintptr_t last_pool;
   unsigned last_class;
+  size_t last_ordinal;
 } gc_heapindex;
 
 /* Index every pool and large block on the owners' lists (a list walk stops at the first pool or
@@ -143,19 +152,36 @@ gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v);
  * the large blocks: only reports need it). */
 gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v);
 
+/* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class and its
+ * ordinal (its position in pool_list) in *ordinal. */
+static inline gc_pool *gc_heapindex_pool_at(gc_heapindex *ix, uintptr_t addr, unsigned *size_class,
+                                            size_t *ordinal) {
+  uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+  if (base != ix->last_pool) {
+    uint64_t value;
+    if (!gc_addrmap_get(&ix->pools, base, &value)) return NULL;
+    ix->last_pool = base;
+    ix->last_class = (unsigned)(value & ((1u << GC_HEAPINDEX_CLASS_BITS) - 1));
+    ix->last_ordinal = (size_t)(value >> GC_HEAPINDEX_CLASS_BITS);
+  }
+  *size_class = ix->last_class;
+  *ordinal = ix->last_ordinal;
+  return (gc_pool *)base;
+}
+
 /* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class. */
 static inline gc_pool *gc_heapindex_pool(gc_heapindex *ix, uintptr_t addr, unsigned *size_class) {
-  uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
-  if (base == ix->last_pool) {
-    *size_class = ix->last_class;
-    return (gc_pool *)base;
-  }
-  uint64_t c;
-  if (!gc_addrmap_get(&ix->pools, base, &c)) return NULL;
-  ix->last_pool = base;
-  ix->last_class = (unsigned)c;
-  *size_class = (unsigned)c;
-  return (gc_pool *)base;
+  size_t ordinal;
+  return gc_heapindex_pool_at(ix, addr, size_class, &ordinal);
+}
+
+/* The large block whose val is `v` if it is one in use, else NULL; its ordinal (its position in
+ * large_list) in *ordinal. */
+static inline gc_large *gc_heapindex_large(const gc_heapindex *ix, gc_value v, size_t *ordinal) {
+  uint64_t i;
+  if (!gc_addrmap_get(&ix->larges, v, &i)) return NULL;
+  *ordinal = (size_t)i;
+  return (gc_large *)(uintptr_t)ix->large_list[i].word;
 }
 
 /* The block whose header or fields contain the address `word`, or 0: gc.h's rule for a
