@@ -416,10 +416,10 @@ int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b) {
   }
 }
 
-GC_VERIFY_NOT_INSTRUMENTED size_t gc_verify_next_block_field(const gc_value *fields, size_t i,
-                                                             size_t n) {
+GC_VERIFY_NOT_INSTRUMENTED uint64_t gc_verify_block_fields(const gc_value *fields, size_t n) {
   /* gc_is_block spelled out: clang inlines no function into one whose sanitizer attributes
    * differ, and a call per field cost more than the checks saved. */
-  while (i < n && (fields[i] == 0 || (fields[i] & 1u) != 0)) i++;
-  return i;
+  uint64_t mask = 0;
+  for (size_t i = 0; i < n; i++) mask |= (uint64_t)(fields[i] != 0 && (fields[i] & 1u) == 0) << i;
+  return mask;
 }

@@ -36,14 +36,19 @@
 #define GC_VERIFY_NOT_INSTRUMENTED __attribute__((noinline))
 #endif
 
-/* The first index >= i of a block pointer (gc_is_block) in fields[0..n), or n: how the walks skip
- * the immediates of a block they scan. Not instrumented at all: its coverage counters were most
- * of the cost of scanning a block, and an address check per field most of the rest. A caller
- * passes the fields of a block whose header (the first word of the same slot or large block) it
- * has just read, instrumented, and checked to fit where it is, and n within that slot or large
- * block (INV-POOL-1): nothing read here is unvouched for. */
-GC_VERIFY_NOT_INSTRUMENTED size_t gc_verify_next_block_field(const gc_value *fields, size_t i,
-                                                             size_t n);
+/* Bit i set for each block pointer (gc_is_block) among fields[0..n), n at most 64: how the walks
+ * skip the immediates of a block they scan, one call for a small block's fields (a call per
+ * pointer field cost as much as the rest of the scan), then a loop over the bits, field `base`
+ * (a multiple of GC_VERIFY_FIELDS_PER_MASK) at bit 0:
+ *   for (uint64_t m = gc_verify_block_fields(fields + base, n); m != 0; m &= m - 1) {
+ *     size_t i = base + (size_t)__builtin_ctzll(m); ... fields[i] ... }
+ * Not instrumented at all: its coverage counters were most of the cost of scanning a block, and
+ * an address check per field most of the rest. A caller passes the fields of a block whose header
+ * (the first word of the same slot or large block) it has just read, instrumented, and checked to
+ * fit where it is, and n within that slot or large block (INV-POOL-1): nothing read here is
+ * unvouched for. */
+#define GC_VERIFY_FIELDS_PER_MASK 64
+GC_VERIFY_NOT_INSTRUMENTED uint64_t gc_verify_block_fields(const gc_value *fields, size_t n);
 
 /* ---- Owners -------------------------------------------------------------------------------- */
 

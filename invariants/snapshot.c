@@ -182,9 +182,13 @@ static void drain(snap_walk *w) {
     /* v's header fitted its slot when recorded PRESENT, and was read again when followed. */
     size_t wsize = gc_hd_wsize(gc_hd_val(v));
     const gc_value *fields = gc_fields(v);
-    for (size_t f = gc_verify_next_block_field(fields, 0, wsize); f < wsize;
-         f = gc_verify_next_block_field(fields, f + 1, wsize)) {
-      reach(w, fields[f], GC_SNAP_FIELD, v, f);
+    for (size_t base = 0; base < wsize; base += GC_VERIFY_FIELDS_PER_MASK) {
+      size_t n =
+          wsize - base < GC_VERIFY_FIELDS_PER_MASK ? wsize - base : GC_VERIFY_FIELDS_PER_MASK;
+      for (uint64_t m = gc_verify_block_fields(fields + base, n); m != 0; m &= m - 1) {
+        size_t f = base + (size_t)__builtin_ctzll(m);
+        reach(w, fields[f], GC_SNAP_FIELD, v, f);
+      }
     }
   }
 }

@@ -264,9 +264,12 @@ static void drain(walk *w) {
       gc_value v = w->s->stack[--w->sp]; /* push may move the stack: index it afresh */
       size_t wsize = gc_hd_wsize(gc_hd_val(v));
       const gc_value *fields = gc_fields(v);
-      for (size_t i = gc_verify_next_block_field(fields, 0, wsize); i < wsize;
-           i = gc_verify_next_block_field(fields, i + 1, wsize)) {
-        consider(w, fields[i], (uint64_t)v);
+      for (size_t base = 0; base < wsize; base += GC_VERIFY_FIELDS_PER_MASK) {
+        size_t n =
+            wsize - base < GC_VERIFY_FIELDS_PER_MASK ? wsize - base : GC_VERIFY_FIELDS_PER_MASK;
+        for (uint64_t m = gc_verify_block_fields(fields + base, n); m != 0; m &= m - 1) {
+          consider(w, fields[base + (size_t)__builtin_ctzll(m)], (uint64_t)v);
+        }
       }
     }
   } while (flush(w) && !stopped(w));
