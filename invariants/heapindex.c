@@ -129,9 +129,8 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
   ix->sorted_built = 0;
   ix->heap = heap;
   ix->complete = 1;
-  ix->last_pool = 0;
   /* The maps keep their buckets (they grow while adding when a heap outgrows them). */
-  if (!gc_addrmap_reset(&ix->pools, 0) || !gc_addrmap_reset(&ix->larges, 0)) {
+  if (!gc_poolmap_reset(&ix->pools) || !gc_addrmap_reset(&ix->larges, 0)) {
     ix->complete = 0;
   }
   size_t cursor = 0;
@@ -145,11 +144,11 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
          * stopping there keeps the walk finite. */
         for (gc_pool *p = o.pool_lists[l][c]; p != NULL; p = p->next) {
           unsigned cls = p->size_class < GC_NUM_SIZECLASSES ? p->size_class : GC_NUM_SIZECLASSES;
-          int added = gc_addrmap_add(&ix->pools, (uintptr_t)p,
+          int added = gc_poolmap_add(&ix->pools, (uintptr_t)p,
                                      cls | (uint64_t)ix->pool_count << GC_HEAPINDEX_CLASS_BITS);
           if (added > 0 && !list_append(&ix->pool_list, &ix->pool_count, &ix->pool_list_capacity,
                                         (uintptr_t)p, cls)) {
-            gc_addrmap_remove(&ix->pools, (uintptr_t)p); /* INV-HINDEX-1 */
+            gc_poolmap_remove(&ix->pools, (uintptr_t)p); /* INV-HINDEX-1 */
             added = -1;
           }
           if (added < 0) ix->complete = 0;
@@ -172,12 +171,11 @@ int gc_heapindex_build(gc_heapindex *ix, gc_heap *heap) {
       }
     }
   }
-  ix->last_pool = 0;
   return ix->complete;
 }
 
 void gc_heapindex_free(gc_heapindex *ix) {
-  gc_addrmap_free(&ix->pools);
+  gc_poolmap_free(&ix->pools);
   gc_addrmap_free(&ix->larges);
   free(ix->sorted_larges);
   free(ix->pool_list);

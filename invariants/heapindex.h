@@ -21,6 +21,7 @@
 #include "gc/large.h"
 #include "gc/pool.h"
 #include "invariants/addrmap.h"
+#include "invariants/poolmap.h"
 
 /* Leaves a small scanning loop out of every instrumentation: libFuzzer's coverage counters
  * (clang's -fsanitize-coverage; other compilers do not instrument), ASan's address checks and
@@ -118,7 +119,7 @@ _Static_assert(GC_NUM_SIZECLASSES < (1u << GC_HEAPINDEX_CLASS_BITS), "a class fi
 
 typedef struct gc_heapindex {
   gc_heap *heap;
-  gc_addrmap pools;  /* pool address -> size class | ordinal << GC_HEAPINDEX_CLASS_BITS */
+  gc_poolmap pools;  /* pool address -> size class | ordinal << GC_HEAPINDEX_CLASS_BITS */
   gc_addrmap larges; /* large block val -> its ordinal, its position in large_list */
   /* The same entries, each once, in the order the build met them (owner, list, class, list
    * position): what a pass that visits every pool or large block loops over, in O(pools) and
@@ -135,10 +136,6 @@ typedef struct gc_heapindex {
   size_t sorted_count, sorted_capacity; /* the buffer is kept from one build to the next */
   int sorted_built;
   int complete; /* 0 when memory ran out while building: lookups may miss blocks */
-  /* One-entry cache of the last pool looked up: a walk visits runs of blocks in one pool. */
-  uintptr_t last_pool;
-  unsigned last_class;
-  size_t last_ordinal;
 } gc_heapindex;
 
 /* Index every pool and large block on the owners' lists (a list walk stops at the first pool or
@@ -162,15 +159,10 @@ gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v);
 static inline gc_pool *gc_heapindex_pool_at(gc_heapindex *ix, uintptr_t addr, unsigned *size_class,
                                             size_t *ordinal) {
   uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
-  if (base != ix->last_pool) {
-    uint64_t value;
-    if (!gc_addrmap_get(&ix->pools, base, &value)) return NULL;
-    ix->last_pool = base;
-    ix->last_class = (unsigned)(value & ((1u << GC_HEAPINDEX_CLASS_BITS) - 1));
-    ix->last_ordinal = (size_t)(value >> GC_HEAPINDEX_CLASS_BITS);
-  }
-  *size_class = ix->last_class;
-  *ordinal = ix->last_ordinal;
+  uint64_t value;
+  if (base == 0 || !gc_poolmap_get(&ix->pools, base, &value)) return NULL;
+  *size_class = (unsigned)(value & ((1u << GC_HEAPINDEX_CLASS_BITS) - 1));
+  *ordinal = (size_t)(value >> GC_HEAPINDEX_CLASS_BITS);
   return (gc_pool *)base;
 }
 
