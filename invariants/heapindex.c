@@ -415,9 +415,16 @@ int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b) {
 }
 
 GC_VERIFY_NOT_INSTRUMENTED uint64_t gc_verify_block_fields(const gc_value *fields, size_t n) {
-  /* gc_is_block spelled out: clang inlines no function into one whose sanitizer attributes
-   * differ, and a call per field cost more than the checks saved. */
+  /* gc_is_block spelled out (clang inlines no function into one whose sanitizer attributes
+   * differ), as one compare: a block pointer is even and not 0, and rotated right by one bit an
+   * odd word has its top bit set while 0 stays 0, so the block pointers are exactly the words
+   * whose rotation minus one is below 2^63 - 1 (0 wraps to the top). The bits are shifted in
+   * from the last field down. Against two tests and a shift by i per field, 0.6 of the time on
+   * a fuzzed heap's mostly zero fields and 0.8 on the benchmark's mostly pointer ones. */
   uint64_t mask = 0;
-  for (size_t i = 0; i < n; i++) mask |= (uint64_t)(fields[i] != 0 && (fields[i] & 1u) == 0) << i;
+  for (size_t i = n; i-- > 0;) {
+    uint64_t rotated = (fields[i] >> 1) | (fields[i] << 63);
+    mask = mask * 2 + (rotated - 1 < UINT64_C(0x7fffffffffffffff));
+  }
   return mask;
 }
