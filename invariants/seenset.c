@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gc/pool.h"
+
 /* Make room for `count` items of `size` bytes in *buf (capacity *capacity items), growing to at
  * least twice the old room so a growing heap reallocates rarely. 0 when out of memory or beyond
  * `max_bytes` (0: no bound); *buf is then unchanged. */
@@ -26,7 +28,14 @@ int gc_seenset_reset(gc_seenset *s, const gc_heapindex *ix) {
       !ensure((void **)&s->larges, &s->large_capacity, ix->large_count, 1, s->max_bytes)) {
     return 0;
   }
-  if (ix->pool_count > 0) memset(s->pool_bits, 0, ix->pool_count * GC_SEENSET_POOL_BYTES);
+  for (size_t i = 0; i < ix->pool_count; i++) { /* INV-SEEN-1: up to each frontier */
+    uintptr_t pool = ix->pool_list[i].key;
+    uintptr_t frontier = (uintptr_t)((const gc_pool *)pool)->frontier;
+    size_t words = frontier <= pool                   ? 0
+                   : frontier - pool >= GC_POOL_BSIZE ? GC_POOL_WSIZE
+                                                      : (frontier - pool) / GC_WORD_BSIZE;
+    memset(&s->pool_bits[i * GC_SEENSET_POOL_WORDS], 0, (words + 63) / 64 * sizeof(uint64_t));
+  }
   if (ix->large_count > 0) memset(s->larges, 0, ix->large_count);
   return 1;
 }
@@ -41,8 +50,11 @@ int gc_seenset_has_block(const gc_seenset *s, gc_heapindex *ix, gc_value v) {
   gc_header *hp = gc_hp_val(v);
   unsigned c;
   size_t ordinal;
-  if (gc_heapindex_pool_at(ix, (uintptr_t)hp, &c, &ordinal) != NULL) {
-    return gc_seenset_has_in_pool(s, ordinal, hp);
+  gc_pool *p = gc_heapindex_pool_at(ix, (uintptr_t)hp, &c, &ordinal);
+  if (p != NULL) {
+    if (hp < gc_pool_first_slot(p) || hp >= p->frontier) return 0; /* INV-SEEN-1 */
+    size_t word = ((uintptr_t)hp & (GC_POOL_BSIZE - 1)) / GC_WORD_BSIZE;
+    return (int)((s->pool_bits[ordinal * GC_SEENSET_POOL_WORDS + word / 64] >> (word % 64)) & 1);
   }
   return gc_heapindex_large(ix, v, &ordinal) != NULL && s->larges[ordinal];
 }

@@ -9,15 +9,19 @@
  * front) and the word offset inside it: GC_SEENSET_POOL_BYTES (512) bytes a pool, about 0.6 MiB at
  * 10^6 blocks, which stays in the second-level cache.
  *
- * A bit per word, not per slot: no division by the slot size, and every address inside a pool has
- * a bit of its own, a word that is not a block start included.
+ * A bit per word, not per slot: no division by the slot size to find it.
  *
  * INV-SEEN-1: the set is sized for the heap index it was last reset with, and means nothing once
  * that index is built again; an ordinal is the index's (INV-HINDEX-1), so below the counts the
- * set was sized for.
+ * set was sized for. A reset clears the bits of each pool's words below its frontier only (a
+ * fuzzed heap's pools are mostly unused, and clearing every pool's 512 bytes at every walk cost
+ * as much as the walk): the bits of the words from the first slot up to the frontier mean
+ * something, the others are stale. A walk adds only slot starts below the frontier, and a
+ * lookup of any other word answers no without reading its bit. The frontiers do not move between
+ * the reset and the last lookup (the passes run on a heap that does not change).
  *
  * Memory: kept from one reset to the next (a pass after every cycle allocates nothing once the
- * heap stops growing); clearing it is a memset of GC_SEENSET_POOL_BYTES a pool.
+ * heap stops growing).
  */
 #ifndef INVARIANTS_SEENSET_H
 #define INVARIANTS_SEENSET_H
@@ -48,7 +52,8 @@ typedef struct gc_seenset {
 int gc_seenset_reset(gc_seenset *s, const gc_heapindex *ix);
 void gc_seenset_free(gc_seenset *s);
 
-/* Add the address `addr` inside the pool of ordinal `pool`; 1 if it was not in the set. */
+/* Add the address `addr`, a word of the pool of ordinal `pool` from its first slot up to its
+ * frontier (INV-SEEN-1); 1 if it was not in the set. */
 static inline int gc_seenset_add_in_pool(gc_seenset *s, size_t pool, const void *addr) {
   size_t word = ((uintptr_t)addr & (GC_POOL_BSIZE - 1)) / GC_WORD_BSIZE;
   uint64_t *bits = &s->pool_bits[pool * GC_SEENSET_POOL_WORDS + word / 64];
@@ -56,11 +61,6 @@ static inline int gc_seenset_add_in_pool(gc_seenset *s, size_t pool, const void 
   if (*bits & bit) return 0;
   *bits |= bit;
   return 1;
-}
-
-static inline int gc_seenset_has_in_pool(const gc_seenset *s, size_t pool, const void *addr) {
-  size_t word = ((uintptr_t)addr & (GC_POOL_BSIZE - 1)) / GC_WORD_BSIZE;
-  return (int)((s->pool_bits[pool * GC_SEENSET_POOL_WORDS + word / 64] >> (word % 64)) & 1);
 }
 
 /* Add the large block of ordinal `large`; 1 if it was not in the set. */

@@ -149,22 +149,11 @@ static int bad_location(walk *w, gc_value v) {
 }
 
 /* Check the block v, first met just now, and push it if its fields are to be walked: `p` the
- * pool its header lies in (class `c`), or NULL for a large block of the index. Returns 0 after
- * reporting a violation. */
+ * pool (class `c`) of which v is a slot start (examine checked that), or NULL for a large block
+ * of the index. Returns 0 after reporting a violation. */
 static inline int check(walk *w, gc_value v, gc_pool *p, unsigned c) {
   gc_header *hp = gc_hp_val(v);
-  size_t max_whsize = SIZE_MAX;
-  if (p != NULL) {
-    if (c >= GC_NUM_SIZECLASSES) return bad_location(w, v);
-    gc_header *first = gc_pool_first_slot(p);
-    size_t slot_whsize = gc_wsize_of_class[c];
-    /* A pool's words fit 32 bits: the narrower division is the cheaper one. */
-    uint32_t word = (uint32_t)(hp - first);
-    if (hp < first || hp >= p->frontier || word % (uint32_t)slot_whsize != 0) { /* INV-POOL-1 */
-      return bad_location(w, v);
-    }
-    max_whsize = slot_whsize;
-  }
+  size_t max_whsize = p != NULL ? gc_wsize_of_class[c] : SIZE_MAX; /* a slot start: examine */
   gc_header hd = *hp;
   if (hd == 0) {
     return violation(w, w->rules->zero_header, v,
@@ -191,10 +180,20 @@ static inline int check(walk *w, gc_value v, gc_pool *p, unsigned c) {
   return 1;
 }
 
+/* hp is the start of a slot below the frontier of pool p of class c (INV-POOL-1). */
+static inline int slot_start(const gc_pool *p, unsigned c, const gc_header *hp) {
+  if (c >= GC_NUM_SIZECLASSES) return 0;
+  const gc_header *first = gc_pool_first_slot((gc_pool *)p);
+  if (hp < first || hp >= p->frontier) return 0;
+  /* A pool's words fit 32 bits: the narrower division is the cheaper one. */
+  return (uint32_t)(hp - first) % (uint32_t)gc_wsize_of_class[c] == 0;
+}
+
 /* The first time v is met: add it to the seen set (and, with paths, record how it was reached),
  * and check it. With paths the address map decides what is new, as it also holds the pointers
- * that lie in no pool or large block (a foreign pointer met twice is reported once); without,
- * such a pointer is a violation, which stops the walk anyway. */
+ * that are no block start (a foreign pointer met twice is reported once); without, such a
+ * pointer is a violation, which stops the walk anyway. Only a slot start below its pool's
+ * frontier gets a bit: the seen set clears no others (seenset.h). */
 static inline void examine(walk *w, gc_value v, uint64_t referrer) {
   if (w->record_paths) {
     int added = gc_addrmap_add(&w->s->seen, v, referrer);
@@ -206,7 +205,11 @@ static inline void examine(walk *w, gc_value v, uint64_t referrer) {
   size_t ordinal;
   gc_pool *p = gc_heapindex_pool_at(w->ix, (uintptr_t)hp, &c, &ordinal);
   if (p != NULL) {
-    if (gc_seenset_add_in_pool(&w->s->reached, ordinal, hp) || w->record_paths) check(w, v, p, c);
+    if (!slot_start(p, c, hp)) {
+      bad_location(w, v);
+    } else if (gc_seenset_add_in_pool(&w->s->reached, ordinal, hp) || w->record_paths) {
+      check(w, v, p, c);
+    }
     return;
   }
   if (gc_heapindex_large(w->ix, v, &ordinal) != NULL) {
