@@ -414,17 +414,31 @@ int gc_heapindex_next_block(gc_heapindex_cursor *c, gc_heapindex_block *b) {
   }
 }
 
+/* 1 for a block pointer (gc_is_block), 0 for anything else, as one compare: a block pointer is
+ * even and not 0, and rotated right by one bit an odd word has its top bit set while 0 stays 0,
+ * so the block pointers are exactly the words whose rotation minus one is below 2^63 - 1 (0 wraps
+ * to the top). A macro: clang inlines no function into one whose sanitizer attributes differ. */
+#define BLOCK_BIT(word) \
+  ((uint64_t)((((word) >> 1) | ((word) << 63)) - 1 < UINT64_C(0x7fffffffffffffff)))
+
 GC_VERIFY_NOT_INSTRUMENTED uint64_t gc_verify_block_fields(const gc_value *fields, size_t n) {
-  /* gc_is_block spelled out (clang inlines no function into one whose sanitizer attributes
-   * differ), as one compare: a block pointer is even and not 0, and rotated right by one bit an
-   * odd word has its top bit set while 0 stays 0, so the block pointers are exactly the words
-   * whose rotation minus one is below 2^63 - 1 (0 wraps to the top). The bits are shifted in
-   * from the last field down. Against two tests and a shift by i per field, 0.6 of the time on
-   * a fuzzed heap's mostly zero fields and 0.8 on the benchmark's mostly pointer ones. */
+  /* The bits shifted in from the last field down; four fields at a time once n % 4 are done, and
+   * four zero fields (a fuzzed heap's large blocks are mostly zeros) cost one test. Against the
+   * iterator it replaced, called once per pointer field (a microbenchmark, clang -O2): 0.4 of
+   * the time on mostly zero fields, 0.35 on 4-field blocks of mostly pointers. */
   uint64_t mask = 0;
-  for (size_t i = n; i-- > 0;) {
-    uint64_t rotated = (fields[i] >> 1) | (fields[i] << 63);
-    mask = mask * 2 + (rotated - 1 < UINT64_C(0x7fffffffffffffff));
+  size_t i = n;
+  while (i % 4 != 0) {
+    i--;
+    mask = mask * 2 + BLOCK_BIT(fields[i]);
+  }
+  while (i > 0) {
+    i -= 4;
+    if ((fields[i] | fields[i + 1] | fields[i + 2] | fields[i + 3]) == 0) {
+      mask <<= 4;
+      continue;
+    }
+    for (size_t k = 4; k-- > 0;) mask = mask * 2 + BLOCK_BIT(fields[i + k]);
   }
   return mask;
 }
