@@ -192,8 +192,7 @@ static inline int slot_start(const gc_pool *p, unsigned c, const gc_header *hp) 
 /* The first time v is met: add it to the seen set (and, with paths, record how it was reached),
  * and check it. With paths the address map decides what is new, as it also holds the pointers
  * that are no block start (a foreign pointer met twice is reported once); without, such a
- * pointer is a violation, which stops the walk anyway. Only a slot start below its pool's
- * frontier gets a bit: the seen set clears no others (seenset.h). */
+ * pointer is a violation, which stops the walk anyway. So only a block start takes a bit. */
 static inline void examine(walk *w, gc_value v, uint64_t referrer) {
   if (w->record_paths) {
     int added = gc_addrmap_add(&w->s->seen, v, referrer);
