@@ -162,7 +162,11 @@ static void reach(snap_walk *w, gc_value v, gc_snap_via via, uintptr_t from, siz
     return;
   }
   __builtin_prefetch(e.state, 1);
+  /* The header, and the line after it, which holds the fields of a small block that straddles a
+   * line boundary (read when the block is scanned, as the walks of walk.c prefetch them too):
+   * without it the scan's first read of the fields missed, a third of the record's time. */
   __builtin_prefetch(gc_hp_val(v), 0);
+  __builtin_prefetch((const char *)gc_hp_val(v) + 64, 0);
   if (w->count == SNAP_PREFETCH) follow_oldest(w);
   w->waiting[(w->head + w->count) % SNAP_PREFETCH] = e;
   w->count++;
