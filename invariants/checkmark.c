@@ -153,7 +153,7 @@ enum kept_flag {
 typedef struct over {
   const gc_verify_run *run;
   gc_heapindex *ix;
-  const gc_addrmap *seen; /* the walk's: every block the roots reach */
+  const gc_seenset *seen; /* the walk's: every block the roots reach */
   gc_header marked;
   kept *items;
   size_t count, capacity;
@@ -208,7 +208,8 @@ static void words_the_rule_ignores(over *o) {
       if (theirs == 0 || theirs == gc_heapindex_containing(o->ix, word)) continue;
       gc_header hd;
       if (!header_at(o->ix, theirs, &hd) || hd == 0 || gc_hd_colour(hd) != o->marked ||
-          gc_addrmap_has(o->seen, theirs) || marked_without_root_allowed(o->run, theirs, hd)) {
+          gc_seenset_has_block(o->seen, o->ix, theirs) ||
+          marked_without_root_allowed(o->run, theirs, hd)) {
         continue;
       }
       size_t at = add_kept(o, theirs, hd);
@@ -346,7 +347,7 @@ static size_t kept_marked(over *o) {
   gc_heapindex_block b;
   gc_heapindex_cursor_start(&c, o->ix);
   while (gc_heapindex_next_block(&c, &b)) {
-    if (b.hd == 0 || gc_hd_colour(b.hd) != o->marked || gc_addrmap_has(o->seen, b.v) ||
+    if (b.hd == 0 || gc_hd_colour(b.hd) != o->marked || gc_seenset_has_block(o->seen, o->ix, b.v) ||
         marked_without_root_allowed(o->run, b.v, b.hd)) {
       continue;
     }
@@ -366,7 +367,7 @@ static size_t kept_marked(over *o) {
     if (gc_hd_colour(b.hd) == o->marked) {
       self = item_of(o, b.v);
       if (self == SIZE_MAX) continue;
-    } else if (!gc_addrmap_has(o->seen, b.v)) {
+    } else if (!gc_seenset_has_block(o->seen, o->ix, b.v)) {
       continue;
     }
     for (size_t f = 0; f < gc_hd_wsize(b.hd); f++) {
@@ -429,7 +430,7 @@ static size_t kept_not_pinned(over *o) {
                     "a NOT_MARKABLE block that is not pinned (INV-MARK-2): no cycle frees it and "
                     "no marker scans it, so what it points to may be freed under it; the roots "
                     "%s it",
-                    gc_addrmap_has(o->seen, b.v) ? "reach" : "do not reach");
+                    gc_seenset_has_block(o->seen, o->ix, b.v) ? "reach" : "do not reach");
     if (r == NULL) continue;
     char origin[sizeof r->origin];
     snprintf(origin, sizeof origin, "not on the heap's pinned list (%zu block(s))", pinned->count);
@@ -467,7 +468,7 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
   memset(&o, 0, sizeof o);
   o.run = run;
   o.ix = &run->scratch->index;
-  o.seen = &run->scratch->seen;
+  o.seen = &run->scratch->reached;
   o.marked = run->heap->colours.marked;
   size_t marked = 0, not_markable = 0;
   gc_heapindex_cursor c;

@@ -21,6 +21,7 @@
 #include "gc/large.h"
 #include "gc/pool.h"
 #include "invariants/addrmap.h"
+#include "invariants/poolmap.h"
 
 /* Leaves a small scanning loop out of every instrumentation: libFuzzer's coverage counters
  * (clang's -fsanitize-coverage; other compilers do not instrument), ASan's address checks and
@@ -36,14 +37,19 @@
 #define GC_VERIFY_NOT_INSTRUMENTED __attribute__((noinline))
 #endif
 
-/* The first index >= i of a block pointer (gc_is_block) in fields[0..n), or n: how the walks skip
- * the immediates of a block they scan. Not instrumented at all: its coverage counters were most
- * of the cost of scanning a block, and an address check per field most of the rest. A caller
- * passes the fields of a block whose header (the first word of the same slot or large block) it
- * has just read, instrumented, and checked to fit where it is, and n within that slot or large
- * block (INV-POOL-1): nothing read here is unvouched for. */
-GC_VERIFY_NOT_INSTRUMENTED size_t gc_verify_next_block_field(const gc_value *fields, size_t i,
-                                                             size_t n);
+/* Bit i set for each block pointer (gc_is_block) among fields[0..n), n at most 64: how the walks
+ * skip the immediates of a block they scan, one call for a small block's fields (a call per
+ * pointer field cost as much as the rest of the scan), then a loop over the bits, field `base`
+ * (a multiple of GC_VERIFY_FIELDS_PER_MASK) at bit 0:
+ *   for (uint64_t m = gc_verify_block_fields(fields + base, n); m != 0; m &= m - 1) {
+ *     size_t i = base + (size_t)__builtin_ctzll(m); ... fields[i] ... }
+ * Not instrumented at all: its coverage counters were most of the cost of scanning a block, and
+ * an address check per field most of the rest. A caller passes the fields of a block whose header
+ * (the first word of the same slot or large block) it has just read, instrumented, and checked to
+ * fit where it is, and n within that slot or large block (INV-POOL-1): nothing read here is
+ * unvouched for. */
+#define GC_VERIFY_FIELDS_PER_MASK 64
+GC_VERIFY_NOT_INSTRUMENTED uint64_t gc_verify_block_fields(const gc_value *fields, size_t n);
 
 /* ---- Owners -------------------------------------------------------------------------------- */
 
@@ -103,10 +109,18 @@ typedef struct gc_loc {
   gc_value large_val;  /* LARGE_INTERIOR: the block it points into */
 } gc_loc;
 
+/* The pools map's value: the pool's size class in the low bits, and above them its ordinal, its
+ * position in pool_list, by which flat side tables (seenset.h) find their part for the pool.
+ * INV-HINDEX-1: every key of `pools` (`larges`) has an ordinal below pool_count (large_count),
+ * the entry of pool_list (large_list) at that ordinal being the same pool (large block); a build
+ * that runs out of memory takes back the key whose list entry it could not append. */
+#define GC_HEAPINDEX_CLASS_BITS 8
+_Static_assert(GC_NUM_SIZECLASSES < (1u << GC_HEAPINDEX_CLASS_BITS), "a class fits its bits");
+
 typedef struct gc_heapindex {
   gc_heap *heap;
-  gc_addrmap pools;  /* pool address -> size class */
-  gc_addrmap larges; /* large block val -> gc_large * */
+  gc_poolmap pools;  /* pool address -> size class | ordinal << GC_HEAPINDEX_CLASS_BITS */
+  gc_addrmap larges; /* large block val -> its ordinal, its position in large_list */
   /* The same entries, each once, in the order the build met them (owner, list, class, list
    * position): what a pass that visits every pool or large block loops over, in O(pools) and
    * O(large blocks) rather than over every bucket of a map (up to sixteen times as many in a
@@ -122,9 +136,6 @@ typedef struct gc_heapindex {
   size_t sorted_count, sorted_capacity; /* the buffer is kept from one build to the next */
   int sorted_built;
   int complete; /* 0 when memory ran out while building: lookups may miss blocks */
-  /* One-entry cache of the last pool looked up: a walk visits runs of blocks in one pool. */
-  uintptr_t last_pool;
-  unsigned last_class;
 } gc_heapindex;
 
 /* Index every pool and large block on the owners' lists (a list walk stops at the first pool or
@@ -143,19 +154,31 @@ gc_loc gc_heapindex_locate(gc_heapindex *ix, gc_value v);
  * the large blocks: only reports need it). */
 gc_loc gc_heapindex_locate_start(gc_heapindex *ix, gc_value v);
 
+/* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class and its
+ * ordinal (its position in pool_list) in *ordinal. */
+static inline gc_pool *gc_heapindex_pool_at(gc_heapindex *ix, uintptr_t addr, unsigned *size_class,
+                                            size_t *ordinal) {
+  uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
+  uint64_t value;
+  if (base == 0 || !gc_poolmap_get(&ix->pools, base, &value)) return NULL;
+  *size_class = (unsigned)(value & ((1u << GC_HEAPINDEX_CLASS_BITS) - 1));
+  *ordinal = (size_t)(value >> GC_HEAPINDEX_CLASS_BITS);
+  return (gc_pool *)base;
+}
+
 /* The pool holding `addr` if it is a pool in use, else NULL; its class in *size_class. */
 static inline gc_pool *gc_heapindex_pool(gc_heapindex *ix, uintptr_t addr, unsigned *size_class) {
-  uintptr_t base = addr & ~(uintptr_t)(GC_POOL_BSIZE - 1);
-  if (base == ix->last_pool) {
-    *size_class = ix->last_class;
-    return (gc_pool *)base;
-  }
-  uint64_t c;
-  if (!gc_addrmap_get(&ix->pools, base, &c)) return NULL;
-  ix->last_pool = base;
-  ix->last_class = (unsigned)c;
-  *size_class = (unsigned)c;
-  return (gc_pool *)base;
+  size_t ordinal;
+  return gc_heapindex_pool_at(ix, addr, size_class, &ordinal);
+}
+
+/* The large block whose val is `v` if it is one in use, else NULL; its ordinal (its position in
+ * large_list) in *ordinal. */
+static inline gc_large *gc_heapindex_large(const gc_heapindex *ix, gc_value v, size_t *ordinal) {
+  uint64_t i;
+  if (!gc_addrmap_get(&ix->larges, v, &i)) return NULL;
+  *ordinal = (size_t)i;
+  return (gc_large *)(uintptr_t)ix->large_list[i].word;
 }
 
 /* The block whose header or fields contain the address `word`, or 0: gc.h's rule for a

@@ -9,13 +9,16 @@
 #include "invariants/addrmap.h"
 #include "invariants/heapindex.h"
 #include "invariants/report.h"
+#include "invariants/seenset.h"
 #include "invariants/snapshot.h"
 
 /* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
  * not map and fault in a fresh table each time. Zero-initialised is valid. */
 typedef struct gc_verify_scratch {
-  gc_addrmap seen; /* walk: block val -> referrer (walk.c); swept: pools and large blocks met */
-  gc_value *stack; /* explicit walk stack */
+  gc_seenset reached; /* walk: the blocks met (walk.c), for the heap index below */
+  gc_addrmap seen;    /* walk with paths: block val -> referrer (walk.c); swept: pools and large
+                       * blocks met */
+  gc_value *stack;    /* explicit walk stack */
   size_t stack_capacity;
   gc_heapindex index; /* the heap index: built once per hook point (verify.c) and shared by the
                        * passes that run there, or by each pass called directly */

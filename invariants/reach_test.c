@@ -283,17 +283,49 @@ static void run_reach_now(void *arg) {
   l->found = gc_verify_pass_now(l->v, GC_VERIFY_REACH, &l->out);
 }
 
-/* Out of memory for the walk's map of blocks seen (16 buckets: 8 blocks of a chain of 40): the
- * walk stops, says it checked part of the heap only, and reports nothing. */
+/* Out of memory for the walk's seen set (16 bytes, less than one pool's bits): the walk does
+ * not start, says it checked part of the heap only, and reports nothing. */
 static void out_of_memory_stops_the_walk(void) {
   fixture f;
   fixture_build(&f, "verify=none");
+  limited_run l;
+  l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
+  gc_verify_scratch *scratch = gc_verify_scratch_create();
+  CHECK(l.v != NULL && scratch != NULL);
+  gc_verify_use_scratch(l.v, scratch);
+  gc_verify_reports_init(&l.out);
+  scratch->reached.max_bytes = 16;
+  const char *said = breaking_stderr_of(run_reach_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK_NO_REPORT(&l.out);
+  CHECK(strstr(said, "gcfuzz verify: out of memory during the reach walk") != NULL);
+  scratch->reached.max_bytes = 0;
+  said = breaking_stderr_of(run_reach_now, &l);
+  CHECK_EQ_U(l.found, 0);
+  CHECK(strstr(said, "out of memory") == NULL);
+  gc_verify_reports_free(&l.out);
+  gc_verify_uninstall(l.v);
+  gc_verify_scratch_destroy(scratch);
+  fixture_free(&f);
+}
+
+/* Out of memory for the map of referrers that only the walk with paths keeps (16 buckets: 8
+ * blocks of a chain of 40 whose last block has a zero header): the walk without paths meets the
+ * violation, the walk with paths runs out before it, says it checked part of the heap only, and
+ * reports nothing; with the map unbounded, the violation is reported with its whole path. */
+static void out_of_memory_stops_the_walk_with_paths(void) {
+  fixture f;
+  fixture_build(&f, "verify=none");
+  gc_value last = 0;
   for (int i = 0; i < 40; i++) {
     gc_value next = gc_alloc(f.d, 1, GC_TAG_SCAN);
     GC_FIELD(next, 0) = GC_FIELD(f.big, 10);
     GC_FIELD(f.big, 10) = next;
+    if (last == 0) last = next;
   }
   gc_collect(f.d, GC_COLLECT_FULL);
+  gc_header saved = gc_hd_val(last);
+  *gc_hp_val(last) = 0;
   limited_run l;
   l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
   gc_verify_scratch *scratch = gc_verify_scratch_create();
@@ -307,8 +339,14 @@ static void out_of_memory_stops_the_walk(void) {
   CHECK(strstr(said, "gcfuzz verify: out of memory during the reach walk") != NULL);
   scratch->seen.max_buckets = 0;
   said = breaking_stderr_of(run_reach_now, &l);
-  CHECK_EQ_U(l.found, 0);
+  CHECK_EQ_U(l.found, 1);
+  CHECK_ONLY_KIND(&l.out, GC_VK_REACH_ZERO_HEADER);
+  if (l.out.count > 0) {
+    CHECK(l.out.items[0].block == last);
+    CHECK_EQ_U(l.out.items[0].path_len, 2 + 39); /* a, big, then the 39 chain blocks before it */
+  }
   CHECK(strstr(said, "out of memory") == NULL);
+  *gc_hp_val(last) = saved;
   gc_verify_reports_free(&l.out);
   gc_verify_uninstall(l.v);
   gc_verify_scratch_destroy(scratch);
@@ -328,5 +366,6 @@ int main(void) {
   RUN(long_path);
   RUN(through_the_hook);
   RUN(out_of_memory_stops_the_walk);
+  RUN(out_of_memory_stops_the_walk_with_paths);
   CHECK_MAIN_END();
 }

@@ -20,8 +20,9 @@
  *     floating garbage all the same (checkmark.c).
  *
  * Storage: each pool gets an array of one 32-bit state per slot (gc_snap_state: absent, present,
- * born-reported, weakly reached, or reached with the index of its record), found from a block's address by its
- * pool (a map of the pools, a one-entry cache in front) and its slot number; large blocks, which
+ * born-reported, weakly reached, or reached with the index of its record), found from a block's
+ * address by its pool (a map of the pools, a small cache in front: poolmap.h) and its slot number;
+ * large blocks, which
  * are few, get a map of their own. So the record is a memset and a store per allocated slot, and a
  * lookup is an array read, where a map entry per block cost a hashed insert and probe each. Only
  * the states below a pool's frontier are cleared when the record is taken; the rest are ABSENT
@@ -40,6 +41,7 @@
 #include "gc/heap.h"
 #include "invariants/addrmap.h"
 #include "invariants/heapindex.h"
+#include "invariants/poolmap.h"
 
 /* How a reached block was first reached. */
 typedef enum gc_snap_via {
@@ -95,15 +97,12 @@ typedef struct gc_verify_snapshot {
   size_t reached_count, reached_capacity;
   gc_value *stack;
   size_t stack_capacity;
-  gc_addrmap pools; /* pool -> index into `pool_marks` */
+  gc_poolmap pools; /* pool -> index into `pool_marks` */
   gc_snap_pool *pool_marks;
   size_t pool_count, pool_capacity;
   uint32_t *states; /* every recorded pool's slot states, one run a pool */
   size_t states_count, states_capacity;
   gc_addrmap larges; /* large block val -> its state word */
-  /* The pool looked up last (a walk visits runs of blocks in one pool); 0: none. */
-  uintptr_t last_pool;
-  size_t last_pool_index;
 } gc_verify_snapshot;
 
 /* Record the heap now (world stopped, at GC_HOOK_MARK_START; `ix` built for it). Returns 0 when

@@ -1,11 +1,19 @@
 /* The walk from the roots (see walk.h), and the description of roots for reports.
  *
- * The address map records, for each block seen, how it was first reached: the val of the block
- * whose field pointed at it (even), or (root ordinal << 1) | 1 for a block held by the ordinal-th
- * root, in the order gc_verify_visit_roots (rootset.h) enumerates them (odd, so the two never
- * collide). That one word per block is
- * the whole path: a report follows it back to the root and finds each field index by looking for
- * the child in its referrer's fields, work done only when something is wrong.
+ * Two modes, one traversal. Without paths (the first run, every time), the blocks met are the
+ * seen set's bits (seenset.h) and nothing else is written per block. With paths (a second run,
+ * only after the first met a violation), the address map also records, for each block met, how it
+ * was first reached: the val of the block whose field pointed at it (even), or
+ * (root ordinal << 1) | 1 for a block held by the ordinal-th root, in the order
+ * gc_verify_visit_roots (rootset.h) enumerates them (odd, so the two never collide). That one word
+ * per block is the whole path: a report follows it back to the root and finds each field index by
+ * looking for the child in its referrer's fields.
+ *
+ * The first run stops at its first violation and the second walks again from the start: the heap
+ * has not changed and the traversal is the same (same roots in the same order, same prefetch ring,
+ * same checks), so the second meets exactly the blocks and violations a single recording walk
+ * would, in the same order, and its reports are the pass's. A correct heap, the case every cycle
+ * of a fuzzing run is, pays for the bits only.
  */
 #include "invariants/walk.h"
 
@@ -39,6 +47,10 @@ typedef struct walk {
   int out_of_memory;
   gc_value *ephe; /* the ephemerons reached, for their rounds (walk_ephemerons) */
   size_t ephe_count, ephe_capacity;
+  /* 1: record each block's referrer in s->seen, and report violations with their paths. 0: only
+   * the seen set; the first violation stops the walk (`violated`) for a run with paths. */
+  int record_paths;
+  int violated;
   pending fifo[PREFETCH_DEPTH]; /* in flight: the fifo_count slots before fifo_head (the rest are
                                  * not read, nor cleared before a walk) */
   unsigned fifo_head, fifo_count;
@@ -92,6 +104,10 @@ static int violation(walk *w, gc_verify_kind kind, gc_value v, const char *fmt, 
     __attribute__((format(printf, 4, 5), noinline, cold));
 
 static int violation(walk *w, gc_verify_kind kind, gc_value v, const char *fmt, ...) {
+  if (!w->record_paths) { /* no path to report it with: walk again with paths */
+    w->violated = 1;
+    return 0;
+  }
   w->found++;
   gc_verify_report *r = gc_verify_report_new(w->run, kind);
   if (r == NULL) return 0;
@@ -148,27 +164,12 @@ static int bad_location(walk *w, gc_value v) {
                    "(INV-POOL-1: blocks start at slot boundaries)");
 }
 
-/* Check the block v, first seen just now, and push it if its fields are to be walked. Returns
- * 0 after reporting a violation. */
-static inline int check(walk *w, gc_value v) {
+/* Check the block v, first met just now, and push it if its fields are to be walked: `p` the
+ * pool (class `c`) of which v is a slot start (examine checked that), or NULL for a large block
+ * of the index. Returns 0 after reporting a violation. */
+static inline int check(walk *w, gc_value v, gc_pool *p, unsigned c) {
   gc_header *hp = gc_hp_val(v);
-  unsigned c;
-  size_t max_whsize;
-  gc_pool *p = gc_heapindex_pool(w->ix, (uintptr_t)hp, &c);
-  if (p != NULL) {
-    if (c >= GC_NUM_SIZECLASSES) return bad_location(w, v);
-    gc_header *first = gc_pool_first_slot(p);
-    size_t slot_whsize = gc_wsize_of_class[c];
-    size_t word = (size_t)(hp - first);
-    if (hp < first || hp >= p->frontier || word % slot_whsize != 0) { /* INV-POOL-1 */
-      return bad_location(w, v);
-    }
-    max_whsize = slot_whsize;
-  } else if (gc_addrmap_has(&w->ix->larges, v)) {
-    max_whsize = SIZE_MAX;
-  } else {
-    return bad_location(w, v);
-  }
+  size_t max_whsize = p != NULL ? gc_wsize_of_class[c] : SIZE_MAX; /* a slot start: examine */
   gc_header hd = *hp;
   if (hd == 0) {
     return violation(w, w->rules->zero_header, v,
@@ -196,22 +197,53 @@ static inline int check(walk *w, gc_value v) {
   return 1;
 }
 
-/* First time v is seen: record how, and check it. */
-static inline void examine(walk *w, gc_value v, uint64_t referrer) {
-  int added = gc_addrmap_add(&w->s->seen, v, referrer);
-  if (added > 0) {
-    check(w, v);
-  } else if (added < 0) {
-    w->out_of_memory = 1;
-  }
+/* hp is the start of a slot below the frontier of pool p of class c (INV-POOL-1). */
+static inline int slot_start(const gc_pool *p, unsigned c, const gc_header *hp) {
+  if (c >= GC_NUM_SIZECLASSES) return 0;
+  const gc_header *first = gc_pool_first_slot((gc_pool *)p);
+  if (hp < first || hp >= p->frontier) return 0;
+  /* A pool's words fit 32 bits: the narrower division is the cheaper one. */
+  return (uint32_t)(hp - first) % (uint32_t)gc_wsize_of_class[c] == 0;
 }
+
+/* The first time v is met: add it to the seen set (and, with paths, record how it was reached),
+ * and check it. With paths the address map decides what is new, as it also holds the pointers
+ * that are no block start (a foreign pointer met twice is reported once); without, such a
+ * pointer is a violation, which stops the walk anyway. So only a block start takes a bit. */
+static inline void examine(walk *w, gc_value v, uint64_t referrer) {
+  if (w->record_paths) {
+    int added = gc_addrmap_add(&w->s->seen, v, referrer);
+    if (added < 0) w->out_of_memory = 1;
+    if (added <= 0) return;
+  }
+  gc_header *hp = gc_hp_val(v);
+  unsigned c;
+  size_t ordinal;
+  gc_pool *p = gc_heapindex_pool_at(w->ix, (uintptr_t)hp, &c, &ordinal);
+  if (p != NULL) {
+    if (!slot_start(p, c, hp)) {
+      bad_location(w, v);
+    } else if (gc_seenset_add_in_pool(&w->s->reached, ordinal, hp) || w->record_paths) {
+      check(w, v, p, c);
+    }
+    return;
+  }
+  if (gc_heapindex_large(w->ix, v, &ordinal) != NULL) {
+    if (gc_seenset_add_large(&w->s->reached, ordinal) || w->record_paths) check(w, v, NULL, 0);
+    return;
+  }
+  bad_location(w, v);
+}
+
+/* The walk stops: out of memory, or a violation met without paths. */
+static inline int stopped(const walk *w) { return w->out_of_memory | w->violated; }
 
 /* v was found (in a field of referrer, or a root): prefetch, and examine the oldest in flight.
  * Two cache lines of the block: its header, and the line after it, which holds the fields of a
  * small block that straddles a line boundary (read when the block is scanned). Prefetching a wild
  * pointer is harmless: a prefetch never faults. */
 static inline void consider(walk *w, gc_value v, uint64_t referrer) {
-  gc_addrmap_prefetch(&w->s->seen, v);
+  if (w->record_paths) gc_addrmap_prefetch(&w->s->seen, v);
   __builtin_prefetch(gc_hp_val(v));
   __builtin_prefetch((const char *)gc_hp_val(v) + 64);
   /* The fifo_count entries in flight are the slots just before the head; the slot at the head
@@ -247,23 +279,33 @@ static int flush(walk *w) {
 /* Until the stack and the FIFO are both empty. */
 static void drain(walk *w) {
   do {
-    while (w->sp > 0 && !w->out_of_memory) {
+    while (w->sp > 0 && !stopped(w)) {
       gc_value v = w->s->stack[--w->sp]; /* push may move the stack: index it afresh */
       size_t wsize = gc_hd_wsize(gc_hd_val(v));
       const gc_value *fields = gc_fields(v);
-      for (size_t i = gc_verify_next_block_field(fields, 0, wsize); i < wsize;
-           i = gc_verify_next_block_field(fields, i + 1, wsize)) {
-        consider(w, fields[i], (uint64_t)v);
+      for (size_t base = 0; base < wsize; base += GC_VERIFY_FIELDS_PER_MASK) {
+        size_t n =
+            wsize - base < GC_VERIFY_FIELDS_PER_MASK ? wsize - base : GC_VERIFY_FIELDS_PER_MASK;
+        for (uint64_t m = gc_verify_block_fields(fields + base, n); m != 0; m &= m - 1) {
+          consider(w, fields[base + (size_t)__builtin_ctzll(m)], (uint64_t)v);
+        }
       }
     }
-  } while (flush(w) && !w->out_of_memory);
+  } while (flush(w) && !stopped(w));
 }
 
 /* An ephemeron's key is alive by other means when the walk reached it, or it is pinned (a pinned
  * block lives without a root), or it is an immediate. */
+/* Whether this walk met v already: with paths every block met is in the map (a bad one too);
+ * without, a bad one stops the walk, so the seen set is enough. */
+static int met(walk *w, gc_value v) {
+  return w->record_paths ? gc_addrmap_has(&w->s->seen, v)
+                         : gc_seenset_has_block(&w->s->reached, w->ix, v);
+}
+
 static int key_alive(walk *w, gc_value key) {
   if (key == 0) return 0;
-  if (!gc_is_block(key) || gc_addrmap_has(&w->s->seen, key)) return 1;
+  if (!gc_is_block(key) || met(w, key)) return 1;
   const gc_ptr_vec *pinned = &w->run->heap->pinned;
   for (size_t i = 0; i < pinned->count; i++) {
     if ((gc_value)pinned->items[i] == key) return 1;
@@ -286,24 +328,25 @@ static void walk_ephemerons(walk *w) {
       note_ephemeron(w, v);
     }
   }
-  size_t before;
+  int progress;
   do {
-    before = w->s->seen.count;
-    for (size_t i = 0; i < w->ephe_count && !w->out_of_memory; i++) {
+    progress = 0;
+    for (size_t i = 0; i < w->ephe_count && !w->out_of_memory && !stopped(w); i++) {
       gc_value e = w->ephe[i];
       gc_value datum = gc_fields(e)[GC_EPHE_DATUM];
-      if (!gc_is_block(datum) || gc_addrmap_has(&w->s->seen, datum)) continue;
+      if (!gc_is_block(datum) || met(w, datum)) continue;
       if (!key_alive(w, gc_fields(e)[GC_EPHE_KEY])) continue;
       consider(w, datum, (uint64_t)e);
       drain(w);
+      progress = 1; /* a datum not met before is met now */
     }
-  } while (w->s->seen.count != before && !w->out_of_memory);
+  } while (progress && !w->out_of_memory && !stopped(w));
 }
 
 static void walk_root(void *ctx, gc_value *slot) {
   walk *w = ctx;
   w->root_ordinal++;
-  if (w->out_of_memory) return;
+  if (stopped(w)) return;
   gc_value v = *slot;
   if (!gc_is_block(v)) return;
   consider(w, v, ((uint64_t)w->root_ordinal << 1) | 1u);
@@ -317,32 +360,46 @@ static void visit_conservative(void *ctx, gc_value block, const uintptr_t *where
   walk_root(ctx, &block);
 }
 
+/* One walk from every root, with or without paths, from an empty seen set (and map). */
+static void walk_from_roots(walk *w, int record_paths) {
+  w->record_paths = record_paths;
+  w->violated = 0;
+  w->sp = 0;
+  w->root_ordinal = 0;
+  w->found = 0;
+  memset(w->of_colour, 0, sizeof w->of_colour);
+  w->fifo_head = 0;
+  w->fifo_count = 0;
+  if (!gc_seenset_reset(&w->s->reached, w->ix) ||
+      (record_paths && !gc_addrmap_reset(&w->s->seen, 0))) {
+    w->out_of_memory = 1; /* the map keeps its buckets, and grows if need be */
+    return;
+  }
+  w->ephe_count = 0;
+  /* The roots as the verifier enumerates them (rootset.h), not as the collector does. */
+  gc_verify_visit_roots(w->run->heap, w->ix, walk_root, visit_conservative, w);
+  if (!w->out_of_memory) walk_ephemerons(w);
+}
+
 size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk_seen *seen) {
   gc_verify_scratch own;
   if (run->scratch == NULL) memset(&own, 0, sizeof own);
-  walk w; /* every field but the ring, which is read only where written (consider, flush) */
+  walk w; /* the ring is read only where written (consider, flush); the rest is set below */
   w.run = run;
   w.rules = rules;
   w.s = run->scratch != NULL ? run->scratch : &own;
   w.ix = &w.s->index;
-  w.sp = 0;
-  w.root_ordinal = 0;
-  w.found = 0;
-  memset(w.of_colour, 0, sizeof w.of_colour);
   w.out_of_memory = 0;
-  w.fifo_head = 0;
-  w.fifo_count = 0;
   w.ephe = NULL;
-  w.ephe_count = w.ephe_capacity = 0;
+  w.ephe_capacity = 0;
   int index_ok = run->index_built && w.s == run->scratch ? run->index_complete
                                                          : gc_heapindex_build(w.ix, run->heap);
-  if (!index_ok ||
-      !gc_addrmap_reset(&w.s->seen, 0)) { /* it keeps its buckets, and grows if need be */
+  if (!index_ok) {
     w.out_of_memory = 1;
+  } else {
+    walk_from_roots(&w, 0);
+    if (w.violated && !w.out_of_memory) walk_from_roots(&w, 1); /* the reports, with paths */
   }
-  /* The roots as the verifier enumerates them (rootset.h), not as the collector does. */
-  if (!w.out_of_memory) gc_verify_visit_roots(run->heap, w.ix, walk_root, visit_conservative, &w);
-  if (!w.out_of_memory) walk_ephemerons(&w);
   free(w.ephe);
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
@@ -361,6 +418,7 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
 
 void gc_verify_scratch_free(gc_verify_scratch *s) {
   gc_addrmap_free(&s->seen);
+  gc_seenset_free(&s->reached);
   gc_heapindex_free(&s->index);
   gc_verify_snapshot_free(&s->snapshot);
   free(s->stack);

@@ -8,9 +8,11 @@
  * scanned: its fields are not trusted, and when the marker missed a whole subtree the report
  * names its top block once instead of every block under it.
  *
- * Cost: O(reachable blocks + their fields), one address-map insert per edge and one pool-set
- * lookup per block, plus O(pools + large blocks) to build the heap index. Memory: the map (16
- * bytes a bucket, at most half full) and the stack.
+ * Cost: O(reachable blocks + their fields), one pool lookup and one bit of the seen set
+ * (seenset.h) per edge, plus O(pools + large blocks) to build the heap index and clear the set.
+ * Memory: the set (512 bytes a pool, a byte a large block) and the stack. Only when the heap
+ * breaks a rule is the walk run again recording every block's referrer in an address map (16
+ * bytes a bucket, at most half full), for the reports' paths (walk.c).
  */
 #ifndef INVARIANTS_WALK_H
 #define INVARIANTS_WALK_H
@@ -24,8 +26,8 @@ typedef struct gc_walk_rules {
 } gc_walk_rules;
 
 /* What a walk saw, for a pass that compares it with the heap (checkmark's over-retention). The
- * blocks it reached are the keys of run->scratch->seen after the walk (with the block that first
- * led to each, as walk.c says), when the caller gave a scratch. */
+ * blocks it reached are run->scratch->reached after the walk (gc_seenset_has_block with
+ * run->scratch->index), when the caller gave a scratch. */
 typedef struct gc_walk_seen {
   /* Blocks reached that passed every check, by colour (colour >> GC_HD_COLOUR_SHIFT). */
   size_t blocks_of_colour[4];
