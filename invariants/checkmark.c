@@ -108,10 +108,8 @@ static size_t check_marking_over(const gc_verify_run *run) {
  * tell floating garbage from over-retention, and allows every MARKED block rather than guess. */
 static int marked_without_root_allowed(const gc_verify_run *run, gc_value v, gc_header hd) {
   /* A free slot's zero header made MARKED was never allocated, then or since. */
-  if (!run->heap->trace.incremental || gc_hd_wsize(hd) == 0) return 0;
-  gc_verify_snapshot *s = run->snapshot;
-  if (!gc_verify_snapshot_current(s, run->heap)) return 1;
-  return gc_verify_snapshot_may_keep(s, v);
+  if (gc_hd_wsize(hd) == 0) return 0;
+  return gc_verify_snapshot_allows_unrooted(run->snapshot, run->heap, v);
 }
 
 /* Its fields can be read: a scanned block with a header that fits where it is. */

@@ -583,20 +583,26 @@ static int plant_space_orphan(gc_corruption *c) {
 }
 /* ---- Over-retention (checkmark_test), planted at mark-done ---------------------------------- */
 
-/* The N-th (mod their number) UNMARKED block of the victim's pool, or NULL. At mark-done an
- * UNMARKED block is one no root reaches (a finalizable one was queued and marked). */
+/* Whether the block at hp is one to make MARKED: UNMARKED at mark-done, so no root reaches it
+ * (a finalizable one was queued and marked), and not floating garbage checkmark allows (an
+ * incremental cycle may keep what was reached at its start only weakly). */
+static int unmarked_unallowed(gc_corruption *c, gc_header *hp) {
+  return *hp != 0 && gc_hd_colour(*hp) == c->heap->colours.unmarked &&
+         !gc_verify_allows_unrooted(c->verifier, gc_val_hp(hp));
+}
+
+/* The N-th (mod their number) such block of the victim's pool, or NULL. */
 static gc_header *unmarked_block(gc_corruption *c) {
   gc_pool *p = c->at.pool;
   const size_t slot_whsize = gc_wsize_of_class[p->size_class];
-  const gc_header unmarked = c->heap->colours.unmarked;
   size_t n = 0;
   for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
-    n += *hp != 0 && gc_hd_colour(*hp) == unmarked;
+    n += unmarked_unallowed(c, hp);
   }
   if (n == 0) return NULL;
   size_t k = (size_t)c->n % n;
   for (gc_header *hp = gc_pool_first_slot(p); hp < p->frontier; hp += slot_whsize) {
-    if (*hp == 0 || gc_hd_colour(*hp) != unmarked) continue;
+    if (!unmarked_unallowed(c, hp)) continue;
     if (k == 0) return hp;
     k--;
   }

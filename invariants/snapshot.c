@@ -418,6 +418,12 @@ int gc_verify_snapshot_may_keep(gc_verify_snapshot *s, gc_value v) {
   return state_word(s, v) != GC_SNAP_PRESENT;
 }
 
+int gc_verify_snapshot_allows_unrooted(gc_verify_snapshot *s, const gc_heap *heap, gc_value v) {
+  if (!heap->trace.incremental) return 0;
+  if (!gc_verify_snapshot_current(s, heap)) return 1;
+  return gc_verify_snapshot_may_keep(s, v);
+}
+
 void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v) {
   /* Out of memory in the large map: reported again at the next look, no worse. */
   if (gc_is_block(v)) (void)set_state_word(s, v, GC_SNAP_BORN_REPORTED);

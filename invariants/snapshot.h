@@ -121,6 +121,10 @@ int gc_verify_snapshot_present(gc_verify_snapshot *s, gc_value v);
 /* 1 if the cycle may keep v: allocated since mark start, reached at mark start, or reached then
  * only weakly (GC_SNAP_WEAK). */
 int gc_verify_snapshot_may_keep(gc_verify_snapshot *s, gc_value v);
+/* The one place a MARKED block the roots do not reach at mark-done is allowed (checkmark.c says
+ * why): floating garbage of an incremental cycle, as s (NULL: none) records it; without a
+ * record of the cycle's start, every block. */
+int gc_verify_snapshot_allows_unrooted(gc_verify_snapshot *s, const gc_heap *heap, gc_value v);
 /* Remember that v, allocated since mark start, was reported born white (satb.c), so it is not
  * reported again. */
 void gc_verify_snapshot_set_born_reported(gc_verify_snapshot *s, gc_value v);

@@ -217,6 +217,10 @@ uint64_t gc_verify_runs(const gc_verifier *v, unsigned pass) {
   return 0;
 }
 
+int gc_verify_allows_unrooted(gc_verifier *v, gc_value block) {
+  return gc_verify_snapshot_allows_unrooted(&v->scratch->snapshot, v->heap, block);
+}
+
 int gc_verify_reached_at_mark_start(gc_verifier *v, gc_value block) {
   return gc_verify_snapshot_current(&v->scratch->snapshot, v->heap) &&
          gc_verify_snapshot_reached(&v->scratch->snapshot, block) != NULL;

@@ -128,6 +128,9 @@ size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out)
 /* 1 when the verifier holds a complete record of the current cycle's mark start (snapshot.h) and
  * its walk from the roots reached `block` then: a block that must be MARKED when marking ends. */
 int gc_verify_reached_at_mark_start(gc_verifier *v, gc_value block);
+/* 1 when checkmark allows `block` MARKED at mark-done with no root reaching it: floating garbage
+ * of an incremental cycle by the verifier's record of its start (snapshot.h). */
+int gc_verify_allows_unrooted(gc_verifier *v, gc_value block);
 
 #ifdef __cplusplus
 }
