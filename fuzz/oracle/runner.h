@@ -73,6 +73,7 @@ typedef struct runner {
    * (FUZZ_CAP_BLOCKING). */
   unsigned char spawned[FUZZ_DOMAINS];
   unsigned char blocked[FUZZ_DOMAINS];
+  unsigned char attached[FUZZ_DOMAINS]; /* threaded: a thread runs the domain's part now */
   size_t limit_bytes; /* FUZZ_CAP_LIMIT: the heap limit set (0: none): allocations may fail */
   /* A threaded run (threads.c). The checks that compare the model and the heap whole (the graph
    * walk, a full collection's) need every other thread between two ops, since an op changes

@@ -65,6 +65,7 @@ static void domain_thread(void *arg) {
     runner_current = NULL;
     return;
   }
+  r->attached[d] = 1;
   for (size_t i = 0; i < p->count; i++) {
     const fuzz_op *op = &p->ops[i];
     r->inflight++;
@@ -80,6 +81,7 @@ static void domain_thread(void *arg) {
     if (d != 0 && !r->spawned[d]) break; /* it terminated itself, and its thread ends */
     between_ops(r, d);
   }
+  r->attached[d] = 0;
   if (d == 0 || r->spawned[d]) r->b->domain_detach(r->h);
   runner_current = NULL;
 }
