@@ -60,7 +60,7 @@
   X(PRECISE,                                                                                   \
     "a full collection frees every block nothing keeps (cells, fields, finalizers, "           \
     "and range words, which keep whatever block they point into; checked by walk; on "         \
-    "threads, once every other domain is parked: a running one sweeps its own lazily)")       \
+    "threads, once every other domain is parked: a running one sweeps its own lazily)")        \
   X(WALK, "walk: the identities of every block the heap holds")                                \
   X(FAIL, "an injected allocation failure: the N-th allocation from now fails")                \
   X(TUNE, "parameters as ops (tune pN V; the backend's table of tunables)")                    \
