@@ -56,6 +56,9 @@
     "finalized until that finalizer ran")                                                      \
   X(WEAK, "weak references: a block whose one weak slot names a target without keeping it")    \
   X(EPHEMERON, "ephemerons: a key and a datum, the datum kept only while the key lives")       \
+  X(WEAK_SET,                                                                                  \
+    "a weak reference's target and an ephemeron's key and datum set after it is made: a "      \
+    "store through the barrier (weak_set, ephe_set)")                                          \
   X(CONSERVATIVE, "registered ranges of raw words that keep alive any block they point into")  \
   X(PRECISE,                                                                                   \
     "a full collection frees every block nothing keeps (cells, fields, finalizers, "           \
@@ -272,6 +275,18 @@ typedef struct fuzz_backend {
   int (*weak_get)(fuzz_bheap *h, size_t dst, size_t weak);
   int (*ephe_new)(fuzz_bheap *h, size_t dst, size_t key, size_t datum);
   int (*ephe_get)(fuzz_bheap *h, size_t dst, size_t ephe);
+  /* Setting them (FUZZ_CAP_WEAK_SET, with WEAK for weak_set and EPHEMERON for ephe_set): the
+   * weak reference in `weak` names the block in `target` from now on, the ephemeron in `ephe`
+   * has the key in `key` and the datum in `datum`; an empty cell is none, and a get answers
+   * empty (0) while the target, the key or the datum is none. Each is a store into the
+   * collector's own slots, made as the collector's API makes it (gcfuzz: gc_weak_set,
+   * gc_ephemeron_set_key and _datum, through its write barrier while a cycle marks; Lua: rawset
+   * on the weak table, with its back barrier): the old target, key or datum may be the only path
+   * a marker still had to a block reachable when marking began. A reference that was cleared
+   * answers again after a set, as a new one would; nothing allocates. The driver sets only
+   * outside finalizers (ops.h: a body does not run weak_set or ephe_set). */
+  void (*weak_set)(fuzz_bheap *h, size_t weak, size_t target);
+  void (*ephe_set)(fuzz_bheap *h, size_t ephe, size_t key, size_t datum);
 
   /* Conservative ranges (FUZZ_CAP_CONSERVATIVE): words[0..count) become a root range scanned
    * word by word; address gives the block's address and byte size for aiming words at it. */

@@ -654,6 +654,8 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
     case FUZZ_OP_WEAK_GET:
     case FUZZ_OP_EPHE:
     case FUZZ_OP_EPHE_GET:
+    case FUZZ_OP_WEAK_SET:
+    case FUZZ_OP_EPHE_SET:
     case FUZZ_OP_COUNT: break;
   }
 }

@@ -343,7 +343,13 @@ typedef enum fuzz_corruption {
     "backends: sD = a new ephemeron (a block) with key sK and datum sV: the datum is kept "       \
     "through it only while the key lives by other means (empty sK or sV: no-op)")                 \
   X(EPHE_GET, "ephe_get", SLOT, SLOT, NONE,                                                       \
-    "backends: sD = the datum of the ephemeron in sS while its key lives, else empty")
+    "backends: sD = the datum of the ephemeron in sS while its key lives, else empty")            \
+  X(WEAK_SET, "weak_set", SLOT, SLOT, NONE,                                                       \
+    "backends: the weak reference in sD names the block in sS from now on (empty sS: nothing, "   \
+    "and its gets answer empty): a store through the collector's write barrier")                  \
+  X(EPHE_SET, "ephe_set", SLOT, SLOT, SLOT,                                                       \
+    "backends: the ephemeron in sD has key sK and datum sV from now on (either empty: none, and " \
+    "its gets answer empty): two stores through the collector's write barrier")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,
@@ -376,7 +382,10 @@ extern const char fuzz_opset_names[];
 int fuzz_opset_byte(const fuzz_opset *set, fuzz_opcode code);
 /* Whether a finalizer body (fin_do) runs `code`: the mutator's work on blocks, roots, pins,
  * finalizers and weak references, and collecting; not frames, domains, parameters, injected
- * failures or limits (counted heap-wide), misuse or corrupt. Any other op in a body is a no-op.
+ * failures or limits (counted heap-wide), misuse or corrupt, nor weak_set and ephe_set (a body
+ * runs inside a collection, after it cleared the weak slots: a reference aimed there at a block
+ * the same collection finalizes next would answer it after its finalizer, which the oracle's
+ * model cannot tell from a slot left uncleared). Any other op in a body is a no-op.
  * (A driver whose collector forbids collecting in a finalizer skips collect too.) */
 int fuzz_op_runs_in_body(fuzz_opcode code);
 

@@ -102,8 +102,9 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
     FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE,
 };
-/* The ops after mark_slice (tune, weak, weak_get, ephe, ephe_get) are the backends' (fuzz/oracle
- * runs them through fuzz/backend/backend.h); gcfuzz's own driver does not run them yet. */
+/* The ops after mark_slice (tune, weak, weak_get, ephe, ephe_get, weak_set, ephe_set) are the
+ * backends' (fuzz/oracle runs them through fuzz/backend/backend.h); gcfuzz's own driver does not
+ * run them yet. */
 enum { BACKEND_ONLY_OPS = FUZZ_OP_COUNT - 1 - FUZZ_OP_MARK_SLICE };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2 - BACKEND_ONLY_OPS,
                "graph_ops: every op but pct and choose and the backends' own; a new op goes here "

@@ -60,8 +60,8 @@ typedef uint32_t oracle_obj;
 
 typedef enum oracle_role {
   ORACLE_PLAIN, /* alloc: a scanned or raw block */
-  ORACLE_WEAK,  /* weak: its one weak slot names `a` */
-  ORACLE_EPHE,  /* ephe: key `a`, datum `b` */
+  ORACLE_WEAK,  /* weak: its one weak slot names `a` (weak_set aims it anew, or at none) */
+  ORACLE_EPHE,  /* ephe: key `a`, datum `b` (ephe_set sets both; either may be none) */
 } oracle_role;
 
 typedef enum oracle_fin {
@@ -94,7 +94,10 @@ typedef struct oracle_object {
   uint8_t pinned;           /* FUZZ_CAP_PIN: a root until unpinned (oracle_model_set_pinned) */
   uint32_t nfields;         /* scanned fields or raw payload words (ORACLE_PLAIN) */
   size_t first;             /* its fields' (or payload words') index in the model's words */
-  oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum */
+  oracle_obj a, b;          /* ORACLE_WEAK: target; ORACLE_EPHE: key, datum; ORACLE_NONE
+                             * after a set to none: every get must answer empty. A set clears
+                             * weak_cleared, may_be_empty and after_finalizer: they were about
+                             * the old target or key (fuzz/oracle/ops.c: aim) */
   size_t fin_cell;          /* the slot a finalizer resurrects into (of the mutator that runs
                              * it: fuzz/oracle/runner.h), or SIZE_MAX */
   uint64_t body;            /* a fin_do's body (where its ops are: fuzz/oracle/ops.c), or 0 */

@@ -446,8 +446,37 @@ static void op_ephe(runner *r, int dst, int key, int datum) {
   oracle_model_object(r->m, e)->b = v;
 }
 
+/* A set aims the reference anew (backend.h: weak_set, ephe_set): it answers as a new reference
+ * to the same blocks would. What the model kept about the old target or key goes: a get that
+ * answered empty (the old target found dead), an excuse for answering empty (the old target or
+ * key finalized or revived), a finalizer that ran on the old target while this named it. A later
+ * finalizer or revival of the new one excuses it again (oracle_model_excuse_weak). */
+static void aim(oracle_object *ob, oracle_obj a, oracle_obj b) {
+  ob->a = a;
+  ob->b = b;
+  ob->weak_cleared = 0;
+  ob->may_be_empty = 0;
+  ob->after_finalizer = 0;
+}
+
+/* weak_set sW sT: sW's weak reference names sT's block, or none. */
+static void op_weak_set(runner *r, int weak, int target) {
+  oracle_obj w = slot_obj(r, weak);
+  if (w == ORACLE_NONE || oracle_model_object(r->m, w)->role != ORACLE_WEAK) return;
+  r->b->weak_set(r->h, slot_cell(r, weak), slot_cell(r, target));
+  aim(oracle_model_object(r->m, w), slot_obj(r, target), ORACLE_NONE);
+}
+
+/* ephe_set sE sK sV: sE's ephemeron has key sK and datum sV, either none. */
+static void op_ephe_set(runner *r, int ephe, int key, int datum) {
+  oracle_obj e = slot_obj(r, ephe);
+  if (e == ORACLE_NONE || oracle_model_object(r->m, e)->role != ORACLE_EPHE) return;
+  r->b->ephe_set(r->h, slot_cell(r, ephe), slot_cell(r, key), slot_cell(r, datum));
+  aim(oracle_model_object(r->m, e), slot_obj(r, key), slot_obj(r, datum));
+}
+
 /* weak_get and ephe_get: `want` is the target (datum), `alive` the object whose life decides
- * (the target; the key). */
+ * (the target; the key). A reference set to none (either of an ephemeron's) answers empty. */
 static void op_get(runner *r, int dst, int src, oracle_role role) {
   oracle_obj w = slot_obj(r, src);
   if (w == ORACLE_NONE) return;
@@ -460,6 +489,17 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
               0};
   char buf[96];
   r->res->checks++;
+  int none = want == ORACLE_NONE || alive == ORACLE_NONE;
+  if (got && none) {
+    runner_report(r, "oracle.identity",
+                  "%s answered a block, but its %s was set to none: it must answer empty",
+                  runner_where_text(&at, buf, sizeof buf),
+                  role == ORACLE_WEAK    ? "target"
+                  : alive == ORACLE_NONE ? "key"
+                                         : "datum");
+    op_clear(r, slot_cell(r, dst));
+    return;
+  }
   if (got) {
     if (ob->weak_cleared) {
       runner_report(r, "oracle.weak-revived", "%s answered a block after it had answered empty",
@@ -487,6 +527,7 @@ static void op_get(runner *r, int dst, int src, oracle_role role) {
     return;
   }
   set_cell(r, slot_cell(r, dst), ORACLE_NONE);
+  if (none) return; /* the right answer, and no sign of a clearing */
   ob->weak_cleared = 1;
   if (ob->may_be_empty) return;
   oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
@@ -597,6 +638,8 @@ void runner_run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_WEAK_GET: op_get(r, a[0].a, a[1].a, ORACLE_WEAK); break;
     case FUZZ_OP_EPHE: op_ephe(r, a[0].a, a[1].a, a[2].a); break;
     case FUZZ_OP_EPHE_GET: op_get(r, a[0].a, a[1].a, ORACLE_EPHE); break;
+    case FUZZ_OP_WEAK_SET: op_weak_set(r, a[0].a, a[1].a); break;
+    case FUZZ_OP_EPHE_SET: op_ephe_set(r, a[0].a, a[1].a, a[2].a); break;
     case FUZZ_OP_FIN_DO: op_fin_do(r, op); break;
     case FUZZ_OP_SELF: op_self(r, a[0].a); break;
     case FUZZ_OP_SPAWN: op_spawn(r, (unsigned)a[0].a); break;

@@ -43,6 +43,8 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_WEAK_GET: return (caps & FUZZ_CAP_WEAK) != 0;
     case FUZZ_OP_EPHE:
     case FUZZ_OP_EPHE_GET: return (caps & FUZZ_CAP_EPHEMERON) != 0;
+    case FUZZ_OP_WEAK_SET: return (caps & FUZZ_CAP_WEAK) && (caps & FUZZ_CAP_WEAK_SET);
+    case FUZZ_OP_EPHE_SET: return (caps & FUZZ_CAP_EPHEMERON) && (caps & FUZZ_CAP_WEAK_SET);
     case FUZZ_OP_MISUSE: return (caps & FUZZ_CAP_MISUSE) != 0;
     case FUZZ_OP_CORRUPT: return (caps & FUZZ_CAP_CORRUPT) != 0;
     default: return 0;

@@ -49,6 +49,30 @@ static const ref_slip_case cases[] = {
     {SAB_CORRUPT_KEPT, "a corruption's repair forgotten", "oracle.corruption-unrepaired",
      "alloc s0 scan 1\n"
      "corrupt swept.stat-mismatch s0 0\n"},
+    {SAB_SET_IGNORED, "weak_set stores nothing", "oracle.identity",
+     "alloc s0 scan 1\n"
+     "alloc s1 scan 1\n"
+     "weak s2 s0\n"
+     "weak_set s2 s1      # the reference names s1's block from now on\n"
+     "weak_get s3 s2      # s0's block: the set was dropped\n"},
+    {SAB_SET_IGNORED, "ephe_set stores nothing", "oracle.weak-cleared",
+     "alloc s0 scan 1     # the old key, which dies\n"
+     "alloc s1 scan 1     # the new key, which lives\n"
+     "alloc s2 scan 1     # the datum\n"
+     "ephe s3 s0 s2\n"
+     "ephe_set s3 s1 s2\n"
+     "drop s0\n"
+     "collect major       # the old key is dead: a dropped set leaves the ephemeron cleared\n"
+     "ephe_get s4 s3\n"},
+    {SAB_SET_IGNORED, "a cleared weak reference not aimed anew", "oracle.weak-cleared",
+     "alloc s0 scan 1\n"
+     "weak s1 s0\n"
+     "drop s0\n"
+     "collect major\n"
+     "weak_get s2 s1      # empty: its target died\n"
+     "alloc s0 scan 1\n"
+     "weak_set s1 s0      # it answers again, a new target\n"
+     "weak_get s2 s1\n"},
     {SAB_SCAN_SHORT, "mark skips a block's last field", "oracle.identity",
      "alloc s0 scan 2\n"
      "alloc s1 scan 1\n"
@@ -452,11 +476,11 @@ static void test_opset(void) {
     n++;
   }
   EXPECT(n == set->count, "the op set has %zu ops, the capabilities allow %zu", set->count, n);
-  static const char *const want[] = {"alloc",  "alloc_large", "store", "store_imm", "load",
-                                     "drop",   "copy",        "push",  "pop",       "root",
-                                     "unroot", "collect",     "fail",  "fin",       "unfin",
-                                     "weak",   "weak_get",    "ephe",  "ephe_get",  "fin_do",
-                                     "self",   "pin",         "unpin", "misuse",    "corrupt"};
+  static const char *const want[] = {
+      "alloc", "alloc_large", "store",    "store_imm", "load",     "drop",    "copy",
+      "push",  "pop",         "root",     "unroot",    "collect",  "fail",    "fin",
+      "unfin", "weak",        "weak_get", "ephe",      "ephe_get", "fin_do",  "self",
+      "pin",   "unpin",       "misuse",   "corrupt",   "weak_set", "ephe_set"};
   static const char *const never[] = {
       "range", "range_int", "range_word", "range_pool", "mark_slice", "tune",  "param",  "limit",
       "spawn", "on",        "terminate",  "pct",        "choose",     "block", "unblock"};
@@ -483,9 +507,9 @@ static void test_opset(void) {
   /* Fewer capabilities, fewer ops. */
   const fuzz_opset *min = oracle_opset(&ref_min_backend);
   EXPECT(min != set && strcmp(min->name, "ref-min") == 0, "ref-min shares ref's op set");
-  static const char *const min_never[] = {"alloc_large", "fail",     "fin",  "unfin",
-                                          "weak",        "weak_get", "ephe", "ephe_get",
-                                          "range",       "fin_do",   "self", "pin"};
+  static const char *const min_never[] = {"alloc_large", "fail", "fin",      "unfin",   "weak",
+                                          "weak_get",    "ephe", "ephe_get", "range",   "fin_do",
+                                          "self",        "pin",  "weak_set", "ephe_set"};
   for (size_t i = 0; i < sizeof min_never / sizeof min_never[0]; i++) {
     EXPECT(!has_op(min, min_never[i]), "the ref-min op set has %s", min_never[i]);
   }

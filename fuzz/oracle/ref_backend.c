@@ -446,6 +446,21 @@ static int ref_ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
   return d != NULL;
 }
 
+/* Sets: a plain store, the collector stopping the world (SAB_SET_IGNORED: none made). */
+static void ref_weak_set(fuzz_bheap *h, size_t weak, size_t target) {
+  rblock *w = h->cells[weak];
+  if (w == NULL || w->role != ROLE_WEAK || ref_sabotage == SAB_SET_IGNORED) return;
+  w->a = h->cells[target];
+  w->ghost = NULL;
+}
+
+static void ref_ephe_set(fuzz_bheap *h, size_t ephe, size_t key, size_t datum) {
+  rblock *e = h->cells[ephe];
+  if (e == NULL || e->role != ROLE_EPHE || ref_sabotage == SAB_SET_IGNORED) return;
+  e->a = h->cells[key];
+  e->b = h->cells[datum];
+}
+
 static size_t ref_walk(fuzz_bheap *h, void (*visit)(void *user, uint64_t id, uint64_t check),
                        void *user) {
   rblock *b = h->live;
@@ -560,8 +575,8 @@ const fuzz_backend ref_backend = {
     .what = "the oracle test's reference mark-sweep collector",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_FINALIZERS | FUZZ_CAP_FIN_ORDERED |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN |
-            FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT,
+            FUZZ_CAP_WEAK_SET | FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL |
+            FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_PIN | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT,
     /* Exact accounting: the model's own bytes, plus room for a block or two left over. */
     .leak_slack_factor = 1.0,
     .leak_slack_bytes = 1024,
@@ -586,6 +601,8 @@ const fuzz_backend ref_backend = {
     .weak_get = ref_weak_get,
     .ephe_new = ref_ephe_new,
     .ephe_get = ref_ephe_get,
+    .weak_set = ref_weak_set,
+    .ephe_set = ref_ephe_set,
     .pin = ref_pin,
     .unpin = ref_unpin,
     .misuse = ref_misuse,

@@ -46,6 +46,7 @@ typedef enum sabotage {
   SAB_MISUSE_ACCEPTED,  /* pinning an empty cell succeeds */
   SAB_CORRUPT_UNSEEN,   /* the corruption writes a counter the deep check never reads */
   SAB_CORRUPT_KEPT,     /* the corruption's repair forgets to write the counter back */
+  SAB_SET_IGNORED,      /* weak_set and ephe_set store nothing: the old target, key, datum stay */
   SAB_ONE_THREAD_COUNT, /* the slips above: oracle_test.c; below: oracle_threads_test.c */
   SAB_PARKED_BANK_SKIPPED = SAB_ONE_THREAD_COUNT, /* marking skips the banks of the domains
                                                    * whose threads have left (parked) */

@@ -241,6 +241,21 @@ static int ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
   return v != 0;
 }
 
+/* Sets (FUZZ_CAP_WEAK_SET): the collector's set functions, stores through its write barrier
+ * while a cycle marks (gc.h). An ephemeron's key goes first, then its datum: no allocation comes
+ * between the two, and a marker that sees the new key with the old datum keeps a block for one
+ * cycle more, which the snapshot allows. */
+static void weak_set(fuzz_bheap *h, size_t weak, size_t target) {
+  gc_weak_set(gcfuzz_dom(h), cell(h, weak), cell(h, target));
+  gc_clear_error(h->heap);
+}
+
+static void ephe_set(fuzz_bheap *h, size_t ephe, size_t key, size_t datum) {
+  gc_ephemeron_set_key(gcfuzz_dom(h), cell(h, ephe), cell(h, key));
+  gc_ephemeron_set_datum(gcfuzz_dom(h), cell(h, ephe), cell(h, datum));
+  gc_clear_error(h->heap);
+}
+
 static void copy(fuzz_bheap *h, size_t dst, size_t src) { h->cells[dst] = h->cells[src]; }
 static void clear(fuzz_bheap *h, size_t c) { h->cells[c] = 0; }
 
@@ -582,7 +597,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
             FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK |
             FUZZ_CAP_PRECISE | FUZZ_CAP_UNITS | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT | FUZZ_CAP_WEAK |
-            FUZZ_CAP_EPHEMERON,
+            FUZZ_CAP_EPHEMERON | FUZZ_CAP_WEAK_SET,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two; an ephemeron a
@@ -611,6 +626,8 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .weak_get = weak_get,
     .ephe_new = ephe_new,
     .ephe_get = ephe_get,
+    .weak_set = weak_set,
+    .ephe_set = ephe_set,
     .range_add = range_add,
     .address = address,
     .address_unit = address_unit,

@@ -430,8 +430,8 @@ const fuzz_backend fuzz_backend_lua = {
         "and userdata",
     .caps = FUZZ_CAP_RAW | FUZZ_CAP_LARGE | FUZZ_CAP_INCREMENTAL | FUZZ_CAP_FINALIZERS |
             FUZZ_CAP_RESURRECT | FUZZ_CAP_FIN_CLEAR | FUZZ_CAP_WEAK | FUZZ_CAP_EPHEMERON |
-            FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK |
-            FUZZ_CAP_DOMAINS,
+            FUZZ_CAP_WEAK_SET | FUZZ_CAP_PRECISE | FUZZ_CAP_WALK | FUZZ_CAP_FAIL | FUZZ_CAP_TUNE |
+            FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS,
     .tunables = tunables,
     .tunable_count = TUNE_COUNT,
     .leak_slack_factor = 6.0,
@@ -458,6 +458,8 @@ const fuzz_backend fuzz_backend_lua = {
     .weak_get = luab_weak_get,
     .ephe_new = luab_ephe_new,
     .ephe_get = luab_ephe_get,
+    .weak_set = luab_weak_set,
+    .ephe_set = luab_ephe_set,
     .range_add = NULL,
     .address = NULL,
     .domain_spawn = luab_domain_spawn,

@@ -163,6 +163,8 @@ int luab_weak_new(fuzz_bheap *h, size_t dst, size_t target);
 int luab_weak_get(fuzz_bheap *h, size_t dst, size_t weak);
 int luab_ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum);
 int luab_ephe_get(fuzz_bheap *h, size_t dst, size_t ephe);
+void luab_weak_set(fuzz_bheap *h, size_t weak, size_t target);
+void luab_ephe_set(fuzz_bheap *h, size_t ephe, size_t key, size_t datum);
 
 /* ---- Domains (lua_domain.c) ----------------------------------------------------------------- */
 

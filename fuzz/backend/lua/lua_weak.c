@@ -130,3 +130,47 @@ int luab_ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
   luab_args a = {.a = dst, .b = ephe};
   return luab_protect(h, op_ephe_get, "ephe_get", &a, 0) && a.result;
 }
+
+/* Sets (FUZZ_CAP_WEAK_SET): rawset on the weak table, whose back barrier (luaC_barrierback) makes
+ * the table gray again while Lua marks. Neither allocates: a weak reference's slot is in the
+ * array part, and an ephemeron's one hash node is emptied before the new entry takes it. */
+static int op_weak_set(lua_State *L) {
+  luab_args *a = luab_args_of(L);
+  int cells = luab_push_cell(L, a->a);
+  if (lua_type(L, -1) != LUA_TTABLE || luab_disarmed(luab_top_kind(a->h)) != LUAB_MT_WEAK) return 0;
+  lua_rawgeti(L, cells, (lua_Integer)a->b + 1); /* the target, or nil */
+  lua_rawseti(L, -2, 1);
+  return 0;
+}
+
+void luab_weak_set(fuzz_bheap *h, size_t weak, size_t target) {
+  luab_args a = {.a = weak, .b = target};
+  luab_protect(h, op_weak_set, "weak_set", &a, 0);
+}
+
+static int op_ephe_set(lua_State *L) {
+  luab_args *a = luab_args_of(L);
+  int cells = luab_push_cell(L, a->a);
+  int ephe = lua_gettop(L);
+  if (lua_type(L, -1) != LUA_TTABLE || luab_disarmed(luab_top_kind(a->h)) != LUAB_MT_EPHE) return 0;
+  /* The old entry goes: the one whose key is not an integer (an entry Lua cleared is skipped). */
+  lua_pushnil(L);
+  while (lua_next(L, ephe) != 0) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1)) continue;
+    lua_pushnil(L);
+    lua_rawset(L, ephe);
+    break;
+  }
+  lua_settop(L, ephe);
+  /* A key without a datum is no entry: its gets answer empty, as the model's. */
+  lua_rawgeti(L, cells, (lua_Integer)a->b + 1);
+  lua_rawgeti(L, cells, (lua_Integer)a->c + 1);
+  if (!lua_isnil(L, -2) && !lua_isnil(L, -1)) lua_rawset(L, ephe);
+  return 0;
+}
+
+void luab_ephe_set(fuzz_bheap *h, size_t ephe, size_t key, size_t datum) {
+  luab_args a = {.a = ephe, .b = key, .c = datum};
+  luab_protect(h, op_ephe_set, "ephe_set", &a, 0);
+}
