@@ -27,7 +27,7 @@ static void print_verdict(FILE *out, const char *kind, long op, uint64_t cycle) 
   fflush(out);
 }
 
-void runner_report(runner *r, const char *kind, const char *fmt, ...) {
+static void vreport(runner *r, const char *kind, const char *fmt, va_list ap) {
   const runner_mut *u = runner_me(r);
   const fuzz_op *at = u != NULL ? u->op : NULL;
   long op = at != NULL ? (long)at->index : -1;
@@ -47,16 +47,38 @@ void runner_report(runner *r, const char *kind, const char *fmt, ...) {
     fprintf(r->out, "  in the final checks\n");
   }
   fprintf(r->out, "  what: ");
-  va_list ap;
-  va_start(ap, fmt);
   vfprintf(r->out, fmt, ap);
-  va_end(ap);
   fprintf(r->out, "\n");
   print_verdict(r->out, kind, op, oracle_model_collects(r->m));
   if (r->opt->abort_on_violation) {
     fflush(stdout);
     abort();
   }
+}
+
+void runner_report(runner *r, const char *kind, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(r, kind, fmt, ap);
+  va_end(ap);
+}
+
+/* A finding of the whole-heap comparisons after a full collection. On threads it is held until
+ * they end (the first one only): another thread may have run ops while they read the heap (at
+ * the collector's points inside the calls they make), and then the heap and the model they
+ * compared were never one moment's; collected() decides. */
+static void report_whole(runner *r, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void report_whole(runner *r, const char *kind, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (!r->threaded) {
+    vreport(r, kind, fmt, ap);
+  } else if (r->held.count++ == 0) {
+    snprintf(r->held.kind, sizeof r->held.kind, "%s", kind);
+    vsnprintf(r->held.message, sizeof r->held.message, fmt, ap);
+  }
+  va_end(ap);
 }
 
 /* ---- Identity ------------------------------------------------------------------------------ */
@@ -252,12 +274,12 @@ static void walk_visit(void *user, uint64_t id, uint64_t check) {
   oracle_obj o = oracle_model_by_id(r->m, id);
   if (o == ORACLE_NONE || oracle_model_object(r->m, o)->check != check) {
     if (w->unknown++ == 0) {
-      runner_report(r, "oracle.identity",
-                    "the heap's walk after a full collection met a block with id 0x%016" PRIx64
-                    " and check 0x%016" PRIx64
-                    ": no object of the program (a block's identity words "
-                    "were overwritten)",
-                    id, check);
+      report_whole(r, "oracle.identity",
+                   "the heap's walk after a full collection met a block with id 0x%016" PRIx64
+                   " and check 0x%016" PRIx64
+                   ": no object of the program (a block's identity words "
+                   "were overwritten)",
+                   id, check);
     }
     return;
   }
@@ -265,7 +287,7 @@ static void walk_visit(void *user, uint64_t id, uint64_t check) {
   r->seen[o] = 1;
   if (w->whole && (r->b->caps & FUZZ_CAP_PRECISE) &&
       !oracle_model_reached(r->m, ORACLE_REACH_KEPT, o)) {
-    runner_report(
+    report_whole(
         r, "oracle.not-freed",
         "object #%u is unreachable (no cell, field, finalizer or range keeps it) yet still "
         "in the heap after a full collection",
@@ -284,7 +306,7 @@ static void check_full(runner *r, int whole) {
     double bound = r->b->leak_slack_factor * (double)kept + (double)r->b->leak_slack_bytes;
     r->res->checks++;
     if ((double)live > bound) {
-      runner_report(
+      report_whole(
           r, "oracle.leak",
           "after a full collection the backend holds %zu bytes; the program keeps %zu bytes "
           "of blocks, and the backend's stated bound is %.2f x that + %zu = %.0f bytes",
@@ -301,10 +323,10 @@ static void check_full(runner *r, int whole) {
   oracle_model_reach(r->m, ORACLE_REACH_STRONG, r->cell_self);
   for (size_t k = 0; k < oracle_model_count(r->m); k++) {
     if (oracle_model_reached(r->m, ORACLE_REACH_STRONG, (oracle_obj)k) && !r->seen[k]) {
-      runner_report(r, "oracle.lost",
-                    "object #%u is reachable from the cells but the heap's walk after a full "
-                    "collection did not meet it (freed while reachable)",
-                    (unsigned)k);
+      report_whole(r, "oracle.lost",
+                   "object #%u is reachable from the cells but the heap's walk after a full "
+                   "collection did not meet it (freed while reachable)",
+                   (unsigned)k);
       break;
     }
   }
@@ -314,10 +336,10 @@ static void check_full(runner *r, int whole) {
       oracle_model_fin_overdue(r->m, r->cell_self, (r->b->caps & FUZZ_CAP_FIN_ORDERED) != 0);
   r->res->checks++;
   if (due != ORACLE_NONE) {
-    runner_report(r, "oracle.finalizer-lost",
-                  "object #%u has a finalizer set and nothing keeps it (no cell, no block with a "
-                  "finalizer above it), but a full collection did not run its finalizer",
-                  (unsigned)due);
+    report_whole(r, "oracle.finalizer-lost",
+                 "object #%u has a finalizer set and nothing keeps it (no cell, no block with a "
+                 "finalizer above it), but a full collection did not run its finalizer",
+                 (unsigned)due);
   }
 }
 
@@ -337,20 +359,27 @@ static int others_parked(const runner *r) {
  * inside an op when it began, or one that began or ended an op while it ran) saw a heap the
  * model does not describe at any one moment: the full collection's comparisons are skipped, and
  * the graph walk waits for a boundary where no other thread is inside an op (threads.c). */
-static void collected(runner *r, fuzz_collect_kind kind, int alone) {
+static void collected(runner *r, fuzz_collect_kind kind, int alone, uint64_t events) {
   if (r->b->run_finalizers != NULL) r->b->run_finalizers(r->h);
   runner_deep_check(r);
   if (kind == FUZZ_COLLECT_MAJOR || kind == FUZZ_COLLECT_FULL) {
     r->walk_due = 1;
     runner_walk_if_due(r);
   }
-  if (kind == FUZZ_COLLECT_FULL && alone) {
-    int whole = others_parked(r);
-    check_full(r, whole);
-    if (whole) oracle_model_forget_revivals(r->m); /* every finalizer due has run */
-  } else if (kind == FUZZ_COLLECT_FULL) {
+  if (kind != FUZZ_COLLECT_FULL) return;
+  if (!alone || r->op_events != events) {
     r->res->skipped_full++;
+    return;
   }
+  int whole = others_parked(r);
+  r->held.count = 0;
+  check_full(r, whole);
+  if (r->op_events != events) { /* another thread ran ops while the checks read the heap */
+    r->res->skipped_full++;
+    return;
+  }
+  if (r->held.count > 0) runner_report(r, r->held.kind, "%s", r->held.message);
+  if (whole) oracle_model_forget_revivals(r->m); /* every finalizer due has run */
 }
 
 void runner_collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
@@ -363,5 +392,5 @@ void runner_collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
   uint64_t events = r->op_events;
   int alone = r->inflight <= 1;
   r->b->collect(r->h, kind, budget);
-  collected(r, kind, alone && r->op_events == events);
+  collected(r, kind, alone, events);
 }

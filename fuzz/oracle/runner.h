@@ -89,6 +89,11 @@ typedef struct runner {
   uint64_t op_events;
   int walk_due; /* a graph walk owed since a collection, run at the next op boundary with no
                  * other thread inside an op */
+  struct {
+    size_t count; /* findings of a full collection's whole-heap checks, held (check.c) */
+    char kind[48];
+    char message[512];
+  } held;
   uintptr_t ranges[RANGE_WORDS];
   uint8_t *seen; /* the graph walk's visited objects */
   size_t seen_cap;
