@@ -520,6 +520,7 @@ size_t gc_verify_checkmark_run(const gc_verify_run *run) {
       .bad_header = GC_VK_CHECKMARK_BAD_POINTER,
       .bad_colour = GC_VK_CHECKMARK_UNMARKED,
   };
+  rules.key_colours = rules.allowed_colours;
   gc_walk_seen seen;
   size_t found = check_marking_over(&r) + gc_walk_run(&r, &rules, &seen);
   if (seen.complete) found += check_over_retention(&r, &seen);

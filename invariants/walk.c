@@ -306,6 +306,11 @@ static int met(walk *w, gc_value v) {
 static int key_alive(walk *w, gc_value key) {
   if (key == 0) return 0;
   if (!gc_is_block(key) || met(w, key)) return 1;
+  gc_header hd;
+  if (w->rules->key_colours != 0 && gc_heapindex_read_header(w->ix, key, &hd) &&
+      ((w->rules->key_colours >> (gc_hd_colour(hd) >> GC_HD_COLOUR_SHIFT)) & 1u)) {
+    return 1;
+  }
   const gc_ptr_vec *pinned = &w->run->heap->pinned;
   for (size_t i = 0; i < pinned->count; i++) {
     if ((gc_value)pinned->items[i] == key) return 1;

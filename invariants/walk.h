@@ -23,6 +23,12 @@ typedef struct gc_walk_rules {
   unsigned allowed_colours; /* bit (colour >> GC_HD_COLOUR_SHIFT) set for each allowed colour */
   const char *expected;     /* the allowed colours in words, for reports */
   gc_verify_kind foreign, interior, zero_header, bad_header, bad_colour;
+  /* Ephemeron keys (gc.h): a key lives once the walk meets it, or, with bit (colour >>
+   * GC_HD_COLOUR_SHIFT) set here, whenever its header has that colour. Checkmark at mark-done:
+   * MARKED, floating garbage included, since the collector marks the datum of every marked key
+   * of an ephemeron it keeps (a queued finalizer's too); a key kept wrongly is that key's own
+   * over-retention. 0: only the keys the walk met. */
+  unsigned key_colours;
 } gc_walk_rules;
 
 /* What a walk saw, for a pass that compares it with the heap (checkmark's over-retention). The
