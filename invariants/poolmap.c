@@ -9,7 +9,9 @@ _Static_assert(GC_POOLMAP_CACHE_LINES <= 256, "a line's number fits the filled l
 int gc_poolmap_reset(gc_poolmap *m) {
   gc_poolmap_cache *c = m->cache;
   if (c == NULL) {
-    m->cache = calloc(1, sizeof *m->cache); /* NULL: lookups go to the map, no worse */
+    /* Once a use held enough pools for the map's probe to cost (NULL: lookups go to the map, no
+     * worse). A fuzzed heap seldom does, and its model keeps an index per heap. */
+    if (m->map.count >= GC_POOLMAP_CACHE_MIN_POOLS) m->cache = calloc(1, sizeof *m->cache);
   } else {
     for (size_t i = 0; i < c->filled_count; i++) c->lines[c->filled[i]].pool = 0;
     c->filled_count = 0;

@@ -10,10 +10,12 @@
  * 10^5 blocks, some 120 pools, that the walks were slower than with the one-entry cache.) Clearing
  * it is a memset of 4 KiB per reset.
  *
- * The cache is allocated at the first reset and kept (a fuzzing process lends every heap's verifier
- * one scratch memory), and a reset clears only the lines filled since the one before: a small
- * heap's walks fill a few, and clearing all 256 lines (4 KiB) at every heap index build cost more
- * than the lookups it saved there.
+ * The cache is allocated at the first reset after a use of GC_POOLMAP_CACHE_MIN_POOLS pools or
+ * more, and kept (a fuzzing process lends every heap's verifier one scratch memory); below that,
+ * every lookup goes to the map, whose probe is then short and in the first-level cache, and a
+ * fuzzed heap's model, which keeps a heap index per heap, allocates nothing. A reset clears only
+ * the lines filled since the one before: a small heap's walks fill a few, and clearing all 256
+ * lines (4 KiB) at every heap index build cost more than the lookups it saved there.
  *
  * INV-POOLMAP-1: a cache line holds a pool the map holds, with the map's value for it (a remove
  * or a put on the map goes through here and empties its line; a reset empties every line filled
@@ -28,7 +30,8 @@
 #include "gc/pool_layout.h"
 #include "invariants/addrmap.h"
 
-#define GC_POOLMAP_CACHE_LINES 256
+#define GC_POOLMAP_CACHE_LINES     256
+#define GC_POOLMAP_CACHE_MIN_POOLS 32
 
 /* A line's pool when it was emptied by a remove or a put since it was filled: on the filled list,
  * but holding no pool (no pool is at address 1). */

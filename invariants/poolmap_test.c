@@ -1,6 +1,7 @@
 /* The map of pools against a plain array of what it should hold, through its cache: pools that
  * share a line, lines emptied by removes and puts, resets that clear only the filled lines, and
- * more rounds of fills and forgets than the filled list has entries (INV-POOLMAP-1). */
+ * more rounds of fills and forgets than the filled list has entries (INV-POOLMAP-1); and the map
+ * alone before a use of many pools. */
 #include <stdint.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ static void against_an_array(void) {
   memset(want, 0, sizeof want);
   for (int round = 0; round < 4; round++) {
     CHECK(gc_poolmap_reset(&m));
+    CHECK((m.cache != NULL) == (round > 0)); /* from the reset after a use of many pools */
     memset(want, 0, sizeof want);
     check_all(&m, want);
     for (size_t i = 0; i < POOLS; i += 2) { /* every other pool */
@@ -59,6 +61,9 @@ static void forgotten_lines_stay_listed_once(void) {
   gc_poolmap m;
   memset(&m, 0, sizeof m);
   CHECK(gc_poolmap_reset(&m));
+  for (size_t i = 0; i < GC_POOLMAP_CACHE_MIN_POOLS; i++) gc_poolmap_add(&m, pool_at(i), 1);
+  CHECK(gc_poolmap_reset(&m)); /* after a use of that many pools: the cache */
+  CHECK(m.cache != NULL);
   uint64_t v;
   for (size_t round = 0; round < 4 * GC_POOLMAP_CACHE_LINES; round++) {
     uintptr_t p = pool_at(round % 7);
