@@ -33,7 +33,9 @@ static void against_an_array(void) {
   memset(want, 0, sizeof want);
   for (int round = 0; round < 4; round++) {
     CHECK(gc_poolmap_reset(&m));
-    CHECK((m.cache != NULL) == (round > 0)); /* from the reset after a use of many pools */
+    /* From the reset after a use of many pools, with the most lines. */
+    CHECK((m.cache != NULL) == (round > 0));
+    CHECK(m.cache == NULL || m.cache->mask + 1 == GC_POOLMAP_CACHE_LINES);
     memset(want, 0, sizeof want);
     check_all(&m, want);
     for (size_t i = 0; i < POOLS; i += 2) { /* every other pool */
@@ -62,8 +64,8 @@ static void forgotten_lines_stay_listed_once(void) {
   memset(&m, 0, sizeof m);
   CHECK(gc_poolmap_reset(&m));
   for (size_t i = 0; i < GC_POOLMAP_CACHE_MIN_POOLS; i++) gc_poolmap_add(&m, pool_at(i), 1);
-  CHECK(gc_poolmap_reset(&m)); /* after a use of that many pools: the cache */
-  CHECK(m.cache != NULL);
+  CHECK(gc_poolmap_reset(&m)); /* after a use of that many pools: the smallest cache */
+  CHECK(m.cache != NULL && m.cache->mask + 1 == GC_POOLMAP_CACHE_MIN_LINES);
   uint64_t v;
   for (size_t round = 0; round < 4 * GC_POOLMAP_CACHE_LINES; round++) {
     uintptr_t p = pool_at(round % 7);
@@ -75,9 +77,15 @@ static void forgotten_lines_stay_listed_once(void) {
   }
   CHECK(gc_poolmap_reset(&m));
   CHECK(m.cache == NULL || m.cache->filled_count == 0);
-  for (size_t i = 0; m.cache != NULL && i < GC_POOLMAP_CACHE_LINES; i++) {
+  for (size_t i = 0; m.cache != NULL && i <= m.cache->mask; i++) {
     CHECK(m.cache->lines[i].pool == 0);
   }
+  /* A heap that outgrew the cache gets a larger one at the next reset. */
+  for (size_t i = 0; i < 200; i++) gc_poolmap_add(&m, pool_at(i), i + 1);
+  CHECK(gc_poolmap_get(&m, pool_at(5), &v) && v == 6);
+  CHECK(gc_poolmap_reset(&m));
+  CHECK(m.cache != NULL && m.cache->mask + 1 == GC_POOLMAP_CACHE_LINES);
+  CHECK(!gc_poolmap_get(&m, pool_at(5), &v));
   gc_poolmap_free(&m);
 }
 
