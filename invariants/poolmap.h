@@ -10,10 +10,14 @@
  * 10^5 blocks, some 120 pools, that the walks were slower than with the one-entry cache.) Clearing
  * it is a memset of 4 KiB per reset.
  *
- * The cache is allocated at the first reset and kept (a fuzzing process lends every heap's verifier
- * one scratch memory), and a reset clears only the lines filled since the one before: a small
- * heap's walks fill a few, and clearing all 256 lines (4 KiB) at every heap index build cost more
- * than the lookups it saved there.
+ * The cache is sized by the pools of the use before a reset: twice as many lines, a power of two
+ * from GC_POOLMAP_CACHE_MIN_LINES up to GC_POOLMAP_CACHE_LINES, allocated at the first reset that
+ * wants it and again when a heap grew past it, and kept (a fuzzing process lends every heap's
+ * verifier one scratch memory). Before a use of GC_POOLMAP_CACHE_MIN_POOLS pools there is none:
+ * every lookup goes to the map, whose probe is then short and in the first-level cache, and a
+ * fuzzed heap's model, which keeps a heap index per heap, allocates nothing (a cache of 256 lines
+ * for every one cost more than its lookups saved). A reset clears only the lines filled since the
+ * one before: a small heap's walks fill a few.
  *
  * INV-POOLMAP-1: a cache line holds a pool the map holds, with the map's value for it (a remove
  * or a put on the map goes through here and empties its line; a reset empties every line filled
@@ -28,7 +32,9 @@
 #include "gc/pool_layout.h"
 #include "invariants/addrmap.h"
 
-#define GC_POOLMAP_CACHE_LINES 256
+#define GC_POOLMAP_CACHE_LINES     256 /* at most */
+#define GC_POOLMAP_CACHE_MIN_LINES 16
+#define GC_POOLMAP_CACHE_MIN_POOLS 8
 
 /* A line's pool when it was emptied by a remove or a put since it was filled: on the filled list,
  * but holding no pool (no pool is at address 1). */
@@ -40,15 +46,16 @@ typedef struct gc_poolmap_line {
 } gc_poolmap_line;
 
 typedef struct gc_poolmap_cache {
-  gc_poolmap_line lines[GC_POOLMAP_CACHE_LINES]; /* by pool number modulo the lines */
-  uint8_t filled[GC_POOLMAP_CACHE_LINES];        /* the lines filled since the last reset */
-  size_t filled_count;
+  size_t mask;                            /* lines - 1; the count is a power of two */
+  size_t filled_count;                    /* entries of `filled` */
+  uint8_t filled[GC_POOLMAP_CACHE_LINES]; /* the lines filled since the last reset */
+  gc_poolmap_line lines[];                /* mask + 1 of them, by pool number modulo the count */
 } gc_poolmap_cache;
 
 typedef struct gc_poolmap {
   gc_addrmap map;          /* pool address -> value: what is true */
-  gc_poolmap_cache *cache; /* NULL until the first reset, or when it could not be allocated:
-                            * every lookup goes to the map */
+  gc_poolmap_cache *cache; /* NULL before a use of GC_POOLMAP_CACHE_MIN_POOLS pools, or when it
+                            * could not be allocated: every lookup goes to the map */
 } gc_poolmap;
 
 /* Forget every pool (the map keeps its buckets: gc_addrmap_reset). 0 when out of memory. */
@@ -59,21 +66,21 @@ int gc_poolmap_add(gc_poolmap *m, uintptr_t pool, uint64_t value);
 int gc_poolmap_put(gc_poolmap *m, uintptr_t pool, uint64_t value);
 int gc_poolmap_remove(gc_poolmap *m, uintptr_t pool);
 
-static inline size_t gc_poolmap_line_of(uintptr_t pool) {
-  return (pool / GC_POOL_BSIZE) % GC_POOLMAP_CACHE_LINES;
+static inline size_t gc_poolmap_line_of(const gc_poolmap_cache *c, uintptr_t pool) {
+  return (pool / GC_POOL_BSIZE) & c->mask;
 }
 
 /* The value of the pool at `pool` (aligned to GC_POOL_BSIZE, non-zero) in *value; 0 when absent. */
 static inline int gc_poolmap_get(gc_poolmap *m, uintptr_t pool, uint64_t *value) {
   gc_poolmap_cache *c = m->cache;
   if (c == NULL) return gc_addrmap_get(&m->map, pool, value);
-  gc_poolmap_line *line = &c->lines[gc_poolmap_line_of(pool)];
+  gc_poolmap_line *line = &c->lines[gc_poolmap_line_of(c, pool)];
   if (line->pool == pool) {
     *value = line->value;
     return 1;
   }
   if (!gc_addrmap_get(&m->map, pool, value)) return 0;
-  if (line->pool == 0) c->filled[c->filled_count++] = (uint8_t)gc_poolmap_line_of(pool);
+  if (line->pool == 0) c->filled[c->filled_count++] = (uint8_t)gc_poolmap_line_of(c, pool);
   *line = (gc_poolmap_line){pool, *value};
   return 1;
 }

@@ -1,6 +1,7 @@
 /* The map of pools against a plain array of what it should hold, through its cache: pools that
  * share a line, lines emptied by removes and puts, resets that clear only the filled lines, and
- * more rounds of fills and forgets than the filled list has entries (INV-POOLMAP-1). */
+ * more rounds of fills and forgets than the filled list has entries (INV-POOLMAP-1); and the map
+ * alone before a use of many pools. */
 #include <stdint.h>
 #include <string.h>
 
@@ -32,6 +33,9 @@ static void against_an_array(void) {
   memset(want, 0, sizeof want);
   for (int round = 0; round < 4; round++) {
     CHECK(gc_poolmap_reset(&m));
+    /* From the reset after a use of many pools, with the most lines. */
+    CHECK((m.cache != NULL) == (round > 0));
+    CHECK(m.cache == NULL || m.cache->mask + 1 == GC_POOLMAP_CACHE_LINES);
     memset(want, 0, sizeof want);
     check_all(&m, want);
     for (size_t i = 0; i < POOLS; i += 2) { /* every other pool */
@@ -59,6 +63,9 @@ static void forgotten_lines_stay_listed_once(void) {
   gc_poolmap m;
   memset(&m, 0, sizeof m);
   CHECK(gc_poolmap_reset(&m));
+  for (size_t i = 0; i < GC_POOLMAP_CACHE_MIN_POOLS; i++) gc_poolmap_add(&m, pool_at(i), 1);
+  CHECK(gc_poolmap_reset(&m)); /* after a use of that many pools: the smallest cache */
+  CHECK(m.cache != NULL && m.cache->mask + 1 == GC_POOLMAP_CACHE_MIN_LINES);
   uint64_t v;
   for (size_t round = 0; round < 4 * GC_POOLMAP_CACHE_LINES; round++) {
     uintptr_t p = pool_at(round % 7);
@@ -70,9 +77,15 @@ static void forgotten_lines_stay_listed_once(void) {
   }
   CHECK(gc_poolmap_reset(&m));
   CHECK(m.cache == NULL || m.cache->filled_count == 0);
-  for (size_t i = 0; m.cache != NULL && i < GC_POOLMAP_CACHE_LINES; i++) {
+  for (size_t i = 0; m.cache != NULL && i <= m.cache->mask; i++) {
     CHECK(m.cache->lines[i].pool == 0);
   }
+  /* A heap that outgrew the cache gets a larger one at the next reset. */
+  for (size_t i = 0; i < 200; i++) gc_poolmap_add(&m, pool_at(i), i + 1);
+  CHECK(gc_poolmap_get(&m, pool_at(5), &v) && v == 6);
+  CHECK(gc_poolmap_reset(&m));
+  CHECK(m.cache != NULL && m.cache->mask + 1 == GC_POOLMAP_CACHE_LINES);
+  CHECK(!gc_poolmap_get(&m, pool_at(5), &v));
   gc_poolmap_free(&m);
 }
 

@@ -263,6 +263,23 @@ static void through_the_hook(void) {
   const gc_verify_reports *r = gc_verify_reports_of(v);
   if (r->count > 0) CHECK(strcmp(r->items[0].point, "cycled") == 0);
   CHECK_EQ_U(gc_verify_runs(v, GC_VERIFY_REACH), 2);
+  /* At the hook the walk ran without paths, met the violation and walked again with them; a
+   * direct call walks with paths at once. Both report the same block by the same path. */
+  gc_verify_reports direct;
+  gc_verify_reports_init(&direct);
+  CHECK_EQ_U(gc_verify_reach(f.h, &direct), r->count);
+  CHECK_ONLY_KIND(&direct, GC_VK_REACH_BAD_COLOUR);
+  if (r->count > 0 && direct.count > 0) {
+    const gc_verify_report *h = &r->items[0], *d = &direct.items[0];
+    CHECK(h->block == d->block && h->block == f.c);
+    CHECK(h->path_len > 0 && strstr(h->origin, "global root #0") != NULL);
+    CHECK(strcmp(h->origin, d->origin) == 0);
+    CHECK_EQ_U(h->path_len, d->path_len);
+    for (size_t i = 0; i < h->path_len && i < d->path_len; i++) {
+      CHECK(h->path[i].block == d->path[i].block && h->path[i].field == d->path[i].field);
+    }
+  }
+  gc_verify_reports_free(&direct);
   /* Undo before the sweep frees c, then the next cycle is clean again. */
   set_colour(f.c, f.h->colours.unmarked);
   gc_verify_clear(v);

@@ -13,7 +13,8 @@
  * has not changed and the traversal is the same (same roots in the same order, same prefetch ring,
  * same checks), so the second meets exactly the blocks and violations a single recording walk
  * would, in the same order, and its reports are the pass's. A correct heap, the case every cycle
- * of a fuzzing run is, pays for the bits only.
+ * of a fuzzing run is, pays for the bits only. A pass called directly (not at a hook point) walks
+ * with paths at once: it is mostly asked about a heap broken on purpose.
  */
 #include "invariants/walk.h"
 
@@ -402,7 +403,11 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
   if (!index_ok) {
     w.out_of_memory = 1;
   } else {
-    walk_from_roots(&w, 0);
+    /* At a hook point the heap is expected to be correct: without paths first. A pass called
+     * directly is mostly asked about a heap broken on purpose (the tests, the fuzz driver's
+     * corrupt op, which plants a corruption and checks that it is reported): with paths at once,
+     * rather than a walk up to the violation and another from the start. */
+    walk_from_roots(&w, !run->at_hook);
     if (w.violated && !w.out_of_memory) walk_from_roots(&w, 1); /* the reports, with paths */
   }
   free(w.ephe);
