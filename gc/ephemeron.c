@@ -160,7 +160,17 @@ static gc_value alloc_on_list(gc_domain *d, unsigned tag, size_t data_wsize, gc_
     gc_fail(d->heap, GC_ERR_TOO_LARGE, "%s: %zu data words exceed the maximum", fn, data_wsize);
     return 0;
   }
+  /* The key and datum (the target) are the caller's, but the allocation may collect and run
+   * finalizers, whose code may drop every other reference to them: they are roots of this call
+   * until they are stored (a weak slot naming a block a collection inside the call freed would
+   * dangle; found by the gcfuzz target, a finalizer's body overwriting the target's cell). */
+  gc_value held[2] = {a, b};
+  gc_frame frame;
+  gc_frame_push(d, &frame, held, 2);
   gc_value v = gc_alloc_weak_block(d, words + data_wsize, tag);
+  gc_frame_pop(d, &frame);
+  a = held[0];
+  b = held[1];
   if (v == 0) return 0;
   /* Initialising stores (gc.h, GC_FIELD): a block this domain just made, published nowhere,
    * UNMARKED with no cycle begun since, or born MARKED, so no marker reads it yet; and the list
