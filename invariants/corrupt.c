@@ -762,6 +762,9 @@ static int plant_ephe_datum_unmarked(gc_corruption *c) {
   /* A datum that is its own key: unmarking it kills the key, and the pass rightly reads that as
    * a dead key left uncleaned (ephe.uncleaned), not as a datum lost under a live key. */
   if (key == 0 || !gc_is_block(datum) || key == datum) return 0;
+  /* A datum that is an ephemeron or a weak reference itself: unmarked, it is a dead entry of
+   * its owner's list, which the pass reports first (ephe.unlisted). */
+  if (gc_tag_is_weak(gc_tag(datum))) return 0;
   if (gc_is_block(key) && colour_of_block(key) != c->heap->colours.marked &&
       colour_of_block(key) != GC_NOT_MARKABLE) {
     return 0;
@@ -776,7 +779,8 @@ static int plant_ephe_uncleaned(gc_corruption *c) {
   unsigned tag = gc_tag(v);
   if (!gc_tag_is_weak(tag) || colour_of_block(v) != c->heap->colours.marked) return 0;
   gc_value named = GC_FIELD(v, tag == GC_TAG_WEAK ? GC_WEAK_TARGET : GC_EPHE_KEY);
-  return gc_is_block(named) && unmark_block(c, named);
+  /* As for a datum: a weak block unmarked is a dead list entry first (ephe.unlisted). */
+  return gc_is_block(named) && !gc_tag_is_weak(gc_tag(named)) && unmark_block(c, named);
 }
 
 /* ephe_test dangling_outside_datum: a slot naming no block at all (here, memory outside the
