@@ -505,7 +505,7 @@ static void test_opset(void) {
   }
 
   /* Fewer capabilities, fewer ops. */
-  const fuzz_opset *min = oracle_opset(&ref_min_backend);
+  const fuzz_opset *min = oracle_opset(ref_min());
   EXPECT(min != set && strcmp(min->name, "ref-min") == 0, "ref-min shares ref's op set");
   static const char *const min_never[] = {"alloc_large", "fail", "fin",      "unfin",   "weak",
                                           "weak_get",    "ephe", "ephe_get", "range",   "fin_do",
@@ -517,12 +517,12 @@ static void test_opset(void) {
          "the ref-min op set has %zu ops, not the 11 core ones", min->count);
   /* A program for the small set runs clean there. */
   fuzz_buf bytes;
-  if (assemble(&ref_min_backend, "ref-min",
+  if (assemble(ref_min(), "ref-min",
                "alloc s0 scan 2\nalloc s1 raw 3\nstore s0.0 s1\n"
                "store_imm s1.2 9\ndrop s1\ncollect full\n",
                &bytes)) {
     outcome o;
-    run_bytes(&ref_min_backend, bytes.data, bytes.size, &o);
+    run_bytes(ref_min(), bytes.data, bytes.size, &o);
     EXPECT(o.rc == 0 && o.res.violations == 0 && o.res.ops == 6,
            "ref-min program: rc %d, %zu ops, first '%s'\n%s", o.rc, o.res.ops, o.res.first_kind,
            o.text);

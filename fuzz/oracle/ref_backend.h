@@ -10,7 +10,7 @@
  * their identity words poisoned, their memory reused by later allocations, so a block freed too
  * early reads back as some other block. Memory goes back to malloc only at destroy.
  *
- * Three tables: ref_backend (every capability but domains), ref_min_backend (only the core
+ * Three tables: ref_backend (every capability but domains), ref_min() (only the core
  * ops), and ref_threads() (domains on threads of their own: FUZZ_CAP_THREADS, its
  * collections passing a scheduling point as they begin and end, so other threads' ops land
  * inside them, and taking a lock of gc/platform.h, so the scheduler sees it).
@@ -67,7 +67,8 @@ typedef struct ref_slip_case {
 } ref_slip_case;
 
 extern const fuzz_backend ref_backend;
-extern const fuzz_backend ref_min_backend;
+/* Only the core ops (PRECISE and WALK). */
+const fuzz_backend *ref_min(void);
 /* ref_backend with its domains on threads of their own (FUZZ_CAP_THREADS). */
 const fuzz_backend *ref_threads(void);
 
