@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "invariants/rootset.h"
+#include "invariants/values.h"
 
 /* A block whose header the walk may trust: non-zero, a valid tag, a size that fits its slot (or
  * is a large size). Others are left out of the record: reach and checkmark name them. */
@@ -96,33 +97,17 @@ typedef struct snap_walk {
 
 static void push(snap_walk *w, gc_value v) {
   gc_verify_snapshot *s = w->s;
-  if (w->sp == s->stack_capacity) {
-    size_t capacity = s->stack_capacity ? 2 * s->stack_capacity : 1024;
-    gc_value *more = realloc(s->stack, capacity * sizeof *more);
-    if (more == NULL) {
-      w->out_of_memory = 1;
-      return;
-    }
-    s->stack = more;
-    s->stack_capacity = capacity;
+  if (!gc_verify_values_push(&s->stack, &w->sp, &s->stack_capacity, 1024, v)) {
+    w->out_of_memory = 1;
   }
-  s->stack[w->sp++] = v;
 }
 
 /* An ephemeron or a weak reference reached: its slots are followed after the strong walk
  * (follow_ephemerons, follow_weakly). */
 static void note_weak_block(snap_walk *w, gc_value e) {
-  if (w->ephe_count == w->ephe_capacity) {
-    size_t capacity = w->ephe_capacity ? 2 * w->ephe_capacity : 64;
-    gc_value *more = realloc(w->ephe, capacity * sizeof *more);
-    if (more == NULL) {
-      w->out_of_memory = 1;
-      return;
-    }
-    w->ephe = more;
-    w->ephe_capacity = capacity;
+  if (!gc_verify_values_push(&w->ephe, &w->ephe_count, &w->ephe_capacity, 64, e)) {
+    w->out_of_memory = 1;
   }
-  w->ephe[w->ephe_count++] = e;
 }
 
 /* Follow edge e: record its target the first time, and walk on from it. */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "invariants/rootset.h"
+#include "invariants/values.h"
 
 /* A pointer found but not yet examined, and how it was found (the map value it will get). */
 typedef struct pending {
@@ -126,31 +127,15 @@ static int violation(walk *w, gc_verify_kind kind, gc_value v, const char *fmt, 
 
 static void push(walk *w, gc_value v) {
   gc_verify_scratch *s = w->s;
-  if (w->sp == s->stack_capacity) {
-    size_t capacity = s->stack_capacity ? s->stack_capacity * 2 : 1024;
-    gc_value *stack = realloc(s->stack, capacity * sizeof *stack);
-    if (stack == NULL) {
-      w->out_of_memory = 1;
-      return;
-    }
-    s->stack = stack;
-    s->stack_capacity = capacity;
+  if (!gc_verify_values_push(&s->stack, &w->sp, &s->stack_capacity, 1024, v)) {
+    w->out_of_memory = 1;
   }
-  s->stack[w->sp++] = v;
 }
 
 static void note_ephemeron(walk *w, gc_value e) {
-  if (w->ephe_count == w->ephe_capacity) {
-    size_t capacity = w->ephe_capacity ? 2 * w->ephe_capacity : 64;
-    gc_value *more = realloc(w->ephe, capacity * sizeof *more);
-    if (more == NULL) {
-      w->out_of_memory = 1;
-      return;
-    }
-    w->ephe = more;
-    w->ephe_capacity = capacity;
+  if (!gc_verify_values_push(&w->ephe, &w->ephe_count, &w->ephe_capacity, 64, e)) {
+    w->out_of_memory = 1;
   }
-  w->ephe[w->ephe_count++] = e;
 }
 
 /* A pointer that is not a block start (INV-POOL-1: blocks start at slot boundaries). */
