@@ -291,9 +291,24 @@ static void through_the_hook(void) {
 
 typedef struct limited_run {
   gc_verifier *v;
+  gc_verify_scratch *scratch; /* the verifier's, whose limits a test lowers */
   gc_verify_reports out;
   size_t found;
 } limited_run;
+
+static void limited_begin(limited_run *l, gc_heap *h) {
+  l->v = gc_verify_install(h, GC_VERIFY_COLLECT);
+  l->scratch = gc_verify_scratch_create();
+  CHECK(l->v != NULL && l->scratch != NULL);
+  gc_verify_use_scratch(l->v, l->scratch);
+  gc_verify_reports_init(&l->out);
+}
+
+static void limited_end(limited_run *l) {
+  gc_verify_reports_free(&l->out);
+  gc_verify_uninstall(l->v);
+  gc_verify_scratch_destroy(l->scratch);
+}
 
 static void run_reach_now(void *arg) {
   limited_run *l = arg;
@@ -306,23 +321,17 @@ static void out_of_memory_stops_the_walk(void) {
   fixture f;
   fixture_build(&f, "verify=none");
   limited_run l;
-  l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
-  gc_verify_scratch *scratch = gc_verify_scratch_create();
-  CHECK(l.v != NULL && scratch != NULL);
-  gc_verify_use_scratch(l.v, scratch);
-  gc_verify_reports_init(&l.out);
-  scratch->reached.max_bytes = 16;
+  limited_begin(&l, f.h);
+  l.scratch->reached.max_bytes = 16;
   const char *said = breaking_stderr_of(run_reach_now, &l);
   CHECK_EQ_U(l.found, 0);
   CHECK_NO_REPORT(&l.out);
   CHECK(strstr(said, "gcfuzz verify: out of memory during the reach walk") != NULL);
-  scratch->reached.max_bytes = 0;
+  l.scratch->reached.max_bytes = 0;
   said = breaking_stderr_of(run_reach_now, &l);
   CHECK_EQ_U(l.found, 0);
   CHECK(strstr(said, "out of memory") == NULL);
-  gc_verify_reports_free(&l.out);
-  gc_verify_uninstall(l.v);
-  gc_verify_scratch_destroy(scratch);
+  limited_end(&l);
   fixture_free(&f);
 }
 
@@ -344,17 +353,13 @@ static void out_of_memory_stops_the_walk_with_paths(void) {
   gc_header saved = gc_hd_val(last);
   *gc_hp_val(last) = 0;
   limited_run l;
-  l.v = gc_verify_install(f.h, GC_VERIFY_COLLECT);
-  gc_verify_scratch *scratch = gc_verify_scratch_create();
-  CHECK(l.v != NULL && scratch != NULL);
-  gc_verify_use_scratch(l.v, scratch);
-  gc_verify_reports_init(&l.out);
-  scratch->seen.max_buckets = 16;
+  limited_begin(&l, f.h);
+  l.scratch->seen.max_buckets = 16;
   const char *said = breaking_stderr_of(run_reach_now, &l);
   CHECK_EQ_U(l.found, 0);
   CHECK_NO_REPORT(&l.out);
   CHECK(strstr(said, "gcfuzz verify: out of memory during the reach walk") != NULL);
-  scratch->seen.max_buckets = 0;
+  l.scratch->seen.max_buckets = 0;
   said = breaking_stderr_of(run_reach_now, &l);
   CHECK_EQ_U(l.found, 1);
   CHECK_ONLY_KIND(&l.out, GC_VK_REACH_ZERO_HEADER);
@@ -364,9 +369,7 @@ static void out_of_memory_stops_the_walk_with_paths(void) {
   }
   CHECK(strstr(said, "out of memory") == NULL);
   *gc_hp_val(last) = saved;
-  gc_verify_reports_free(&l.out);
-  gc_verify_uninstall(l.v);
-  gc_verify_scratch_destroy(scratch);
+  limited_end(&l);
   fixture_free(&f);
 }
 
