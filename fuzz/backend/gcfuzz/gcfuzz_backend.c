@@ -208,37 +208,34 @@ static uint64_t raw_read(fuzz_bheap *h, size_t obj, size_t word) {
   return GC_FIELD(cell(h, obj), IDENT_RAW_WORDS + word);
 }
 
-/* Weak references and ephemerons (backend.h): the collector's, their identity in their data
- * words. An allocation counts toward an injected failure as alloc's does. The key, datum and
- * target are in cells, roots across the allocation (gc.h). */
-static int weak_new(fuzz_bheap *h, size_t dst, size_t target) {
-  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
-  gc_value v = gc_weak_alloc(gcfuzz_dom(h), cell(h, target), IDENT_RAW_WORDS);
+/* What a call answered, into cell dst (empty for none); 1 for a block. */
+static int into_cell(fuzz_bheap *h, size_t dst, gc_value v) {
   gc_clear_error(h->heap);
   h->cells[dst] = v;
   return v != 0;
 }
 
+/* Weak references and ephemerons (backend.h): the collector's, their identity in their data
+ * words. An allocation counts toward an injected failure as alloc's does. The collector roots
+ * the key, datum and target across the allocation itself (a finalizer it runs may empty their
+ * cells: gc/ephemeron.c). */
+static int weak_new(fuzz_bheap *h, size_t dst, size_t target) {
+  if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
+  return into_cell(h, dst, gc_weak_alloc(gcfuzz_dom(h), cell(h, target), IDENT_RAW_WORDS));
+}
+
 static int weak_get(fuzz_bheap *h, size_t dst, size_t weak) {
-  gc_value v = gc_weak_get(gcfuzz_dom(h), cell(h, weak));
-  gc_clear_error(h->heap);
-  h->cells[dst] = v;
-  return v != 0;
+  return into_cell(h, dst, gc_weak_get(gcfuzz_dom(h), cell(h, weak)));
 }
 
 static int ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum) {
   if (h->fin_depth == 0 && h->fail_left > 0) h->fail_left--;
-  gc_value v = gc_ephemeron_alloc(gcfuzz_dom(h), cell(h, key), cell(h, datum), IDENT_RAW_WORDS);
-  gc_clear_error(h->heap);
-  h->cells[dst] = v;
-  return v != 0;
+  return into_cell(
+      h, dst, gc_ephemeron_alloc(gcfuzz_dom(h), cell(h, key), cell(h, datum), IDENT_RAW_WORDS));
 }
 
 static int ephe_get(fuzz_bheap *h, size_t dst, size_t ephe) {
-  gc_value v = gc_ephemeron_datum(gcfuzz_dom(h), cell(h, ephe));
-  gc_clear_error(h->heap);
-  h->cells[dst] = v;
-  return v != 0;
+  return into_cell(h, dst, gc_ephemeron_datum(gcfuzz_dom(h), cell(h, ephe)));
 }
 
 /* Sets (FUZZ_CAP_WEAK_SET): the collector's set functions, stores through its write barrier
