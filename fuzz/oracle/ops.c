@@ -183,6 +183,37 @@ static oracle_obj made(runner *r, size_t dst, int ok, const char *what, fuzz_blo
   return o;
 }
 
+/* A new block holds nothing the program did not write (backend.h: alloc's fields are empty, a
+ * raw block's words zero), read back at once: a field left with what a freed block held would
+ * be marked through at the next collection, and the crash there would name the marker, not the
+ * allocator. */
+static void check_fresh(runner *r, size_t cell, oracle_obj o, fuzz_block_shape shape, size_t n) {
+  size_t sc = scratch_cell(r, 0);
+  for (size_t f = 0; f < n; f++) {
+    r->res->checks++;
+    if (shape == FUZZ_SHAPE_RAW) {
+      uint64_t w = r->b->raw_read(r->h, cell, f);
+      if (w != 0) {
+        runner_report(r, "oracle.contents",
+                      "object #%u, just allocated (raw), payload word %zu holds 0x%016" PRIx64
+                      ", not 0",
+                      (unsigned)o, f, w);
+        return;
+      }
+      continue;
+    }
+    int64_t value = 0;
+    fuzz_field_kind got = r->b->load(r->h, sc, cell, f, &value);
+    if (got == FUZZ_FIELD_BLOCK) r->b->clear(r->h, sc);
+    if (got != FUZZ_FIELD_EMPTY) {
+      runner_report(r, "oracle.contents",
+                    "object #%u, just allocated, field %zu holds %s, not nothing", (unsigned)o, f,
+                    got == FUZZ_FIELD_INT ? "an integer" : "a block or junk");
+      return;
+    }
+  }
+}
+
 static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
   /* A custom block is gcfuzz's own (a block with a finalize function): elsewhere, raw data. */
   fuzz_block_shape shape =
@@ -191,7 +222,8 @@ static void op_alloc(runner *r, int dst, fuzz_block_kind kind, size_t n) {
    * cell first or last, so the model and the backend empty it first, together. */
   op_clear(r, slot_cell(r, dst));
   int ok = r->b->alloc(r->h, slot_cell(r, dst), shape, n);
-  made(r, slot_cell(r, dst), ok, "allocation", shape, ORACLE_PLAIN, n);
+  oracle_obj o = made(r, slot_cell(r, dst), ok, "allocation", shape, ORACLE_PLAIN, n);
+  if (o != ORACLE_NONE) check_fresh(r, slot_cell(r, dst), o, shape, n);
 }
 
 /* A word a raw block holds for a pointer stored into it: the target's id (data, not a pointer,
