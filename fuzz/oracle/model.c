@@ -238,13 +238,13 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   }
   if (kind != ORACLE_REACH_KEPT) return;
   /* Kept: what the latest collection began with, what a finalizer still to run may see, and
-   * what one that ran this collection left. */
+   * what one that ran this collection left (whatever its body set or cleared after). */
   size_t top = 0;
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
     if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & at_collect) || k >= m->born_after_collect ||
-        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects)) {
+        (ob->fin_ran_collect != 0 && ob->fin_ran_collect == m->collects)) {
       mark(m, bit, (oracle_obj)k, &top);
     }
   }
@@ -304,7 +304,7 @@ oracle_obj oracle_model_fin_overdue(oracle_model *m, size_t skip, int ordered) {
      * it finalized, and a finalizer set during it (by a finalizer's body: the collection had
      * decided by then). */
     if ((m->reached[k] & at_collect) || k >= m->born_after_collect ||
-        (ob->fin == ORACLE_FIN_RAN && ob->fin_ran_collect == m->collects) ||
+        (ob->fin_ran_collect != 0 && ob->fin_ran_collect == m->collects) ||
         (ob->fin == ORACLE_FIN_SET && ob->fin_set_collect >= m->collects)) {
       mark(m, NOT_DUE_BIT, (oracle_obj)k, &top);
     }
