@@ -37,6 +37,9 @@ int gcbench_run(int stretch, int threads, FILE *out);
 
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);
+/* The process's peak resident memory in MiB: VmHWM (/proc/self/status), which exec resets;
+ * ru_maxrss where /proc is missing. */
+double bench_peak_mib(void);
 /* Print "<what>: <message>" on stderr and exit(2). For failures that make a run meaningless. */
 void bench_die(const char *what, const char *fmt, ...)
     __attribute__((noreturn, cold, format(printf, 2, 3)));

@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "bench/bench.h"
@@ -21,4 +23,22 @@ void bench_die(const char *what, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   exit(2);
+}
+
+double bench_peak_mib(void) {
+  /* VmHWM is this address space's high-water mark: exec starts a new one. ru_maxrss is not:
+   * Linux folds the old address space's high-water mark into it at exec, so a program started
+   * by a larger parent (ci/bench is Python, ~12 MiB) reports at least the parent's RSS. */
+  FILE *f = fopen("/proc/self/status", "r");
+  if (f != NULL) {
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f) != NULL)
+      if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    fclose(f);
+    if (kib >= 0) return (double)kib / 1024.0;
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return (double)usage.ru_maxrss / 1024.0;
 }

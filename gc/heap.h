@@ -187,8 +187,9 @@ typedef struct gc_orphans {
   uint64_t fresh_seen[GC_NUM_SIZECLASSES];
 } gc_orphans;
 
-/* The shared side of marking (workbuf.c). INV-WB-1: every work buffer is on the empty list, on
- * the full list, or held by exactly one marker; between marks all are on the empty list. */
+/* The shared side of marking (workbuf.c). INV-WB-1: every work buffer carved from the arena is
+ * on the empty list, on the full list, or held by exactly one marker; between marks all are on
+ * the empty list. A buffer not carved yet was never touched (its pages are not resident). */
 typedef struct gc_mark_work {
   gc_mutex lock; /* guards the lists, idle and done */
   gc_workbuf *empty;
@@ -199,6 +200,7 @@ typedef struct gc_mark_work {
   size_t markers;       /* markers in this mark */
   size_t buf_entries;   /* entries per buffer */
   size_t buf_count;     /* buffers in the arena */
+  size_t carved;        /* of them, carved (used at least once since the shape): the first ones */
   size_t empty_count;   /* buffers on the empty list */
   void *arena;          /* all buffers, one allocation */
   size_t arena_bsize;   /* its bytes: a new shape that fits in them reuses it */

@@ -8,6 +8,27 @@
 
 static size_t buf_bsize(size_t entries) { return sizeof(gc_workbuf) + entries * sizeof(gc_value); }
 
+/* Put the next buffer never used since the shape on the empty list; 0 when all are carved. Under
+ * the lock (or outside marking). */
+static int carve_with_lock(gc_mark_work *w) {
+  if (w->carved == w->buf_count) return 0;
+  gc_workbuf *b = (gc_workbuf *)((char *)w->arena + w->carved * buf_bsize(w->buf_entries));
+  w->carved++;
+  b->count = 0;
+  b->next = GC_GUARDED_LOAD(w->empty);
+  GC_GUARDED_STORE(w->empty, b);
+  w->empty_count++;
+  return 1;
+}
+
+/* The empty list's first buffer, carving one if the list is empty; NULL when every buffer of the
+ * arena is in use. Under the lock. */
+static gc_workbuf *first_empty_with_lock(gc_mark_work *w) {
+  gc_workbuf *b = GC_GUARDED_LOAD(w->empty);
+  if (b == NULL && carve_with_lock(w)) b = GC_GUARDED_LOAD(w->empty);
+  return b;
+}
+
 void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
   gc_mark_work *w = &heap->work;
   /* Buffers of up to 512 entries, at least two per marker so a handoff can always find one. */
@@ -33,13 +54,13 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
   w->buf_entries = entries;
   w->buf_count = count;
   w->empty = NULL;
-  for (size_t i = 0; i < count; i++) {
-    gc_workbuf *b = (gc_workbuf *)(arena + i * buf_bsize(entries));
-    b->count = 0;
-    b->next = w->empty;
-    w->empty = b;
-  }
-  w->empty_count = count;
+  w->empty_count = 0;
+  w->carved = 0;
+  /* Buffers are carved from the arena as marking first needs them (carve_with_lock): the default
+   * mark stack is 8 MiB, and linking every buffer here wrote one word on each of its pages, so
+   * every heap cost 8 MiB of resident memory before its first allocation. Two a marker are
+   * carved now, so the empty list is never empty outside marking. */
+  for (size_t i = 0; i < 2 * markers; i++) carve_with_lock(w);
   w->full = NULL;
   gc_atomic_store(&w->full_count, 0);
 }
@@ -49,7 +70,7 @@ void gc_work_free(gc_heap *heap) {
   heap->work.arena = NULL;
   heap->work.arena_bsize = 0;
   heap->work.empty = heap->work.full = NULL;
-  heap->work.buf_count = heap->work.empty_count = 0;
+  heap->work.buf_count = heap->work.empty_count = heap->work.carved = 0;
 }
 
 void gc_work_begin(gc_heap *heap, size_t markers) {
@@ -61,7 +82,7 @@ void gc_work_begin(gc_heap *heap, size_t markers) {
 
 gc_workbuf *gc_work_get_empty(gc_mark_work *w) {
   gc_mutex_lock(&w->lock);
-  gc_workbuf *b = GC_GUARDED_LOAD(w->empty);
+  gc_workbuf *b = first_empty_with_lock(w);
   if (b != NULL) {
     GC_GUARDED_STORE(w->empty, b->next);
     w->empty_count--;
@@ -147,8 +168,8 @@ gc_workbuf *gc_work_try_get_full(gc_mark_work *w) {
  * under the lock. */
 static void split_half(gc_mark_work *w, gc_workbuf *b, int (*wanted)(gc_mark_work *w)) {
   gc_mutex_lock(&w->lock);
-  gc_workbuf *half = GC_GUARDED_LOAD(w->empty);
-  if (half != NULL && wanted(w)) {
+  gc_workbuf *half = wanted(w) ? first_empty_with_lock(w) : NULL;
+  if (half != NULL) {
     GC_GUARDED_STORE(w->empty, half->next);
     w->empty_count--;
     /* The oldest half: on a tree those entries are near the root, each a whole subtree of work,

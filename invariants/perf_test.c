@@ -185,16 +185,21 @@ static void paced_start_with_pacing_off(void) { paced_cycle_with(pacing_off, "wi
  * puts a buffer back): the 2000 children of a wide block then overflow a stack whose arena says
  * it has room for 65536. */
 static gc_workbuf *lost_buffers;
+static size_t lost_carved, lost_count;
 static void lose_buffers(fixture *f) {
   gc_mark_work *w = &f->h->work;
   lost_buffers = w->empty->next;
+  lost_carved = w->carved;
+  lost_count = w->empty_count;
   w->empty->next = NULL;
   w->empty_count = 1;
+  w->carved = w->buf_count; /* and none left to carve */
 }
 static void find_buffers(fixture *f) {
   gc_mark_work *w = &f->h->work;
   w->empty->next = lost_buffers;
-  w->empty_count = w->buf_count;
+  w->empty_count = lost_count;
+  w->carved = lost_carved;
 }
 
 static void lost_work_buffers_overflow(void) {

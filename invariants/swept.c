@@ -456,13 +456,14 @@ static void check_work_buffers(sweptcheck *sc) {
   gc_mark_work *w = &sc->heap->work;
   size_t count = 0;
   for (gc_workbuf *b = w->empty; b != NULL && count <= w->buf_count; b = b->next) count++;
-  if (count == w->buf_count && w->empty_count == count && w->full == NULL) return;
-  gc_verify_report *r =
-      violation(sc, GC_VK_SWEPT_WORKBUF_LOST,
-                "work buffers: %zu in the arena, %zu on the empty list (its "
-                "count says %zu), full list %s: every buffer must be back on "
-                "the empty list between marks (INV-WB-1)",
-                w->buf_count, count, w->empty_count, w->full == NULL ? "empty" : "not empty");
+  if (w->carved <= w->buf_count && count == w->carved && w->empty_count == count && w->full == NULL)
+    return;
+  gc_verify_report *r = violation(
+      sc, GC_VK_SWEPT_WORKBUF_LOST,
+      "work buffers: %zu carved from the arena (of %zu), %zu on the empty list (its "
+      "count says %zu), full list %s: every buffer must be back on "
+      "the empty list between marks (INV-WB-1)",
+      w->carved, w->buf_count, count, w->empty_count, w->full == NULL ? "empty" : "not empty");
   if (r != NULL) gc_verify_report_where(r, "the heap's mark work buffers");
 }
 
