@@ -1,6 +1,8 @@
 /* Allocation. The fast path pops the first free slot of the domain's first avail pool of the
  * block's class; everything else (sweeping for a pool, a new pool, pacing, large blocks, limits,
  * injected failure, misuse) is on slow paths. */
+#include "gc/alloc.h"
+
 #include <string.h>
 
 #include "gc/cycle.h"

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "gc/cycle.h"
-#include "gc/ephemeron.h"
+#include "gc/ephemeron_mark.h"
 #include "gc/large.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"

@@ -68,7 +68,7 @@ typedef struct gc_workbuf gc_workbuf;
 
 /* The ephemerons and weak references (gc.h) of one owner, a domain or the orphans, chained
  * through their link word (field GC_WEAK_LINK, raw, the collector's; as OCaml chains its
- * ephemerons), newest first (ephemeron.c): making one costs no allocation besides the block, and
+ * ephemerons), newest first (ephemeron_mark.c): making one costs no allocation besides the block, and
  * moving a list to another owner is a splice. Marking finds them here, not through fields: they
  * are leaves for the marker (gc_tag_is_scanned is 0), so an ephemeron is never traced through
  * its key.
@@ -97,7 +97,7 @@ typedef struct gc_mark_counts {
   size_t flagged;            /* pools and large blocks whose REDARKEN flag a push set (0 -> 1) */
   size_t redarken_passes;    /* passes of the re-darkening loop */
   size_t redarkened;         /* pools and large blocks re-darkened */
-  size_t ephe_rounds;        /* passes over an ephemeron list (ephemeron.c) */
+  size_t ephe_rounds;        /* passes over an ephemeron list (ephemeron_mark.c) */
   size_t ephe_data;          /* data it marked, each because its key was MARKED */
 } gc_mark_counts;
 
@@ -470,7 +470,7 @@ struct gc_heap {
    * repaints it MARKED; ranges hold raw words that may point at any block,
    * so the stop that ends marking scans them again. */
   gc_mark_work work;
-  /* Ephemerons (ephemeron.c). INV-EPHE-1: when marking ends, every live ephemeron (MARKED)
+  /* Ephemerons (ephemeron_mark.c). INV-EPHE-1: when marking ends, every live ephemeron (MARKED)
    * whose key is alive (MARKED, NOT_MARKABLE, or an immediate) has its datum alive. Marking
    * reaches it by rounds: a round passes over one list and marks the datum of each live
    * ephemeron whose key is MARKED; a datum marked is grey work like any other, which may make

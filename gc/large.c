@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-#include "gc/blockindex.h"
 #include "gc/custom.h"
 
 /* The heap's large words and their high-water mark (INV-STATS-2): a new maximum is published

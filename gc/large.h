@@ -23,6 +23,12 @@ struct gc_large {
 static inline gc_header *gc_large_hp(gc_large *a) { return (gc_header *)(a + 1); }
 static inline gc_large *gc_large_of_hp(gc_header *hp) { return (gc_large *)hp - 1; }
 
+/* The block index's large-block array is stale (blockindex.h): a large block was allocated or
+ * freed. Domains allocate large blocks concurrently: the flag is a protocol word (platform.h). */
+static inline void gc_large_index_invalidate(gc_heap *heap) {
+  gc_atomic_store(&heap->large_index.stale, 1);
+}
+
 /* A zeroed large block of `whsize` words (header included) on d's swept list; the caller writes
  * the header. Returns the header pointer or NULL. Updates d's stats. */
 gc_header *gc_large_alloc(gc_domain *d, size_t whsize);

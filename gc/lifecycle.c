@@ -18,6 +18,7 @@
 #include "gc/pacer.h"
 #include "gc/pool.h"
 #include "gc/poolcache.h"
+#include "gc/poolset.h"
 #include "gc/workbuf.h"
 
 gc_heap *gc_heap_create(const gc_config *cfg) {

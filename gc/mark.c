@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gc/conservative.h"
-#include "gc/ephemeron.h"
+#include "gc/ephemeron_mark.h"
 #include "gc/finalizer.h"
 #include "gc/large.h"
 #include "gc/pool.h"
@@ -254,7 +254,7 @@ int gc_mark_block_now(gc_marker *m, gc_value v) {
 /* Ephemeron rounds over every list until one marks nothing, each datum's subtree marked in
  * between (INV-EPHE-1): the fixpoint, world stopped, the leader alone. */
 static void ephe_fixpoint(gc_marker *m) {
-  while (gc_ephe_round_all(m->heap, m) > 0) {
+  while (gc_ephe_round_all(m->heap, m, gc_mark_block_now) > 0) {
     mark_loop(m);
     redarken(m);
   }
@@ -460,7 +460,7 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       /* No grey work: a round over this domain's own ephemerons may make some, each entry it
        * passes paid from the budget (a chain of n ephemerons takes n rounds). */
       size_t passed = 0;
-      size_t marked = gc_ephe_round(m, &d->ephe, &passed);
+      size_t marked = gc_ephe_round(m, &d->ephe, &passed, gc_mark_block_now);
       done_words += passed;
       if (marked > 0) continue;
       return 0;
@@ -501,7 +501,7 @@ int gc_mark_quiescent(gc_heap *heap) {
   if (gc_atomic_load(&w->full_count) != 0) return 0;
   /* No grey work anywhere: marking is over only if a round over every list, the blocked and the
    * orphaned domains' included, marks no datum (INV-EPHE-1). What it marks is resumed work. */
-  while (gc_ephe_round_all(heap, &heap->shade) > 0) {
+  while (gc_ephe_round_all(heap, &heap->shade, gc_mark_block_now) > 0) {
     flush_marker(w, &heap->shade);
     if (gc_atomic_load(&w->full_count) != 0) return 0;
     /* Leaves only (no fields to scan): they may be keys, so round again. */

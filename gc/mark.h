@@ -46,7 +46,7 @@ void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader);
  * (heap->mark_parallel); world stopped. */
 void gc_mark_set_parallel(gc_heap *heap, int parallel);
 /* Mark v now on m if it is UNMARKED (pushed when it has fields); 1 if this call coloured it.
- * The ephemeron rounds' way to mark a datum (ephemeron.c). */
+ * The ephemeron rounds' way to mark a datum (ephemeron_mark.c, handed in as gc_ephe_mark_fn). */
 int gc_mark_block_now(gc_marker *m, gc_value v);
 /* The write barrier's darkening on d's own marker. */
 void gc_mark_darken(gc_domain *d, gc_value v);

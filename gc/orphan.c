@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "gc/ephemeron.h"
+#include "gc/ephemeron_mark.h"
 #include "gc/large.h"
 #include "gc/pool.h"
 

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "gc/blockindex.h"
 #include "gc/custom.h"
 #include "gc/poolcache.h"
+#include "gc/poolset.h"
 
 /* ---- The heap's free pool list ---------------------------------------------------------- */
 

@@ -62,8 +62,8 @@ heap.c:gc_heap_sum_stats:domain_count         world stopped or one domain (its d
 heap.c:gc_get_stats:domain_count              world stopped or one domain (gc_heap_sum_stats)
 lifecycle.c:gc_heap_destroy:domain_count      the heap is being destroyed: no other thread uses it
 mark.c:*:domain_count                         marking: stw_lock held by the leader, the world stopped
-ephemeron.c:gc_ephe_round_all:domain_count  marking: stw_lock held by the leader, the world stopped
-ephemeron.c:clean_lists:domain_count        the clean phase: stw_lock held, the world stopped
+ephemeron_mark.c:gc_ephe_round_all:domain_count   marking: stw_lock held by the leader, the world stopped
+ephemeron_mark.c:clean_lists:domain_count         the clean phase: stw_lock held, the world stopped
 stw.c:gc_stw_begin:domain_count               stw_lock held
 stw.c:gc_stw_end:domain_count                 stw_lock held
 '

@@ -5,8 +5,8 @@
  * and why the collector may have reached it. */
 #include <string.h>
 
-#include "gc/blockindex.h"
 #include "gc/mark.h"
+#include "gc/poolset.h"
 #include "invariants/breaking.h"
 
 /* Rooted graph: global root -> a; a.0 = b, a.2 = big (large); b.0 = c; big.5 = c; a frame slot

@@ -419,6 +419,19 @@ static void print_step(FILE *out, const gc_verify_step *st) {
           gc_hd_tag(st->header), st->colour ? st->colour : "?", st->field);
 }
 
+void gc_verify_report_print_verdict(const gc_verify_report *r, long op, FILE *out) {
+  const char *point = r->point != NULL ? r->point : "";
+  if (strcmp(point, "direct") == 0) point = op >= 0 ? "op" : "";
+  gc_verdict v = {
+      .kind = gc_verify_kind_name(r->kind),
+      .pass = gc_verify_kind_pass(r->kind),
+      .point = point,
+      .op = op,
+      .cycle = (long long)r->cycle,
+  };
+  gc_verdict_print(out, &v);
+}
+
 void gc_verify_report_print(const gc_verify_report *r, FILE *out) {
   fprintf(out, "gcfuzz verify: %s (pass %s, cycle %llu, %s)\n", gc_verify_kind_name(r->kind),
           gc_verify_kind_pass(r->kind), (unsigned long long)r->cycle, r->point ? r->point : "?");

@@ -160,6 +160,10 @@ void gc_verify_reports_emit(const gc_verify_reports *r, long op, const char *dot
 
 /* Print one report, several lines, ending in a blank line. */
 void gc_verify_report_print(const gc_verify_report *r, FILE *out);
+/* The verdict line (verdict.h) of one report: its kind and the kind's pass, the point it was
+ * found at and its cycle. A report made by a pass called directly (point "direct") says "op"
+ * when it is attributed to an op (op >= 0), else "". */
+void gc_verify_report_print_verdict(const gc_verify_report *r, long op, FILE *out);
 /* Write the report's neighbourhood as a Graphviz digraph (`dot -Tsvg file > file.svg`): the bad
  * block red, the path to it blue, its children and grandchildren grey, edges labelled with the
  * field. Returns 0 when the file cannot be written. */

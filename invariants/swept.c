@@ -33,9 +33,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gc/blockindex.h"
 #include "gc/large.h"
 #include "gc/pool.h"
+#include "gc/poolset.h"
 #include "gc/workbuf.h"
 #include "invariants/pass.h"
 #include "invariants/verify.h"

@@ -2,7 +2,7 @@
  * blocks or statistics is reported as exactly its kind. */
 #include <string.h>
 
-#include "gc/blockindex.h"
+#include "gc/poolset.h"
 #include "gc/workbuf.h"
 #include "invariants/breaking.h"
 #include "invariants/pass.h"

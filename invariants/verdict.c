@@ -63,16 +63,3 @@ void gc_verdict_print(FILE *out, const gc_verdict *v) {
   fwrite(l.text, 1, l.len, out);
   fflush(out);
 }
-
-void gc_verify_report_print_verdict(const gc_verify_report *r, long op, FILE *out) {
-  const char *point = r->point != NULL ? r->point : "";
-  if (strcmp(point, "direct") == 0) point = op >= 0 ? "op" : "";
-  gc_verdict v = {
-      .kind = gc_verify_kind_name(r->kind),
-      .pass = gc_verify_kind_pass(r->kind),
-      .point = point,
-      .op = op,
-      .cycle = (long long)r->cycle,
-  };
-  gc_verdict_print(out, &v);
-}

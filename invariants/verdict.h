@@ -19,8 +19,6 @@
 
 #include <stdio.h>
 
-#include "invariants/report.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,11 +35,6 @@ typedef struct gc_verdict {
  * one write, then flush `out`: a process about to die (a sanitizer's death callback, abort)
  * loses nothing. Allocates nothing, so it is safe in a death callback. */
 void gc_verdict_print(FILE *out, const gc_verdict *v);
-
-/* The verdict of one report: its kind and the kind's pass, the point it was found at and its
- * cycle. A report made by a pass called directly (point "direct") says "op" when it is
- * attributed to an op (op >= 0), else "". */
-void gc_verify_report_print_verdict(const gc_verify_report *r, long op, FILE *out);
 
 #ifdef __cplusplus
 }

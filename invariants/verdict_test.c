@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "gc/check.h"
+#include "invariants/report.h"
 #include "invariants/verdict.h"
 
 /* What a fully buffered stream holds on its file right after the call: only what was flushed. */
