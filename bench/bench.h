@@ -4,7 +4,7 @@
  * once per backend (gcfuzz, bdwgc, malloc, and their two-thread builds gcfuzz-2, bdwgc-2,
  * malloc-2). A run function builds its heap, runs, checks its own results, prints the
  * benchmark's usual lines on `out`, tears the heap down, and returns 0 when every check matched
- * (1 otherwise). bench/main.c wraps one of them into a program; bench/smoke_test.c calls both
+ * (1 otherwise). bench/main.c wraps one of them into a program; bench/smoke_test.c calls each
  * in-process.
  *
  * `threads` is 1 (the classic, single-threaded benchmark: no thread is started) or 2 (the

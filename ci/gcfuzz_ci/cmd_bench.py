@@ -77,9 +77,10 @@ bench/out/pauses.json (the pause history of every gcfuzz run: its last 256 stops
 its mode, stop count and longest stop, which the programs print when BENCH_PAUSES is set, as
 ci/bench does) and bench/out/report.html:
 one self-contained page (inline SVG, open it offline) with per benchmark the medians, the ratios
-as bars (wall time and peak RSS, a dashed line at 1) and the pause-time distribution of each
-gcfuzz backend (a histogram, p50/p90/p99/max).
-Exit status: 0 when every build and run succeeded and every benchmark's checks passed.
+as bars (wall time, peak RSS, longest stop and collections, a dashed line at 1) and the
+pause-time distribution of each gcfuzz backend (a histogram, p50/p90/p99/max).
+Exit status: 0 when every build and run succeeded and every benchmark's checks passed (and, for
+binary-trees, cache and tree-churn, every run printed the same lines).
 """
 
 # name: (Bazel target stem, size, size with --quick, its stdout is the same on every backend)
