@@ -12,6 +12,9 @@
  *   BK_EXPLICIT_FREE        1 when dead blocks must be given back with bk_free (malloc), else 0.
  *                           A constant, so `if (!BK_EXPLICIT_FREE) return;` removes a tree walk.
  *   bk_init(), bk_fini()    create and destroy the heap; one run of a benchmark sits between them.
+ *                           bk_fini records the heap's collections (bench_record_collections).
+ *   bk_collections()        the collections the heap has run so far (gcfuzz: completed major
+ *                           cycles, gc_stats.cycles; bdwgc: GC_get_gc_no(); malloc: 0).
  *   bk_alloc(nref, nint)    a block of `nref` reference fields (BK_NULL) followed by `nint` integer
  *                           fields (0). Never returns BK_NULL: out of memory exits with a message.
  *   bk_get(b, i), bk_set(b, i, v)        reference field i. bk_set is a store into any block

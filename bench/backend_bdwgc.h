@@ -44,7 +44,11 @@ static inline void bk_init(void) {
 static inline void bk_init(void) { GC_INIT(); }
 #endif
 
+/* Every collection since GC_INIT, incremental ones included. */
+static inline unsigned long bk_collections(void) { return (unsigned long)GC_get_gc_no(); }
+
 static inline void bk_fini(void) {
+  bench_record_collections(bk_collections());
   if (getenv("BENCH_VERBOSE") != NULL)
     fprintf(stderr, "%s: collections=%lu heap_mib=%.1f incremental=%d\n", BK_NAME,
             (unsigned long)GC_get_gc_no(), (double)GC_get_heap_size() / (1024.0 * 1024.0),

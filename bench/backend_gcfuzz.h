@@ -53,7 +53,14 @@ static inline void bk_init(void) {
   bk_dom = gc_main_domain(bk_heap);
 }
 
+static inline unsigned long bk_collections(void) {
+  gc_stats s;
+  gc_get_stats(bk_heap, &s);
+  return (unsigned long)s.cycles;
+}
+
 static inline void bk_fini(void) {
+  bench_record_collections(bk_collections());
   if (getenv("BENCH_VERBOSE") != NULL) {
     gc_stats s;
     gc_get_stats(bk_heap, &s);

@@ -4,7 +4,7 @@
  * once per backend (gcfuzz, bdwgc, malloc, and their two-thread builds gcfuzz-2, bdwgc-2,
  * malloc-2). A run function builds its heap, runs, checks its own results, prints the
  * benchmark's usual lines on `out`, tears the heap down, and returns 0 when every check matched
- * (1 otherwise). bench/main.c wraps one of them into a program; bench/smoke_test.c calls both
+ * (1 otherwise). bench/main.c wraps one of them into a program; bench/smoke_test.c calls each
  * in-process.
  *
  * `threads` is 1 (the classic, single-threaded benchmark: no thread is started) or 2 (the
@@ -14,6 +14,7 @@
 #ifndef BENCH_BENCH_H
 #define BENCH_BENCH_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* The most threads a program runs: set by the build (bench/BUILD) for the two-thread programs.
@@ -34,6 +35,48 @@ int binary_trees_run(int n, int threads, FILE *out);
 int gcbench_run(int stretch, int threads, FILE *out);
 #define GCBENCH_DEFAULT 18
 #define GCBENCH_MIN     6
+
+/* cache: a steady cache under churn (cache_churn.c). A table of 2^n slots (n the argument,
+ * default 19: about 70 MiB live on gcfuzz), every slot an entry (a scanned block, a chain of 1-3
+ * small blocks, a raw payload); then 8 requests a slot, each a random key: a hit updates the
+ * entry in place, a miss builds a new entry and evicts the one in the key's slot; every request
+ * also builds and drops a short list. The table's checksum is checked and printed. With 2
+ * threads, each thread serves its own half of the table (the main thread allocates the halves);
+ * the checksum is the same as on one thread. */
+int cache_churn_run(int n, int threads, FILE *out);
+#define CACHE_CHURN_DEFAULT 19
+#define CACHE_CHURN_MIN     4
+
+/* tree-churn: a long-lived tree that changes (tree_churn.c). A balanced tree of depth n (default
+ * 20: about 64 MiB live on gcfuzz); then 2^(n-1) steps, each replacing a random subtree of depth
+ * 6 with a new one, stored into an old node, and updating the values on the path to it in place.
+ * Node count and checksum checked and printed. With 2 threads, the tree is the main thread's
+ * (it builds it) and the steps are split: thread k changes only the half under the root's child
+ * k; the checksum is the same as on one thread. */
+int tree_churn_run(int n, int threads, FILE *out);
+#define TREE_CHURN_DEFAULT 20
+#define TREE_CHURN_MIN     8
+
+/* splitmix64 (Steele, Lea, Flood): the benchmarks' fixed-seed random numbers, the same on every
+ * backend. `state` is the stream; each call advances it. */
+static inline uint64_t bench_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+/* splitmix64's output function alone: a well-mixed hash of one word. */
+static inline uint64_t bench_mix64(uint64_t x) {
+  uint64_t state = x;
+  return bench_splitmix64(&state);
+}
+
+/* The collections the last heap ran, as bk_fini found them (gcfuzz: its completed major cycles,
+ * gc_stats.cycles; bdwgc: GC_get_gc_no(); malloc: 0): bench/main.c prints it as `gcs=`. A
+ * program-wide record because main.c has no heap of its own (each backend's heap is static to
+ * the file that includes it). */
+void bench_record_collections(unsigned long collections);
+unsigned long bench_recorded_collections(void);
 
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);

@@ -5,8 +5,9 @@
  * 1) the threads it runs on: the `_2` programs split the benchmark between 2 threads (bench.h).
  * The benchmark's lines go to
  * stdout; at exit one machine-readable line goes to stderr, read by ci/bench:
- *   BENCH wall_s=<seconds on the monotonic clock, whole run> peak_mib=<VmHWM / 1024>
- * (bench_peak_mib: the program's own peak, whatever started it).
+ *   BENCH wall_s=<seconds on the monotonic clock, whole run> peak_mib=<VmHWM / 1024> gcs=<N>
+ * (bench_peak_mib: the program's own peak, whatever started it; gcs: the collections its heap
+ * ran, as bk_fini recorded them: gcfuzz's major cycles, bdwgc's GC_get_gc_no(), 0 on malloc).
  * Exit status: 0, 1 when a check of the benchmark failed, 2 on bad usage or out of memory.
  */
 #include <errno.h>
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   double wall = bench_now() - start;
-  fprintf(stderr, "BENCH wall_s=%.3f peak_mib=%.1f\n", wall, bench_peak_mib());
+  fprintf(stderr, "BENCH wall_s=%.3f peak_mib=%.1f gcs=%lu\n", wall, bench_peak_mib(),
+          bench_recorded_collections());
   return status;
 }

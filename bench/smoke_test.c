@@ -1,6 +1,8 @@
 /* Smoke test of the benchmarks on one backend (built once per backend, see bench/BUILD):
- * binary-trees at depth 10 must print exactly the expected lines, GCBench at stretch depth 10 must
- * pass its own checks and print its phases. On gcfuzz both run again with collections forced
+ * binary-trees at depth 10, cache at 2^10 slots and tree-churn at depth 10 must print exactly the
+ * expected lines (the last two's checksums are the same on every backend and thread count),
+ * GCBench at stretch depth 10 must pass its own checks and print its phases. On gcfuzz all run
+ * again with collections forced
  * often, in each marking mode (STRESS_PARAMS, STRESS_PARAMS_INC), so a missing root in a benchmark shows up here and not as a
  * wrong number in a benchmark run. The two-thread builds (BENCH_THREADS 2) run everything on one
  * thread and then on two, with the same expected lines: on gcfuzz, two domains, collections
@@ -21,6 +23,14 @@ static const char binary_trees_10[] =
     "64\t trees of depth 8\t check: 32704\n"
     "16\t trees of depth 10\t check: 32752\n"
     "long lived tree of depth 10\t check: 2047\n";
+
+static const char cache_10[] =
+    "cache of 2^10 slots, 8192 requests: 4113 hits, 4079 misses, 14629395 bytes read\n"
+    "table checksum: 3c8a49f7d70f8f7a\n";
+
+static const char tree_churn_10[] =
+    "tree of depth 10, 512 steps replacing subtrees of depth 6\n"
+    "tree check: 2047 nodes, checksum 918e507c3f6fd789\n";
 
 /* Lines GCBench at stretch depth 10 must print (its timings vary, so not the whole text). */
 static const char *const gcbench_10_lines[] = {
@@ -60,13 +70,15 @@ static char *run_captured(int (*run)(int, int, FILE *), int size, int threads, i
   return text;
 }
 
-static void check_binary_trees(const char *label, int threads) {
+/* A benchmark whose every line is known: its own checks, then the text. */
+static void check_exact(int (*run)(int, int, FILE *), int size, const char *expected,
+                        const char *label, int threads) {
   int status;
-  char *text = run_captured(binary_trees_run, 10, threads, &status);
-  expect(status == 0, label, "node counts");
-  int same = strcmp(text, binary_trees_10) == 0;
+  char *text = run_captured(run, size, threads, &status);
+  expect(status == 0, label, "its own checks");
+  int same = strcmp(text, expected) == 0;
   expect(same, label, "output lines");
-  if (!same) printf("-- got:\n%s-- expected:\n%s", text, binary_trees_10);
+  if (!same) printf("-- got:\n%s-- expected:\n%s", text, expected);
   free(text);
 }
 
@@ -85,26 +97,30 @@ static void check_gcbench(const char *label, int threads) {
   free(text);
 }
 
-/* Both benchmarks on 1 thread, then (two-thread builds) on BENCH_THREADS. */
-static void check_both(const char *params_label) {
+/* Every benchmark on 1 thread, then (two-thread builds) on BENCH_THREADS. */
+static void check_all(const char *params_label) {
   const int thread_counts[] = {1, BENCH_THREADS};
   char label[160];
   for (int i = 0; i < (BENCH_THREADS > 1 ? 2 : 1); i++) {
     int threads = thread_counts[i];
     snprintf(label, sizeof label, "binary-trees 10, %d thread(s)%s", threads, params_label);
-    check_binary_trees(label, threads);
+    check_exact(binary_trees_run, 10, binary_trees_10, label, threads);
     snprintf(label, sizeof label, "gcbench 10, %d thread(s)%s", threads, params_label);
     check_gcbench(label, threads);
+    snprintf(label, sizeof label, "cache 10, %d thread(s)%s", threads, params_label);
+    check_exact(cache_churn_run, 10, cache_10, label, threads);
+    snprintf(label, sizeof label, "tree-churn 10, %d thread(s)%s", threads, params_label);
+    check_exact(tree_churn_run, 10, tree_churn_10, label, threads);
   }
 }
 
 int main(void) {
-  check_both("");
+  check_all("");
 #if defined(BENCH_BACKEND_GCFUZZ)
   setenv(GC_PARAMS_ENV, STRESS_PARAMS, 1);
-  check_both(", " STRESS_PARAMS);
+  check_all(", " STRESS_PARAMS);
   setenv(GC_PARAMS_ENV, STRESS_PARAMS_INC, 1);
-  check_both(", " STRESS_PARAMS_INC);
+  check_all(", " STRESS_PARAMS_INC);
 #endif
   printf("smoke_test (%s, BENCH_THREADS=%d): %d failed\n", BK_NAME, BENCH_THREADS, failures);
   return failures != 0;

@@ -8,6 +8,12 @@
 
 #include "bench/bench.h"
 
+/* bench_record_collections: one heap at a time, so one word. */
+static unsigned long recorded_collections;
+
+void bench_record_collections(unsigned long collections) { recorded_collections = collections; }
+unsigned long bench_recorded_collections(void) { return recorded_collections; }
+
 double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,6 +1,7 @@
-"""ci/bench: the benchmarks (binary-trees, GCBench) on gcfuzz (both marking modes), bdwgc (plain
-and incremental) and malloc/free, as ratios, on one thread and on two; then the programs that
-measure the collector itself (the verification passes' cost, the parallel mark, the barrier).
+"""ci/bench: the benchmarks (binary-trees, GCBench, cache, tree-churn) on gcfuzz (both marking
+modes), bdwgc (plain and incremental) and malloc/free, as ratios, on one thread and on two; then
+the programs that measure the collector itself (the verification passes' cost, the parallel mark,
+the barrier).
 
 Adding to it: a benchmark is a row of BENCHES; a backend is an entry of BACKENDS; a ratio an
 entry of RATIOS. A program that prints its own rows (`ROW {"bench": ..., "size": ...,
@@ -25,10 +26,12 @@ USAGE = """\
 usage: ci/bench [--quick] [--rounds N] [--only BENCH] [--against REV] [--help]
        ci/bench --report [DIR]
 
-Runs the benchmarks on gcfuzz, bdwgc (Debian's libgc, default settings) and glibc malloc/free,
-each on one thread and on two (gcfuzz-2: two domains; bdwgc-2: two registered threads;
-malloc-2), alternating the backends run by run, and prints the median wall time and peak RSS of
-each, with the ratios gcfuzz/bdwgc, gcfuzz/malloc, gcfuzz-2/bdwgc-2 and gcfuzz-2/malloc-2
+Runs the benchmarks (binary-trees, GCBench, cache: a steady cache under churn, tree-churn: a
+long-lived tree whose subtrees are replaced) on gcfuzz, bdwgc (Debian's libgc, default settings)
+and glibc malloc/free, each on one thread and on two (gcfuzz-2: two domains; bdwgc-2: two
+registered threads; malloc-2), alternating the backends run by run, and prints the median wall
+time, peak RSS and collections (gcs: gcfuzz's major cycles, bdwgc's GC_get_gc_no(), 0 on malloc)
+of each, with the ratios gcfuzz/bdwgc, gcfuzz/malloc, gcfuzz-2/bdwgc-2 and gcfuzz-2/malloc-2
 (below 1: gcfuzz is faster or smaller). gcfuzz runs in both marking modes: `gcfuzz` is the
 collector's default mode, the other is named (gcfuzz-incremental while the default is stw,
 gcfuzz-stw once it is incremental; -2 after it on two threads); bdwgc-incr is bdwgc with
@@ -41,12 +44,14 @@ mark, at 10^4, 10^5, 10^6 live blocks), mark-parallel (one full mark of 10^6 blo
 and barrier (a pointer store outside marking, gc_store against a plain store, gc_store/plain)
 and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live, both modes).
 
-  --quick       small sizes (binary-trees 16, GCBench stretch depth 16, verify 10^4 and 10^5
+  --quick       small sizes (binary-trees 16, GCBench stretch depth 16, cache 2^16 slots,
+                tree-churn depth 16, verify 10^4 and 10^5
                 with 3 runs, mark-parallel 10^5 blocks with 5 runs, barrier 10^3 and 10^4
                 blocks with 3 runs, stops at 16 and 64 MiB)
   --rounds N    runs of each benchmark on each backend (default 3); the median is reported
                 (the ROW programs take their own medians and ignore it)
-  --only BENCH  one benchmark: binary-trees, gcbench, verify, mark-parallel, barrier or stops
+  --only BENCH  one benchmark: binary-trees, gcbench, cache, tree-churn, verify, mark-parallel,
+                barrier or stops
   --against REV also build revision REV (any git revision: a commit, a branch, HEAD~3) in a
                 temporary worktree and run its collector beside this tree's, as backends
                 gcfuzz@REV and gcfuzz-2@REV in the same alternation, with the ratios
@@ -59,7 +64,10 @@ and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live
                 relative DIR is from the tree's root
   --help        this text
 
-Sizes by default: binary-trees 20, GCBench 18 (the published size).
+Sizes by default: binary-trees 20, GCBench 18 (the published size), cache 19 (2^19 slots),
+tree-churn 20 (the tree's depth). binary-trees, cache and tree-churn print the same lines on
+every backend (counts and checksums, no timings): a run whose lines differ from the first run's
+of that benchmark fails.
 GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200; a
 named mode's runs get marking=MODE after it, and a marking= in it changes what `gcfuzz` means)
 and mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify and
@@ -69,13 +77,15 @@ bench/out/pauses.json (the pause history of every gcfuzz run: its last 256 stops
 its mode, stop count and longest stop, which the programs print when BENCH_PAUSES is set, as
 ci/bench does) and bench/out/report.html:
 one self-contained page (inline SVG, open it offline) with per benchmark the medians, the ratios
-as bars (wall time and peak RSS, a dashed line at 1) and the pause-time distribution of each
-gcfuzz backend (a histogram, p50/p90/p99/max).
-Exit status: 0 when every build and run succeeded and every benchmark's checks passed.
+as bars (wall time, peak RSS, longest stop and collections, a dashed line at 1) and the
+pause-time distribution of each gcfuzz backend (a histogram, p50/p90/p99/max).
+Exit status: 0 when every build and run succeeded and every benchmark's checks passed (and, for
+binary-trees, cache and tree-churn, every run printed the same lines).
 """
 
-# name: (Bazel target stem, size, size with --quick)
-BENCHES = {"binary-trees": ("binary_trees", 20, 16), "gcbench": ("gcbench", 18, 16)}
+# name: (Bazel target stem, size, size with --quick, its stdout is the same on every backend)
+BENCHES = {"binary-trees": ("binary_trees", 20, 16, True), "gcbench": ("gcbench", 18, 16, False),
+           "cache": ("cache_churn", 19, 16, True), "tree-churn": ("tree_churn", 20, 16, True)}
 # The order the backends alternate in. A `-2` backend is the same collector with the benchmark
 # split between two threads (bench/README.md, "Two threads"); its programs are the `_2` targets.
 # gcfuzz's marking modes: `gcfuzz` is the collector's default mode (whichever it is: the run
@@ -179,15 +189,29 @@ def parse_args(argv):
   return a
 
 
-def bench_line(text):
-  """(wall_s, peak_mib) of the last `BENCH ... wall_s=W ... peak_mib=P` line a benchmark prints
-  on stderr (its own fixed format)."""
-  wall = peak = None
+def bench_fields(text):
+  """The fields of the last `BENCH wall_s=W peak_mib=P gcs=N` line a benchmark prints on stderr
+  (its own fixed format), as strings; {} without one."""
+  fields = {}
   for line in text.splitlines():
     if line.startswith("BENCH "):
       fields = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
-      wall, peak = to_float(fields.get("wall_s")), to_float(fields.get("peak_mib"))
-  return wall, peak
+  return fields
+
+
+def bench_line(text):
+  """(wall_s, peak_mib) of the last BENCH line."""
+  fields = bench_fields(text)
+  return to_float(fields.get("wall_s")), to_float(fields.get("peak_mib"))
+
+
+def bench_collections(text):
+  """gcs= of the last BENCH line (the collections the run's heap ran), or None (a program from
+  before it printed one)."""
+  try:
+    return int(bench_fields(text)["gcs"])
+  except (KeyError, ValueError):
+    return None
 
 
 def to_float(s):
@@ -336,17 +360,19 @@ PAUSE_FIELDS = ("pause_max_ms", "pause_p99_ms", "slice_max_ms")
 
 def table(rows, ratios):
   out = []
-  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s %12s" % c).rstrip())
+  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s %12s %7s" % c).rstrip())
   line("bench", "size", "backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
-       "slice_max_ms")
-  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12, "-" * 12)
+       "slice_max_ms", "gcs")
+  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12, "-" * 12, "-" * 7)
   for i, r in enumerate(rows):
     # A median as the benchmarks' table has it (three decimals for seconds, one for MiB); a
-    # ROW program's figure as it printed it. Pause columns only for the rows that have them.
+    # ROW program's figure as it printed it. Pause columns only for the rows that have them,
+    # the collections (gcs) likewise.
     median = r.get("_median", False)
     pauses = [fmt(r[k], "%.3f") if k in r else "" for k in PAUSE_FIELDS]
     line(r["bench"], r["size"], r["backend"], fmt(r["wall_s"], "%.3f" if median else None),
-         fmt(r["peak_mib"], "%.1f" if median else None), *pauses)
+         fmt(r["peak_mib"], "%.1f" if median else None), *pauses,
+         fmt(r["gcs"], "%g") if "gcs" in r else "")
     nxt = rows[i + 1] if i + 1 < len(rows) else None
     if nxt and (nxt["bench"], nxt["size"]) == (r["bench"], r["size"]):
       continue
@@ -358,11 +384,13 @@ def table(rows, ratios):
       rw = ratio(group[num]["wall_s"], group[den]["wall_s"])
       rp = ratio(group[num]["peak_mib"], group[den]["peak_mib"])
       rpause = [ratio(group[num].get(k), group[den].get(k)) for k in PAUSE_FIELDS]
+      rgcs = ratio(group[num].get("gcs"), group[den].get("gcs"))
       if rw is None and rp is None:
         continue
       line(r["bench"], r["size"], pair, "%.2fx" % rw if rw is not None else "",
            "%.2fx" % rp if rp is not None else "",
-           *["%.2fx" % x if x is not None else "" for x in rpause])
+           *["%.2fx" % x if x is not None else "" for x in rpause],
+           "%.2fx" % rgcs if rgcs is not None else "")
   return out
 
 
@@ -400,6 +428,7 @@ class Bench:
     self.ratios = list(RATIOS)
     self.programs = {}  # backend: {bench: program path}
     self.pauses = []    # pauses.json's runs
+    self.first_output = {}  # bench: (log, stdout) of its first run (BENCHES' same-output ones)
     self.default_marking = None
 
   def size(self, bench):
@@ -515,13 +544,14 @@ class Bench:
           with open(log + ".err", errors="replace") as f:
             err_text = f.read()
           wall, peak = bench_line(err_text)
+          gcs = bench_collections(err_text)
           found = pause_fields(err_text)
           if found is not None:
             found["trace"] = trace_cycles(err_text)
             self.pauses.append(dict({"bench": bench, "size": str(sz), "backend": be,
                                      "round": rnd}, **found))
-          runs_tsv.write("%s\t%s\t%s\t%d\t%s\t%s\t%d\n" % (bench, sz, be, rnd, wall or "",
-                                                           peak or "", rc))
+          runs_tsv.write("%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n" % (
+              bench, sz, be, rnd, wall or "", peak or "", rc, "" if gcs is None else gcs))
           head = "[%*d/%d] %-13s %-3s %-20s round %d/%d" % (width, n, total, bench, sz, be, rnd,
                                                            self.a.rounds)
           if rc != 0 or wall is None:
@@ -530,8 +560,14 @@ class Bench:
             print("\n".join("    " + l for l in err_text.splitlines()[-5:]), file=sys.stderr)
             self.failures += 1
             continue
-          print("%s  %8.3f s  %8.1f MiB" % (head, wall, peak or 0), flush=True)
-          samples.setdefault((bench, be), ([], [], [], [], set(), []))
+          if BENCHES[bench][3] and not self.same_output(bench, log + ".out"):
+            print("%s  FAILED (its lines differ from %s.out, the first run's: see %s.out)"
+                  % (head, self.first_output[bench][0], log), file=sys.stderr)
+            self.failures += 1
+            continue
+          print("%s  %8.3f s  %8.1f MiB  %6s gcs" % (head, wall, peak or 0,
+                                                     "-" if gcs is None else gcs), flush=True)
+          samples.setdefault((bench, be), ([], [], [], [], set(), [], []))
           samples[(bench, be)][0].append(wall)
           if peak is not None:
             samples[(bench, be)][1].append(peak)
@@ -543,16 +579,21 @@ class Bench:
               samples[(bench, be)][5].append(found["max_slice_ns"] / 1e6)
             if "marking" in found:
               samples[(bench, be)][4].add(found["marking"])
+          if gcs is not None:
+            samples[(bench, be)][6].append(gcs)
     for bench in self.a.benches:
       for be in available:
-        walls, peaks, tops, p99s, modes, slices = samples.get((bench, be),
-                                                              ([], [], [], [], set(), []))
+        walls, peaks, tops, p99s, modes, slices, gcss = samples.get(
+            (bench, be), ([], [], [], [], set(), [], []))
         if not walls:
           continue
         row = {"bench": bench, "size": str(self.size(bench)), "backend": be,
                "wall_s": round(statistics.median(walls), 3),
                "peak_mib": round(statistics.median(peaks), 1) if peaks else None,
                "_median": True}
+        if gcss:
+          # Collections: gcfuzz's major cycles, bdwgc's GC_get_gc_no(), 0 on malloc.
+          row["gcs"] = median_or_none(gcss, 1)
         if be.startswith("gcfuzz"):
           # Each run's longest stop and the p99 of its last 256, medians over the rounds.
           row["pause_max_ms"] = median_or_none(tops, 3)
@@ -563,6 +604,14 @@ class Bench:
           if len(modes) == 1:
             row["marking"] = modes.pop()
         self.rows.append(row)
+
+  def same_output(self, bench, out_path):
+    """Whether a run of a benchmark that prints the same lines on every backend printed the
+    first run's (which is kept as the reference: its log and text)."""
+    with open(out_path, errors="replace") as f:
+      text = f.read()
+    first = self.first_output.setdefault(bench, (out_path[:-len(".out")], text))
+    return first[1] == text
 
   def run_row_program(self, prog, runs_tsv):
     stem, args, quick_args, _ = ROW_PROGRAMS[prog]
@@ -584,8 +633,8 @@ class Bench:
           rc = rc or 1
           continue
         self.rows.append(r)
-        runs_tsv.write("%s\t%s\t%s\t1\t%s\t%s\t%d\n" % (r["bench"], r["size"], r["backend"],
-                                                        r["wall_s"], r["peak_mib"] or "", rc))
+        runs_tsv.write("%s\t%s\t%s\t1\t%s\t%s\t%d\t\n" % (r["bench"], r["size"], r["backend"],
+                                                          r["wall_s"], r["peak_mib"] or "", rc))
         n += 1
     if rc != 0 or n == 0:
       print("[%s] FAILED (exit %d, %d rows; see %s.err)" % (prog, rc, n, log), file=sys.stderr)
@@ -601,7 +650,7 @@ class Bench:
     if os.environ.get("GCFUZZ_PARAMS"):
       print("%s: GCFUZZ_PARAMS=%s" % (PROG, os.environ["GCFUZZ_PARAMS"]))
     with open(os.path.join(OUT, "runs.tsv"), "w") as runs_tsv:
-      runs_tsv.write("bench\tsize\tbackend\tround\twall_s\tpeak_mib\tstatus\n")
+      runs_tsv.write("bench\tsize\tbackend\tround\twall_s\tpeak_mib\tstatus\tgcs\n")
       self.run_benches(available, runs_tsv)
       for prog in row_programs:
         self.run_row_program(prog, runs_tsv)
@@ -613,7 +662,9 @@ class Bench:
       print("its last 256); pass/mark ratios are a pass's cost in full marks; "
             "markers-1/markers-2 is")
       print("the parallel mark's speedup (above 1: 2 markers are faster); gc_store/plain the "
-            "barrier's cost")
+            "barrier's cost;")
+      print("gcs: the collections a run's heap ran (gcfuzz: major cycles; bdwgc: "
+            "GC_get_gc_no(); malloc: 0)")
     else:
       print("pass/mark ratios are a pass's cost in full marks; markers-1/markers-2 is the "
             "parallel")

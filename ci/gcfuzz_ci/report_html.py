@@ -598,7 +598,8 @@ def write_campaign(workdir, dot_tool="dot"):
 
 # ------------------------------------------------------------------ the benchmarks' page
 
-RATIO_COLOURS = {"wall_s": "#1f6fb2", "peak_mib": "#c0501a", "pause_max_ms": "#2a8a3a"}
+RATIO_COLOURS = {"wall_s": "#1f6fb2", "peak_mib": "#c0501a", "pause_max_ms": "#2a8a3a",
+                 "gcs": "#7a4fb0"}
 
 
 def percentile(sorted_values, p):
@@ -610,8 +611,9 @@ def percentile(sorted_values, p):
 
 def bench_html(outdir, ratios):
   """The page of ci/bench's results: per benchmark and size, the medians, the ratio bars (wall
-  time and peak RSS; the dashed line is 1: below it the numerator is faster or smaller), and the
-  pause-time distribution of each gcfuzz backend."""
+  time, peak RSS, longest stop and collections; the dashed line is 1: below it the numerator is
+  faster, smaller or collects less often), and the pause-time distribution of each gcfuzz
+  backend."""
   results = load_json(os.path.join(outdir, "results.json"))
   if not isinstance(results, list):
     raise ValueError("%s has no results.json (run ci/bench first)" % outdir)
@@ -629,22 +631,22 @@ def bench_html(outdir, ratios):
     out = ['<h2 id="b-%s-%s">%s %s</h2>' % (e(bench), e(size), e(bench), e(size)),
            '<div class="charts">',
            table(["backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
-                  "slice_max_ms"],
+                  "slice_max_ms", "gcs"],
                  [[r["backend"], r["wall_s"], r.get("peak_mib", "-"),
                    r.get("pause_max_ms", "-"), r.get("pause_p99_ms", "-"),
-                   r.get("slice_max_ms", "-")] for r in rows])]
+                   r.get("slice_max_ms", "-"), r.get("gcs", "-")] for r in rows])]
     bars = []
     for pair in ratios:
       num, den = pair.split("/", 1)
       if num in by and den in by:
         for field, name in (("wall_s", "wall"), ("peak_mib", "peak"),
-                            ("pause_max_ms", "max pause")):
+                            ("pause_max_ms", "max pause"), ("gcs", "collections")):
           a, b = by[num].get(field), by[den].get(field)
           if a is not None and b:
             bars.append(("%s %s" % (pair, name), a / b, RATIO_COLOURS[field]))
     if bars:
       out.append(bar_chart("%s %s: ratios (blue wall time, orange peak RSS, green longest "
-                           "stop; dashed: 1)"
+                           "stop, purple collections; dashed: 1)"
                            % (bench, size), bars, reference=1.0, unit="x"))
     out.append("</div>")
     hists, stats = [], []

@@ -1,3 +1,5 @@
+import os
+import tempfile
 import unittest
 
 from gcfuzz_ci import cmd_bench
@@ -9,6 +11,62 @@ class BenchTest(unittest.TestCase):
     err = "binary-trees 16: ok\nBENCH bench=binary-trees wall_s=0.462 peak_mib=20.8\n"
     self.assertEqual(cmd_bench.bench_line(err), (0.462, 20.8))
     self.assertEqual(cmd_bench.bench_line("no figures\n"), (None, None))
+
+  def test_collections(self):
+    err = "BENCH wall_s=4.274 peak_mib=141.5 gcs=14\n"
+    self.assertEqual(cmd_bench.bench_line(err), (4.274, 141.5))
+    self.assertEqual(cmd_bench.bench_collections(err), 14)
+    # A program from before gcs=: no figure, not 0.
+    self.assertIsNone(cmd_bench.bench_collections("BENCH wall_s=1 peak_mib=2\n"))
+    self.assertIsNone(cmd_bench.bench_collections("BENCH wall_s=1 gcs=x\n"))
+
+  def test_benchmarks_and_only(self):
+    self.assertEqual(list(cmd_bench.BENCHES), ["binary-trees", "gcbench", "cache", "tree-churn"])
+    self.assertEqual(cmd_bench.target("cache", "gcfuzz-stw-2"), "//bench:cache_churn_gcfuzz_2")
+    self.assertEqual(cmd_bench.target("tree-churn", "bdwgc-incr"),
+                     "//bench:tree_churn_bdwgc_incr")
+    self.assertEqual(cmd_bench.parse_args(["--only", "cache"]).benches, ["cache"])
+    a = cmd_bench.parse_args(["--only", "tree_churn"])
+    self.assertEqual((a.benches, a.rows), (["tree-churn"], []))
+    # The benchmarks whose lines hold no timings are compared across backends.
+    self.assertEqual([b for b, spec in cmd_bench.BENCHES.items() if spec[3]],
+                     ["binary-trees", "cache", "tree-churn"])
+
+  def test_same_output(self):
+    b = cmd_bench.Bench(cmd_bench.parse_args(["--only", "cache"]))
+    with tempfile.TemporaryDirectory() as d:
+      paths_ = []
+      for i, text in enumerate(["table checksum: 1\n", "table checksum: 1\n",
+                                "table checksum: 2\n"]):
+        paths_.append(os.path.join(d, "r%d.out" % i))
+        with open(paths_[-1], "w") as f:
+          f.write(text)
+      self.assertTrue(b.same_output("cache", paths_[0]))
+      self.assertTrue(b.same_output("cache", paths_[1]))
+      self.assertFalse(b.same_output("cache", paths_[2]))
+      self.assertEqual(b.first_output["cache"][0], os.path.join(d, "r0"))
+
+  def test_gcs_column_and_its_ratio(self):
+    rows = [{"bench": "cache", "size": "19", "backend": "gcfuzz", "wall_s": 4.0,
+             "peak_mib": 140.0, "pause_max_ms": 0.1, "pause_p99_ms": 0.05, "slice_max_ms": 2.0,
+             "gcs": 14, "_median": True},
+            {"bench": "cache", "size": "19", "backend": "bdwgc", "wall_s": 6.0, "peak_mib": 140.0,
+             "gcs": 28, "_median": True},
+            {"bench": "cache", "size": "19", "backend": "malloc", "wall_s": 4.0,
+             "peak_mib": 80.0, "gcs": 0, "_median": True}]
+    lines = cmd_bench.table(rows, cmd_bench.RATIOS)
+    self.assertEqual(lines[0].split()[-1], "gcs")
+    self.assertIn("cache          19      gcfuzz                                4.000      140.0"
+                  "        0.100        0.050        2.000      14", lines)
+    # No pause columns on bdwgc's rows: three empty ones before its collections.
+    empty = " " * (3 * 13)
+    self.assertIn("cache          19      bdwgc                                 6.000      140.0"
+                  + empty + "      28", lines)
+    self.assertIn("cache          19      gcfuzz/bdwgc                          0.67x      1.00x"
+                  + empty + "   0.50x", lines)
+    # No ratio of collections against malloc's none.
+    self.assertIn("cache          19      gcfuzz/malloc                         1.00x      1.75x",
+                  lines)
 
   def test_row_lines(self):
     r = cmd_bench.row_of('ROW {"bench": "verify", "size": 10000, "backend": "reach", '

@@ -2,6 +2,7 @@
 they are written from, what they hold, and the PNG reading the browser check relies on."""
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -177,6 +178,24 @@ class BenchPageTest(unittest.TestCase):
     self.assertIn("checkmark/mark wall", text)
     self.assertIn("binary-trees 16 on gcfuzz: pause times", text)
     self.assertIn('class="ref"', text)  # the line at 1
+    self.assertEqual(browser.OUTSIDE.findall(text), [])
+
+  def test_collections_column_and_bars(self):
+    d = fixture_copy(self, "bench")
+    rows = report_html.load_json(os.path.join(d, "results.json"))
+    rows += [{"bench": "cache", "size": "16", "backend": "gcfuzz", "wall_s": 0.3,
+              "peak_mib": 20.0, "gcs": 7},
+             {"bench": "cache", "size": "16", "backend": "bdwgc", "wall_s": 0.4,
+              "peak_mib": 19.0, "gcs": 14}]
+    with open(os.path.join(d, "results.json"), "w") as f:
+      json.dump(rows, f)
+    with contextlib.redirect_stdout(io.StringIO()):
+      self.assertTrue(cmd_bench.write_report(d))
+    with open(os.path.join(d, "report.html")) as f:
+      text = f.read()
+    self.assertIn("cache 16: ratios", text)
+    self.assertIn("gcfuzz/bdwgc collections", text)
+    self.assertIn("<th>gcs</th>", text)
     self.assertEqual(browser.OUTSIDE.findall(text), [])
 
   def test_heap_over_time(self):
