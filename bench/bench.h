@@ -35,6 +35,12 @@ int gcbench_run(int stretch, int threads, FILE *out);
 #define GCBENCH_DEFAULT 18
 #define GCBENCH_MIN     6
 
+/* weak-memo: a weak-keyed memo table of 2^n buckets under churn (a window of 2^n live keys,
+ * 16 * 2^n keys created, 8 lookups after each, periodic sweeps of the dead entries); n at most
+ * 22. One thread only: threads > 1 is a usage error (exit 2). */
+int weak_memo_run(int n, int threads, FILE *out);
+#define WEAK_MEMO_DEFAULT 15
+
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);
 /* The process's peak resident memory in MiB: VmHWM (/proc/self/status), which exec resets;

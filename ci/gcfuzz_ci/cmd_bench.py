@@ -60,6 +60,8 @@ and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live
   --help        this text
 
 Sizes by default: binary-trees 20, GCBench 18 (the published size).
+weak-memo (a weak-keyed memo table under churn: ephemerons, disappearing links, explicit frees):
+2^15 buckets and live keys, 2^12 with --quick; one thread only, so no -2 rows; `--only weak-memo`.
 GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200; a
 named mode's runs get marking=MODE after it, and a marking= in it changes what `gcfuzz` means)
 and mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify and
@@ -113,6 +115,11 @@ ROW_PROGRAMS = {
               "stops: the longest first and last stop of a cycle against the live heap (MiB), "
               "both marking modes"),
 }
+# weak-memo (bench/weak_memo.c): a weak-keyed memo table under churn, ephemerons on gcfuzz,
+# disappearing links on bdwgc, explicit frees on malloc. One thread only (its `_2` programs exit
+# with a usage error), so its rows have no -2 backends.
+BENCHES["weak-memo"] = ("weak_memo", 15, 12)
+ONE_THREAD_BENCHES = {"weak-memo"}
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
 RUN_TIMEOUT_S = 600
@@ -131,6 +138,11 @@ def variant(backend):
   if mode is not None:
     backend = backend.replace("-" + mode, "", 1)
   return backend.replace("-", "_")
+
+
+def runs_on(bench, backend):
+  """Whether a benchmark runs on a backend: not a one-thread benchmark on a -2 backend."""
+  return bench not in ONE_THREAD_BENCHES or not variant(backend.split("@")[0]).endswith("_2")
 
 
 def target(bench, backend):
@@ -496,12 +508,14 @@ class Bench:
 
   def run_benches(self, available, runs_tsv):
     samples = {}
-    total = len(self.a.benches) * len(available) * self.a.rounds
+    total = sum(runs_on(b, be) for b in self.a.benches for be in available) * self.a.rounds
     n, width = 0, len(str(total))
     for bench in self.a.benches:
       sz = self.size(bench)
       for rnd in range(1, self.a.rounds + 1):
         for be in available:
+          if not runs_on(bench, be):
+            continue
           n += 1
           log = os.path.join(self.logs, "%s-%s-%s-r%d" % (bench, be, sz, rnd))
           env = dict(os.environ, BENCH_PAUSES="1")

@@ -125,6 +125,18 @@ class BenchTest(unittest.TestCase):
     self.assertEqual(r["ns_per_store"], 2.1)
     self.assertNotIn("note", r)
 
+  def test_weak_memo_one_thread(self):
+    self.assertEqual(cmd_bench.BENCHES["weak-memo"], ("weak_memo", 15, 12))
+    self.assertEqual(cmd_bench.target("weak-memo", "bdwgc-incr"), "//bench:weak_memo_bdwgc_incr")
+    self.assertEqual(cmd_bench.target("weak-memo", "gcfuzz-stw"), "//bench:weak_memo_gcfuzz")
+    # One thread only: no -2 backend (nor a -2 --against one); the others run everything.
+    for be in ("gcfuzz", "gcfuzz-stw", "bdwgc", "bdwgc-incr", "malloc", "gcfuzz@abc1234"):
+      self.assertTrue(cmd_bench.runs_on("weak-memo", be), be)
+    for be in ("gcfuzz-2", "gcfuzz-incremental-2", "bdwgc-incr-2", "malloc-2", "gcfuzz-2@abc1234"):
+      self.assertFalse(cmd_bench.runs_on("weak-memo", be), be)
+    self.assertTrue(cmd_bench.runs_on("binary-trees", "gcfuzz-2"))
+    self.assertEqual(cmd_bench.parse_args(["--only", "weak_memo"]).benches, ["weak-memo"])
+
 
 if __name__ == "__main__":
   unittest.main()
