@@ -28,6 +28,34 @@
  *   bk_alloc_raw(nbytes), bk_raw(b)      a block of bytes the collector never scans, and its data.
  *   bk_free(b)              give a dead block back (malloc); a no-op for the collectors.
  *
+ * Weak-keyed entries (weak-memo): an entry is a block made by bk_ephe_alloc, storable in a
+ * reference field like any block, that holds a key weakly and a datum, plus one integer tag:
+ *
+ *   bk_ephe_alloc(key, datum, tag)   a new entry. Allocates: key and datum must be rooted
+ *                           across it, as any reference held across an allocation.
+ *   bk_ephe_tag(e)          the tag given at allocation (never cleared: a hash, an identity).
+ *   bk_ephe_key(e)          the key while it lives; BK_NULL once the backend found it dead.
+ *   bk_ephe_datum(e)        the datum while the key lives; BK_NULL once the key was found dead.
+ *   bk_ephe_clear(e)        the program drops the key itself (BK_EXPLICIT_FREE: malloc has no
+ *                           collector to find it dead): key and datum read BK_NULL from then on.
+ *                           The caller frees the key and datum; the entry is a block (bk_free).
+ *
+ * What each backend makes of it:
+ *   gcfuzz  an ephemeron (gc_ephemeron_alloc; the tag is its one raw data word): the datum is
+ *           kept only while the key is kept by other means, and a cycle that finds the key dead
+ *           clears key and datum. A read while a cycle marks shades what it returns (gc.h), so
+ *           a key read then lives to the next cycle.
+ *   bdwgc   no ephemerons: a GC_MALLOC'd entry whose key word is hidden (GC_HIDE_POINTER: not a
+ *           pointer to the conservative scan) and registered with
+ *           GC_general_register_disappearing_link, so the collection that finds the key
+ *           unreachable clears it; reads reveal it under the allocation lock
+ *           (GC_call_with_alloc_lock), as bdwgc's gc.h requires. The datum is an ordinary
+ *           pointer: it stays alive until the program drops the entry, and a datum that points
+ *           back to its key keeps the key alive for ever (no ephemeron semantics). A benchmark
+ *           that must compute the same thing on both never lets a datum reach its key.
+ *           A word elsewhere that happens to look like the key (a stale stack slot) keeps it too.
+ *   malloc  a plain [key, datum, tag] block; bk_ephe_clear empties it, nothing else does.
+ *
  * Rooting. gcfuzz is precise and never moves a block, but it frees every block that is not
  * reachable from a root at a collection, and any allocation may collect. So a reference held in a
  * local variable across an allocation must sit in a root frame; the other backends turn these

@@ -77,6 +77,44 @@ static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { (void)b; }
 
+/* ---- Weak-keyed entries (backend.h): disappearing links ---- */
+
+/* bdwgc has no ephemerons. An entry is a GC_MALLOC'd [hidden key, datum, tag]: the key word
+ * holds GC_HIDE_POINTER(key), which the conservative scan does not take for a pointer, and is
+ * registered with GC_general_register_disappearing_link, so the collection that finds the key
+ * unreachable sets the word to 0 (the registration goes with the entry when it is collected).
+ * The datum is an ordinary, strong pointer: it lives as long as the entry, whether the key does
+ * or not, and if it reached the key the key would never die. bk_ephe_datum returns it only
+ * while the key is there, as the other backends do. Reading the key reveals a hidden pointer,
+ * which bdwgc's gc.h says must happen under the allocation lock (GC_call_with_alloc_lock), or
+ * a collection could clear the link and free the key between the read and its use. */
+enum { BK_EPHE_KEY = 0, BK_EPHE_DATUM = 1, BK_EPHE_TAG = 2 };
+static inline bk_ref bk_ephe_alloc(bk_ref key, bk_ref datum, intptr_t tag) {
+  bk_ref e = bk_alloc(3, 0);
+  e[BK_EPHE_DATUM].ref = datum;
+  e[BK_EPHE_TAG].num = tag;
+  if (key != NULL) {
+    e[BK_EPHE_KEY].num = (intptr_t)GC_HIDE_POINTER(key);
+    if (GC_general_register_disappearing_link((void **)&e[BK_EPHE_KEY], key) != GC_SUCCESS)
+      bench_die(BK_NAME, "GC_general_register_disappearing_link failed");
+  }
+  return e;
+}
+static inline intptr_t bk_ephe_tag(bk_ref e) { return e[BK_EPHE_TAG].num; }
+static void *GC_CALLBACK bk_ephe_reveal(void *e) {
+  intptr_t hidden = ((bk_ref)e)[BK_EPHE_KEY].num;
+  return hidden != 0 ? GC_REVEAL_POINTER((GC_hidden_pointer)hidden) : NULL;
+}
+static inline bk_ref bk_ephe_key(bk_ref e) { return GC_call_with_alloc_lock(bk_ephe_reveal, e); }
+static inline bk_ref bk_ephe_datum(bk_ref e) {
+  return bk_ephe_key(e) != NULL ? e[BK_EPHE_DATUM].ref : NULL;
+}
+static inline void bk_ephe_clear(bk_ref e) {
+  GC_unregister_disappearing_link((void **)&e[BK_EPHE_KEY]);
+  e[BK_EPHE_KEY].num = 0;
+  e[BK_EPHE_DATUM].ref = NULL;
+}
+
 /* ---- Threads (backend.h) ---- */
 
 #define BK_PTHREAD_CREATE GC_pthread_create

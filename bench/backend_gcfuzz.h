@@ -76,6 +76,18 @@ static inline void bk_fini(void) {
             (double)s.large_max_words * sizeof(gc_value) / (1024.0 * 1024.0),
             (double)s.max_pause_ns * 1e-6, (double)s.max_slice_ns * 1e-6);
   }
+  if (getenv("BENCH_VERBOSE") != NULL) {
+    /* The ephemerons' figures (gc_stats), for a benchmark that makes any (weak-memo). */
+    gc_stats s;
+    gc_get_stats(bk_heap, &s);
+    if (s.ephemerons != 0 || s.ephe_data != 0 || s.weak_cleared != 0)
+      fprintf(stderr,
+              "gcfuzz: ephemerons=%llu weak_refs=%llu ephe_rounds=%llu ephe_data=%llu "
+              "weak_cleared=%llu\n",
+              (unsigned long long)s.ephemerons, (unsigned long long)s.weak_refs,
+              (unsigned long long)s.ephe_rounds, (unsigned long long)s.ephe_data,
+              (unsigned long long)s.weak_cleared);
+  }
   if (getenv("BENCH_PAUSES") != NULL) {
     /* The pause history (the last GC_PAUSE_HISTORY stops of the world), for ci/bench's
      * pause-time distribution: `PAUSES cycles=N marking=stw|incremental pauses=<stops in all>
@@ -154,6 +166,24 @@ static inline void bk_global_unroot(bk_ref *slot) {
   if (err != GC_OK)
     bench_die(BK_NAME, "gc_root_unregister: %s: %s", gc_error_name(err),
               gc_last_error_message(bk_heap));
+}
+
+/* ---- Weak-keyed entries (backend.h): ephemerons ---- */
+
+/* An ephemeron with one raw data word, the tag (the embedder's: the collector never reads it).
+ * The caller roots key and datum across the allocation (gc.h: it may collect). */
+static inline bk_ref bk_ephe_alloc(bk_ref key, bk_ref datum, intptr_t tag) {
+  gc_value e = gc_ephemeron_alloc(bk_dom, key, datum, 1);
+  if (e == 0) bench_die(BK_NAME, "gc_ephemeron_alloc failed: %s", gc_last_error_message(bk_heap));
+  GC_FIELD(e, GC_EPHE_DATA) = (gc_value)tag; /* a raw word: no barrier */
+  return e;
+}
+static inline intptr_t bk_ephe_tag(bk_ref e) { return (intptr_t)GC_FIELD(e, GC_EPHE_DATA); }
+static inline bk_ref bk_ephe_key(bk_ref e) { return gc_ephemeron_key(bk_dom, e); }
+static inline bk_ref bk_ephe_datum(bk_ref e) { return gc_ephemeron_datum(bk_dom, e); }
+static inline void bk_ephe_clear(bk_ref e) {
+  gc_ephemeron_set_key(bk_dom, e, 0);
+  gc_ephemeron_set_datum(bk_dom, e, 0);
 }
 
 /* ---- Threads (backend.h) ---- */

@@ -57,6 +57,27 @@ static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { free(b); }
 
+/* ---- Weak-keyed entries (backend.h): explicit ---- */
+
+/* [key, datum, tag]: nothing clears it but the program (bk_ephe_clear, when it frees the key). */
+enum { BK_EPHE_KEY = 0, BK_EPHE_DATUM = 1, BK_EPHE_TAG = 2 };
+static inline bk_ref bk_ephe_alloc(bk_ref key, bk_ref datum, intptr_t tag) {
+  bk_ref e = bk_alloc(2, 1);
+  e[BK_EPHE_KEY].ref = key;
+  e[BK_EPHE_DATUM].ref = datum;
+  e[BK_EPHE_TAG].num = tag;
+  return e;
+}
+static inline intptr_t bk_ephe_tag(bk_ref e) { return e[BK_EPHE_TAG].num; }
+static inline bk_ref bk_ephe_key(bk_ref e) { return e[BK_EPHE_KEY].ref; }
+static inline bk_ref bk_ephe_datum(bk_ref e) {
+  return e[BK_EPHE_KEY].ref != NULL ? e[BK_EPHE_DATUM].ref : NULL;
+}
+static inline void bk_ephe_clear(bk_ref e) {
+  e[BK_EPHE_KEY].ref = NULL;
+  e[BK_EPHE_DATUM].ref = NULL;
+}
+
 /* ---- Threads (backend.h) ---- */
 
 #define BK_PTHREAD_CREATE pthread_create

@@ -77,6 +77,11 @@ static inline uint64_t bench_mix64(uint64_t x) {
  * the file that includes it). */
 void bench_record_collections(unsigned long collections);
 unsigned long bench_recorded_collections(void);
+/* weak-memo: a weak-keyed memo table of 2^n buckets under churn (a window of 2^n live keys,
+ * 16 * 2^n keys created, 8 lookups after each, periodic sweeps of the dead entries); n at most
+ * 22. One thread only: threads > 1 is a usage error (exit 2). */
+int weak_memo_run(int n, int threads, FILE *out);
+#define WEAK_MEMO_DEFAULT 15
 
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);

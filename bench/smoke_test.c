@@ -7,7 +7,10 @@
  * wrong number in a benchmark run. The two-thread builds (BENCH_THREADS 2) run everything on one
  * thread and then on two, with the same expected lines: on gcfuzz, two domains, collections
  * started from either, the other stopped at a safepoint or claimed in a blocking section. Takes
- * well under a second (a few seconds under TSan). */
+ * well under a second (a few seconds under TSan).
+ * weak-memo at n = 8 must print exactly its lines too, with the same stress parameters, on one
+ * thread on every build (it runs on no more): a live key's entry cleared, or a datum freed
+ * under its live key, fails its checks. */
 #define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,12 @@ static const char *const gcbench_10_lines[] = {
     "Creating 8 trees of depth 8\n",
     "Completed in ",
 };
+
+/* weak-memo at n = 8 prints exactly these lines on every backend (one thread only). */
+static const char weak_memo_8[] =
+    "weak-memo 8: 256 buckets, a window of 256 keys, 4096 keys created\n"
+    "32768 lookups: 28708 hits, 4060 misses\t checksum: 141114599d9b6448\n"
+    "64 sweeps\t live entries: 222\n";
 
 #if defined(BENCH_BACKEND_GCFUZZ)
 /* A cycle as soon as the heap grows at all, and a mark stack that overflows; in each marking
@@ -97,6 +106,17 @@ static void check_gcbench(const char *label, int threads) {
   free(text);
 }
 
+/* weak-memo runs on one thread only (weak_memo.c), on every build. */
+static void check_weak_memo(const char *label) {
+  int status;
+  char *text = run_captured(weak_memo_run, 8, 1, &status);
+  expect(status == 0, label, "values looked up, live entries, data intact");
+  int same = strcmp(text, weak_memo_8) == 0;
+  expect(same, label, "output lines");
+  if (!same) printf("-- got:\n%s-- expected:\n%s", text, weak_memo_8);
+  free(text);
+}
+
 /* Every benchmark on 1 thread, then (two-thread builds) on BENCH_THREADS. */
 static void check_all(const char *params_label) {
   const int thread_counts[] = {1, BENCH_THREADS};
@@ -112,6 +132,8 @@ static void check_all(const char *params_label) {
     snprintf(label, sizeof label, "tree-churn 10, %d thread(s)%s", threads, params_label);
     check_exact(tree_churn_run, 10, tree_churn_10, label, threads);
   }
+  snprintf(label, sizeof label, "weak-memo 8, 1 thread%s", params_label);
+  check_weak_memo(label);
 }
 
 int main(void) {

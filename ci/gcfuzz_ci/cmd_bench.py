@@ -68,6 +68,8 @@ Sizes by default: binary-trees 20, GCBench 18 (the published size), cache 19 (2^
 tree-churn 20 (the tree's depth). binary-trees, cache and tree-churn print the same lines on
 every backend (counts and checksums, no timings): a run whose lines differ from the first run's
 of that benchmark fails.
+weak-memo (a weak-keyed memo table under churn: ephemerons, disappearing links, explicit frees):
+2^15 buckets and live keys, 2^12 with --quick; one thread only, so no -2 rows; `--only weak-memo`.
 GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200; a
 named mode's runs get marking=MODE after it, and a marking= in it changes what `gcfuzz` means)
 and mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify and
@@ -85,7 +87,8 @@ binary-trees, cache and tree-churn, every run printed the same lines).
 
 # name: (Bazel target stem, size, size with --quick, its stdout is the same on every backend)
 BENCHES = {"binary-trees": ("binary_trees", 20, 16, True), "gcbench": ("gcbench", 18, 16, False),
-           "cache": ("cache_churn", 19, 16, True), "tree-churn": ("tree_churn", 20, 16, True)}
+           "cache": ("cache_churn", 19, 16, True), "tree-churn": ("tree_churn", 20, 16, True),
+           "weak-memo": ("weak_memo", 15, 12, True)}
 # The order the backends alternate in. A `-2` backend is the same collector with the benchmark
 # split between two threads (bench/README.md, "Two threads"); its programs are the `_2` targets.
 # gcfuzz's marking modes: `gcfuzz` is the collector's default mode (whichever it is: the run
@@ -123,6 +126,10 @@ ROW_PROGRAMS = {
               "stops: the longest first and last stop of a cycle against the live heap (MiB), "
               "both marking modes"),
 }
+# weak-memo (bench/weak_memo.c): a weak-keyed memo table under churn, ephemerons on gcfuzz,
+# disappearing links on bdwgc, explicit frees on malloc. One thread only (its `_2` programs exit
+# with a usage error), so its rows have no -2 backends.
+ONE_THREAD_BENCHES = {"weak-memo"}
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
 RUN_TIMEOUT_S = 600
@@ -141,6 +148,11 @@ def variant(backend):
   if mode is not None:
     backend = backend.replace("-" + mode, "", 1)
   return backend.replace("-", "_")
+
+
+def runs_on(bench, backend):
+  """Whether a benchmark runs on a backend: not a one-thread benchmark on a -2 backend."""
+  return bench not in ONE_THREAD_BENCHES or not variant(backend.split("@")[0]).endswith("_2")
 
 
 def target(bench, backend):
@@ -525,12 +537,14 @@ class Bench:
 
   def run_benches(self, available, runs_tsv):
     samples = {}
-    total = len(self.a.benches) * len(available) * self.a.rounds
+    total = sum(runs_on(b, be) for b in self.a.benches for be in available) * self.a.rounds
     n, width = 0, len(str(total))
     for bench in self.a.benches:
       sz = self.size(bench)
       for rnd in range(1, self.a.rounds + 1):
         for be in available:
+          if not runs_on(bench, be):
+            continue
           n += 1
           log = os.path.join(self.logs, "%s-%s-%s-r%d" % (bench, be, sz, rnd))
           env = dict(os.environ, BENCH_PAUSES="1")

@@ -21,7 +21,7 @@ class BenchTest(unittest.TestCase):
     self.assertIsNone(cmd_bench.bench_collections("BENCH wall_s=1 gcs=x\n"))
 
   def test_benchmarks_and_only(self):
-    self.assertEqual(list(cmd_bench.BENCHES), ["binary-trees", "gcbench", "cache", "tree-churn"])
+    self.assertEqual(list(cmd_bench.BENCHES), ["binary-trees", "gcbench", "cache", "tree-churn", "weak-memo"])
     self.assertEqual(cmd_bench.target("cache", "gcfuzz-stw-2"), "//bench:cache_churn_gcfuzz_2")
     self.assertEqual(cmd_bench.target("tree-churn", "bdwgc-incr"),
                      "//bench:tree_churn_bdwgc_incr")
@@ -30,7 +30,7 @@ class BenchTest(unittest.TestCase):
     self.assertEqual((a.benches, a.rows), (["tree-churn"], []))
     # The benchmarks whose lines hold no timings are compared across backends.
     self.assertEqual([b for b, spec in cmd_bench.BENCHES.items() if spec[3]],
-                     ["binary-trees", "cache", "tree-churn"])
+                     ["binary-trees", "cache", "tree-churn", "weak-memo"])
 
   def test_same_output(self):
     b = cmd_bench.Bench(cmd_bench.parse_args(["--only", "cache"]))
@@ -182,6 +182,18 @@ class BenchTest(unittest.TestCase):
                          '"wall_s": 0.04, "peak_mib": null, "ns_per_store": 2.1, "note": "x"}')
     self.assertEqual(r["ns_per_store"], 2.1)
     self.assertNotIn("note", r)
+
+  def test_weak_memo_one_thread(self):
+    self.assertEqual(cmd_bench.BENCHES["weak-memo"], ("weak_memo", 15, 12, True))
+    self.assertEqual(cmd_bench.target("weak-memo", "bdwgc-incr"), "//bench:weak_memo_bdwgc_incr")
+    self.assertEqual(cmd_bench.target("weak-memo", "gcfuzz-stw"), "//bench:weak_memo_gcfuzz")
+    # One thread only: no -2 backend (nor a -2 --against one); the others run everything.
+    for be in ("gcfuzz", "gcfuzz-stw", "bdwgc", "bdwgc-incr", "malloc", "gcfuzz@abc1234"):
+      self.assertTrue(cmd_bench.runs_on("weak-memo", be), be)
+    for be in ("gcfuzz-2", "gcfuzz-incremental-2", "bdwgc-incr-2", "malloc-2", "gcfuzz-2@abc1234"):
+      self.assertFalse(cmd_bench.runs_on("weak-memo", be), be)
+    self.assertTrue(cmd_bench.runs_on("binary-trees", "gcfuzz-2"))
+    self.assertEqual(cmd_bench.parse_args(["--only", "weak_memo"]).benches, ["weak-memo"])
 
 
 if __name__ == "__main__":
