@@ -65,7 +65,7 @@ and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live
   --help        this text
 
 Sizes by default: binary-trees 20, GCBench 18 (the published size), cache 19 (2^19 slots),
-tree-churn 20 (the tree's depth). binary-trees, cache and tree-churn print the same lines on
+tree-churn 20 (the tree's depth). binary-trees, cache, tree-churn and weak-memo print the same lines on
 every backend (counts and checksums, no timings): a run whose lines differ from the first run's
 of that benchmark fails.
 weak-memo (a weak-keyed memo table under churn: ephemerons, disappearing links, explicit frees):
@@ -82,7 +82,7 @@ one self-contained page (inline SVG, open it offline) with per benchmark the med
 as bars (wall time, peak RSS, longest stop and collections, a dashed line at 1) and the
 pause-time distribution of each gcfuzz backend (a histogram, p50/p90/p99/max).
 Exit status: 0 when every build and run succeeded and every benchmark's checks passed (and, for
-binary-trees, cache and tree-churn, every run printed the same lines).
+binary-trees, cache, tree-churn and weak-memo, every run printed the same lines).
 """
 
 # name: (Bazel target stem, size, size with --quick, its stdout is the same on every backend)
