@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 
+#include "gc/compact.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
 #include "gc/pacer.h"
@@ -501,14 +502,16 @@ void gc_major_cycle(gc_domain *d, enum gc_cycle_reason reason) {
 }
 
 /* Stop the world only to finish every domain's sweeping and give the empty pools back (the end
- * of a full collection). */
-static void sweep_cycle(gc_domain *d) {
+ * of a full collection); with `may_compact` (a full collection the embedder asked for, never an
+ * allocation's), compact in the same stop when the `compact` parameter says so. */
+static void sweep_cycle(gc_domain *d, int may_compact) {
   gc_heap *heap = d->heap;
   if (d->in_collection) return;
   d->in_collection = 1;
   gc_stw_begin(d, GC_STW_SWEEP, NULL);
   uint64_t start_ns = gc_plat_now_ns();
   sweep_everywhere(d, 1);
+  if (may_compact && gc_compact_wanted(heap)) gc_compact_stopped(d);
   gc_barrier_release(&heap->barrier);
   record_pause(heap, gc_plat_now_ns() - start_ns);
   gc_stw_end(d);
@@ -571,9 +574,34 @@ void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason r
     case GC_COLLECT_MAJOR: gc_major_cycle(d, reason); break;
     case GC_COLLECT_FULL:
       gc_major_cycle(d, reason);
-      sweep_cycle(d);
+      /* An allocation's forced collection never moves: its caller holds values in C variables
+       * across it (gc.h, gc_compact). */
+      sweep_cycle(d, reason == GC_CYCLE_FORCED);
       break;
   }
+}
+
+gc_error gc_compact(gc_domain *d) {
+  gc_heap *heap = d->heap;
+  if (d->in_collection) {
+    return gc_fail(heap, GC_ERR_IN_COLLECTION, "gc_compact: called inside a collection");
+  }
+  /* An incremental mark under way is finished first (the moves need a swept heap); refused if
+   * another domain starts marking before the stop: finish that one too. */
+  for (;;) {
+    finish_marking(d);
+    d->in_collection = 1;
+    if (gc_stw_begin(d, GC_STW_SWEEP, none_marking)) break;
+    d->in_collection = 0;
+  }
+  uint64_t start_ns = gc_plat_now_ns();
+  sweep_everywhere(d, 1);
+  int ok = gc_compact_stopped(d);
+  gc_barrier_release(&heap->barrier);
+  record_pause(heap, gc_plat_now_ns() - start_ns);
+  gc_stw_end(d);
+  d->in_collection = 0;
+  return ok ? GC_OK : gc_fail(heap, GC_ERR_NOMEM, "gc_compact: no memory for its tables");
 }
 
 void gc_collect(gc_domain *d, gc_collect_kind kind) { gc_cycle_collect(d, kind, GC_CYCLE_FORCED); }

@@ -68,6 +68,7 @@ typedef enum gc_error {
   GC_ERR_NO_FINALIZER,  /* clearing the finalizer of a block that has none */
   GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added */
   GC_ERR_MAIN_DOMAIN,   /* terminating the main domain (it lives as long as the heap) */
+  GC_ERR_IN_COLLECTION, /* a collection asked for from inside one (a hook): refused */
 } gc_error;
 
 #define GC_MAX_WSIZE ((size_t)1 << 40) /* fits the header's size field with room to spare */
@@ -146,6 +147,9 @@ typedef struct gc_config {
   int marking;               /* enum gc_marking_mode */
   size_t mark_slice_words;   /* incremental: mark work per slice, in words scanned (at least) */
   gc_pool_cache *pool_cache; /* NULL: pools come from and go back to the OS */
+  int compact_percent;       /* GC_PERCENT_OFF (the default): gc_collect(GC_COLLECT_FULL) never
+                              * moves a block; 0..100: it compacts (gc_compact) when, once swept,
+                              * more than this % of the owned pools' slots are free */
 } gc_config;
 
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
@@ -403,6 +407,23 @@ typedef enum gc_collect_kind {
 } gc_collect_kind;
 void gc_collect(gc_domain *d, gc_collect_kind kind);
 
+/* Compaction (OCaml's caml_compact_heap): in one stop of the world, after finishing the cycle
+ * marking now (if any) and every domain's sweep, the sparsest pools of each size class are
+ * evacuated into the free slots of the others, every reference to a moved block is updated
+ * (roots, frames, scanners' slots, finalizer records, ephemeron and weak slots, every field of
+ * every live block), and the emptied pools go back to the OS (or the pool cache), with every
+ * other free pool. A pinned block, a block a conservative range word names (gc.h's rule) and the
+ * block whose finalizer is running never move; their pools are kept. Large blocks never move.
+ * Orphans are adopted by d first, so their pools compact with d's.
+ *
+ * Blocks MOVE: after gc_compact, and after gc_collect(GC_COLLECT_FULL) with `compact` set, a
+ * value is valid only if it was in a root the collector knows (a global root, a frame slot, a
+ * scanner's slot, a field of a block, a finalizer's block) or in a conservative range (its block
+ * did not move). Allocation never compacts (its forced collections pass no `compact`), so a
+ * value held across an allocation keeps its address. Refused from a hook (GC_ERR_IN_COLLECTION).
+ * A finalizer may compact: its own block does not move. */
+gc_error gc_compact(gc_domain *d);
+
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
 typedef struct gc_stats {
@@ -450,6 +471,11 @@ typedef struct gc_stats {
   uint64_t ephe_rounds;  /* ephemeron marking rounds run since the heap was created */
   uint64_t ephe_data;    /* data marked through a live key, since the heap was created */
   uint64_t weak_cleared; /* weak slots and ephemerons cleared, since the heap was created */
+  /* Compaction (gc_compact), since the heap was created. */
+  uint64_t compactions;            /* compactions run */
+  uint64_t compact_moved_blocks;   /* blocks they moved */
+  uint64_t compact_moved_words;    /* whsize words they moved */
+  uint64_t compact_pools_released; /* pools they evacuated and gave back */
 } gc_stats;
 void gc_get_stats(gc_heap *heap, gc_stats *out);
 /* The last pause times (every stop of the world, ns), oldest first, at most GC_PAUSE_HISTORY;
@@ -462,13 +488,17 @@ size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max);
 /* The collector calls the hook at these points of every cycle; invariants/ installs it. Every
  * point but GC_HOOK_MARK_SLICE runs with the world stopped. */
 typedef enum gc_hook_point {
-  GC_HOOK_MARK_DONE,  /* marking finished, colours not yet cycled */
-  GC_HOOK_CYCLED,     /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
-  GC_HOOK_SWEPT,      /* every domain finished sweeping this cycle */
-  GC_HOOK_MARK_START, /* world stopped, sweeping finished, orphans adopted, nothing marked yet:
+  GC_HOOK_MARK_DONE,     /* marking finished, colours not yet cycled */
+  GC_HOOK_CYCLED,        /* colours cycled: live blocks are UNMARKED, dead ones GARBAGE */
+  GC_HOOK_SWEPT,         /* every domain finished sweeping this cycle */
+  GC_HOOK_MARK_START,    /* world stopped, sweeping finished, orphans adopted, nothing marked yet:
                        * the snapshot incremental marking will preserve (both modes) */
-  GC_HOOK_MARK_SLICE, /* incremental: a mark slice just ended, on the domain that ran it, with
+  GC_HOOK_MARK_SLICE,    /* incremental: a mark slice just ended, on the domain that ran it, with
                        * the world RUNNING: only cheap checks of that domain's own state */
+  GC_HOOK_COMPACT_START, /* a compaction's stop: every domain swept, orphans adopted, nothing
+                          * moved yet (what a check of the compaction records first) */
+  GC_HOOK_COMPACTED,     /* the same stop, the compaction done: blocks moved, references
+                          * updated, evacuated pools given back */
 } gc_hook_point;
 /* A set of hook points, as gc/passes.h gives each pass's. */
 #define GC_HOOK_BIT(point) (1u << (point))

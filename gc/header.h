@@ -32,6 +32,14 @@ typedef uintptr_t gc_header;
 #define GC_COLOUR_2     ((gc_header)2 << GC_HD_COLOUR_SHIFT)
 #define GC_NOT_MARKABLE ((gc_header)3 << GC_HD_COLOUR_SHIFT)
 
+/* The forwarding header (compact.c): what compaction leaves in the slot a block moved out of,
+ * with the block's new address (a val) in the slot's word 1. Tag 251 is refused by every
+ * allocator and a block has at least one field, so no live header is ever this word; it lives
+ * only in pools being evacuated, which compaction gives back before the world runs again
+ * (INV-COMPACT-1, heap.h). */
+#define GC_TAG_FORWARD 251
+#define GC_HD_FORWARD  ((gc_header)GC_TAG_FORWARD)
+
 static inline gc_header gc_hd_make(size_t wsize, gc_header colour, unsigned tag) {
   return ((gc_header)wsize << GC_HD_WSIZE_SHIFT) | colour | (gc_header)tag;
 }

@@ -63,6 +63,7 @@ const char *gc_error_name(gc_error err) {
     case GC_ERR_NO_FINALIZER: return "no-finalizer";
     case GC_ERR_UNKNOWN_RANGE: return "unknown-range";
     case GC_ERR_MAIN_DOMAIN: return "main-domain";
+    case GC_ERR_IN_COLLECTION: return "in-collection";
   }
   return "unknown-error";
 }
@@ -138,6 +139,10 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->ephe_rounds = heap->ephe_work.rounds;
   out->ephe_data = heap->ephe_work.data;
   out->weak_cleared = heap->ephe_work.cleared;
+  out->compactions = heap->compact.count;
+  out->compact_moved_blocks = heap->compact.moved_blocks;
+  out->compact_moved_words = heap->compact.moved_words;
+  out->compact_pools_released = heap->compact.released_pools;
 }
 
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max) {

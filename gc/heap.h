@@ -518,6 +518,29 @@ struct gc_heap {
   gc_cycle_work pace_decision;      /* a paced start's snapshot, under stw_lock before the stop */
   uint64_t reported_words_at_reset; /* reported_words (cycle.c) when the pacer last reset */
 
+  /* Compaction (compact.c). It runs in a stop of the world whose every domain has swept, on the
+   * leader alone, and moves small blocks only, within their owner and size class.
+   * INV-COMPACT-1: a forwarding header (GC_HD_FORWARD, header.h) exists only in a pool being
+   * evacuated (GC_POOL_EVACUATED), during that stop. Before the evacuated pools are given back,
+   * every reference the collector knows is forwarded: the root sets of gc_roots_visit (global
+   * roots, frames, pinned blocks' fields, the finalizer roots, scanners' slots), the finalizer
+   * records, the ephemeron lists' heads, and in every live block its scanned fields, or a weak
+   * block's link word and weak slots. So from GC_HOOK_COMPACTED on no owned pool holds a
+   * forwarding header and no reference names a block of a pool given back.
+   * INV-COMPACT-2: a block that a pinned entry names, that a conservative range word names
+   * (gc_block_containing: gc.h's rule), or whose finalizer runs now (fin_running) does not move,
+   * and its pool is not evacuated.
+   * INV-COMPACT-3: after a compaction, for each owner and size class with L live blocks, S slots
+   * a pool and K pools holding a block of INV-COMPACT-2: pools <= max(K, ceil(L / S)). (All pools
+   * of a class have S slots, so keeping the K pools and the fullest others until S * pools >= L,
+   * and evacuating the rest, always fits: the sparsest are the ones evacuated.) */
+  struct {
+    uint64_t count;                                     /* compactions (gc_stats.compactions) */
+    uint64_t moved_blocks, moved_words, released_pools; /* since the heap was created */
+    size_t last_pools, last_blocks, last_words;         /* the last compaction's, for the trace */
+    uint64_t last_ns;                                   /* its time in the stop */
+  } compact;
+
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */
   gc_pacer pacer;
   uintptr_t alloc_words_since_cycle; /* atomic */

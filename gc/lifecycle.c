@@ -131,6 +131,7 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   heap->cfg.fail_alloc_after = next->fail_alloc_after;
   heap->cfg.trace = next->trace;
   heap->cfg.verify = next->verify;
+  heap->cfg.compact_percent = next->compact_percent;
   gc_pacer_plan(heap);
 }
 

@@ -25,6 +25,7 @@ void gc_config_default(gc_config *cfg) {
   cfg->verify = 0;
   cfg->marking = GC_MARKING_INCREMENTAL;
   cfg->mark_slice_words = 4096;
+  cfg->compact_percent = GC_PERCENT_OFF;
 }
 
 static gc_error param_error(char *err, size_t err_len, const char *fmt, ...) {
@@ -113,6 +114,10 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     cfg->gc_percent = GC_PERCENT_OFF;
     return GC_OK;
   }
+  if (strcmp(key, "compact") == 0 && strcmp(value, "off") == 0) {
+    cfg->compact_percent = GC_PERCENT_OFF;
+    return GC_OK;
+  }
   if (!parse_size(value, &n)) {
     return param_error(err, err_len, "%s=%s: expected a non-negative number (K/M/G allowed)", key,
                        value);
@@ -120,6 +125,9 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   if (strcmp(key, "percent") == 0) {
     if (n > 100000) return param_error(err, err_len, "percent=%llu: at most 100000, or off", n);
     cfg->gc_percent = (int)n;
+  } else if (strcmp(key, "compact") == 0) {
+    if (n > 100) return param_error(err, err_len, "compact=%llu: at most 100, or off", n);
+    cfg->compact_percent = (int)n;
   } else if (strcmp(key, "mintrigger") == 0) {
     cfg->min_trigger_words = (size_t)n;
   } else if (strcmp(key, "sweep") == 0) {
@@ -150,7 +158,7 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
   } else {
     return param_error(err, err_len,
                        "unknown parameter '%s' (known: percent, mintrigger, sweep, markstack, "
-                       "marking, markslice, limit, batch, keep, failafter, trace, verify)",
+                       "marking, markslice, limit, batch, keep, failafter, trace, verify, compact)",
                        key);
   }
   return GC_OK;

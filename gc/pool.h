@@ -31,7 +31,9 @@
  * while a cycle marks (a full orphan adopted mid-mark, gc_orphan_adopt_pool), and a flag lost
  * there leaves that pool's unscanned MARKED blocks unscanned, their children to the sweep. */
 enum gc_pool_flag {
-  GC_POOL_REDARKEN = 1u << 0, /* holds a MARKED block whose fields were not scanned (overflow) */
+  GC_POOL_REDARKEN = 1u << 0,  /* holds a MARKED block whose fields were not scanned (overflow) */
+  GC_POOL_EVACUATED = 1u << 1, /* compaction moved its blocks out (INV-COMPACT-1, heap.h): set
+                                * and dropped inside one stop, with the pool given back */
 };
 
 struct gc_pool {

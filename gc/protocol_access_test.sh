@@ -65,6 +65,8 @@ mark.c:*:domain_count                         marking: stw_lock held by the lead
 ephemeron_mark.c:gc_ephe_round_all:domain_count   marking: stw_lock held by the leader, the world stopped
 ephemeron_mark.c:clean_lists:domain_count         the clean phase: stw_lock held, the world stopped
 stw.c:gc_stw_begin:domain_count               stw_lock held
+compact.c:*:domain_count                      compaction: stw_lock held by the leader, the world stopped
+compact.c:*:orphans                           compaction: stw_lock held by the leader, the world stopped
 stw.c:gc_stw_end:domain_count                 stw_lock held
 '
 

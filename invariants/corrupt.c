@@ -801,6 +801,86 @@ static int plant_ephe_unlisted(gc_corruption *c) {
   return 1;
 }
 
+/* ---- A compaction (moved_test), planted as a record of its start ------------------------- */
+
+/* A pool address no mapping holds (low memory), as the record of a compaction that gave it back. */
+static const uintptr_t released_pool = (uintptr_t)GC_POOL_BSIZE * 3;
+
+/* The verifier's record of a compaction's start, as if the last compaction had just run from
+ * it: no pool, no block that had to stay, the bound checked or not; the plant adds the rest.
+ * One write of the whole record (the undo log keeps few entries). */
+static gc_verify_moved_record record_of(gc_corruption *c, int bound) {
+  gc_verify_moved_record r = gc_verify_scratch_of(c->verifier)->moved;
+  r.taken = 1;
+  r.heap = c->heap;
+  r.compactions = c->heap->compact.count;
+  r.bound = bound;
+  r.pool_count = 0;
+  r.fixed_count = 0;
+  return r;
+}
+static void plant_record(gc_corruption *c, gc_verify_moved_record r) {
+  POKE(&c->undo, gc_verify_scratch_of(c->verifier)->moved, r);
+}
+
+/* moved_test root_not_forwarded: field N names a block of a pool the compaction gave back. */
+static int plant_moved_stale(gc_corruption *c) {
+  gc_verify_moved_record r = record_of(c, 0);
+  r.pools = (uintptr_t *)&released_pool;
+  r.pool_count = 1;
+  plant_record(c, r);
+  return set_field(c, released_pool + (GC_POOL_HEADER_WSIZE + 1) * sizeof(gc_value));
+}
+
+/* moved_test forwarding_in_free_slot: a forwarding header in a free slot of the victim's pool (or
+ * the slot at its frontier, taken). */
+static int plant_moved_forwarding(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  gc_header *slot = p->free_list;
+  if (slot == NULL) {
+    if (p->frontier >= p->end) return 0;
+    slot = p->frontier;
+    POKE(&c->undo, p->frontier, p->frontier + gc_wsize_of_class[p->size_class]);
+  }
+  POKE(&c->undo, slot[0], GC_HD_FORWARD);
+  return 1;
+}
+
+/* moved_test pinned_block_moved: the victim recorded as pinned with another header than its own
+ * (as if another block now sat where the pinned one was). */
+static int plant_moved_pinned(gc_corruption *c) {
+  gc_verify_moved_record r = record_of(c, 0);
+  gc_header hd = *victim_hp(c);
+  c->moved_fixed =
+      (gc_verify_fixed){c->victim, gc_hd_make(gc_hd_wsize(hd) + 1, 0, gc_hd_tag(hd)), "pinned"};
+  r.fixed = &c->moved_fixed;
+  r.fixed_count = 1;
+  plant_record(c, r);
+  return 1;
+}
+
+/* moved_test class_skipped: a record of a compaction that just ran, while the victim's class
+ * is in more pools than its blocks need (as a compactor that skipped it leaves it). */
+static int plant_moved_not_compacted(gc_corruption *c) {
+  gc_pool *p = c->at.pool;
+  gc_sizeclass k = p->size_class;
+  size_t pools = 0, live = 0;
+  for (int l = 0; l < GC_VERIFY_POOL_LISTS; l++) {
+    if (c->at.owner.pool_lists[l] == NULL) continue;
+    for (gc_pool *q = c->at.owner.pool_lists[l][k]; q != NULL; q = q->next) {
+      const size_t slot_whsize = gc_wsize_of_class[k];
+      pools++;
+      for (gc_header *hp = gc_pool_first_slot(q); hp < q->frontier; hp += slot_whsize) {
+        live += *hp != 0;
+      }
+    }
+  }
+  size_t slots = gc_slots_of_class(k);
+  if (pools <= (live + slots - 1) / slots) return 0;
+  plant_record(c, record_of(c, 1));
+  return 1;
+}
+
 /* ---- The table ----------------------------------------------------------------------------- */
 
 /* X(KIND, "variant", AT, needs, plant): the kind (invariants/kinds.h) the corruption must produce,
@@ -884,7 +964,11 @@ static int plant_ephe_unlisted(gc_corruption *c) {
   X(EPHE_DATUM_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_ephe_datum_unmarked)                    \
   X(EPHE_UNCLEANED, "", MARK_DONE, NEED_BLOCK, plant_ephe_uncleaned)                              \
   X(EPHE_DANGLING, "", SWEPT, NEED_BLOCK, plant_ephe_dangling)                                    \
-  X(EPHE_UNLISTED, "", SWEPT, NEED_BLOCK, plant_ephe_unlisted)
+  X(EPHE_UNLISTED, "", SWEPT, NEED_BLOCK, plant_ephe_unlisted)                                    \
+  X(MOVED_STALE_REFERENCE, "", COMPACTED, NEED_FIELD, plant_moved_stale)                          \
+  X(MOVED_FORWARDING_LEFT, "", COMPACTED, NEED_POOL, plant_moved_forwarding)                      \
+  X(MOVED_PINNED_MOVED, "", COMPACTED, NEED_BLOCK, plant_moved_pinned)                            \
+  X(MOVED_NOT_COMPACTED, "", COMPACTED, NEED_POOL, plant_moved_not_compacted)
 
 static const corruption_row rows[] = {
 #define GC_CORRUPTION_ROW(kind, variant, at, needs, plant) \

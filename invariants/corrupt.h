@@ -24,6 +24,7 @@
 #include "invariants/heapindex.h"
 #include "invariants/model.h"
 #include "invariants/model_graph.h"
+#include "invariants/pass.h"
 #include "invariants/report.h"
 #include "invariants/verify.h"
 
@@ -72,6 +73,7 @@ typedef struct gc_corruption {
   gc_mobj *o;          /* that object's record, when the corruption needs one */
   gc_corrupt_place at; /* where the victim lives, when it is a block */
   gc_corrupt_undo undo;
+  gc_verify_fixed moved_fixed; /* the block a planted moved record says had to stay */
   /* Set by gc_corruption_plant: the first word it wrote, as it was and as planted (addr NULL if
    * no word-sized write changed anything), so that a description made after the undo, or only
    * when something failed, still says what was planted. */

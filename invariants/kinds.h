@@ -10,7 +10,8 @@
  *          READMEs match on it. Never rename one; add a kind instead.
  * TAG      the invariant the kind enforces: an INV-* tag stated once in gc/ where the state it
  *          governs is declared, or one of the API contracts below.
- * POINT    where the check runs: MARK_DONE, CYCLED, SWEPT (the collector's hook points, gc.h), or
+ * POINT    where the check runs: MARK_DONE, CYCLED, SWEPT, COMPACTED (the collector's hook
+ *          points, gc.h), or
  *          OP (the driver, while an op runs). A model kind checked at several points names the
  *          first of them in a cycle.
  * rule     what must hold, in one line (`replay --list-kinds` prints the table).
@@ -178,6 +179,18 @@
     "a live ephemeron's or weak reference's slots name live blocks only, never a freed slot")   \
   X(EPHE_UNLISTED, EPHE, "ephe.unlisted", "INV-EPHE-3", SWEPT,                                  \
     "every live ephemeron and weak reference is on exactly one list of live entries")           \
+  /* moved: a compaction against what it had to keep (its stop, GC_HOOK_COMPACTED). */          \
+  X(MOVED_STALE_REFERENCE, MOVED, "moved.stale-reference", "INV-COMPACT-1", COMPACTED,          \
+    "no root, finalizer record, list head, weak slot or field names a forwarding header or a "  \
+    "block of a pool the compaction gave back")                                                 \
+  X(MOVED_FORWARDING_LEFT, MOVED, "moved.forwarding-left", "INV-COMPACT-1", COMPACTED,          \
+    "no pool an owner holds after a compaction has a forwarding header in a slot")              \
+  X(MOVED_PINNED_MOVED, MOVED, "moved.pinned-moved", "INV-COMPACT-2", COMPACTED,                \
+    "a pinned block, a block a conservative word names and a running finalizer's block stay "   \
+    "where they were, with their header")                                                       \
+  X(MOVED_NOT_COMPACTED, MOVED, "moved.not-compacted", "INV-COMPACT-3", COMPACTED,              \
+    "after a compaction each owner's class has at most max(K, ceil(L / S)) pools: K holding a " \
+    "block that must stay, L live blocks, S slots a pool")                                      \
   /* driver: the fuzz driver's checks of the API around each op. */                             \
   X(DRIVER_API_ERROR, DRIVER, "driver.api-error", "API-ERROR", OP,                              \
     "a call returns the result and records the error its contract gives for the op")            \

@@ -12,6 +12,29 @@
 #include "invariants/seenset.h"
 #include "invariants/snapshot.h"
 
+/* The moved pass's record of a compaction's start (GC_HOOK_COMPACT_START), checked at its end
+ * (GC_HOOK_COMPACTED) in the same stop: the pools owned then (a reference into one of them that
+ * no owner holds now names a pool the compaction gave back), and the blocks that had to stay
+ * (INV-COMPACT-2), found by the verifier itself (the pinned table, conservative words resolved
+ * by its own heap index, the running finalizer's block), with their headers. */
+typedef struct gc_verify_fixed {
+  gc_value v;
+  gc_header hd;
+  const char *why; /* "pinned", "named by a conservative word", "its finalizer running" */
+} gc_verify_fixed;
+typedef struct gc_verify_moved_record {
+  int taken;            /* recorded, and the compaction it was taken for not yet checked */
+  const gc_heap *heap;  /* whose */
+  uint64_t compactions; /* heap->compact.count once the compaction it records has run */
+  uintptr_t *pools;     /* owned pools then, ascending */
+  size_t pool_count, pool_capacity;
+  gc_verify_fixed *fixed; /* the blocks that had to stay */
+  size_t fixed_count, fixed_capacity;
+  int bound; /* check INV-COMPACT-3 against it (a record taken at the hook; the corruption
+              * catalogue plants records of one kind only) */
+} gc_verify_moved_record;
+void gc_verify_moved_record_free(gc_verify_moved_record *m);
+
 /* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
  * not map and fault in a fresh table each time. Zero-initialised is valid. */
 typedef struct gc_verify_scratch {
@@ -26,9 +49,14 @@ typedef struct gc_verify_scratch {
    * its memory is kept from one heap to the next, as the rest is (a fuzzing process verifies a
    * fresh heap per input), the record itself is forgotten when a verifier takes the scratch. */
   gc_verify_snapshot snapshot;
+  gc_verify_moved_record moved; /* the moved pass's record of a compaction's start */
 } gc_verify_scratch;
 
 void gc_verify_scratch_free(gc_verify_scratch *s);
+typedef struct gc_verifier gc_verifier;
+/* The scratch memory a verifier runs its passes in (the corruption catalogue plants a moved
+ * record there). */
+gc_verify_scratch *gc_verify_scratch_of(gc_verifier *v);
 
 /* What the stats pass needs of a heap's previous sweep end, for the figures that must only grow
  * (INV-STATS-2): kept by the verifier, one per heap, and recorded at every SWEPT hook point it

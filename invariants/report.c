@@ -25,9 +25,14 @@ static const pass_row passes[GC_VPASS_COUNT] = {
 };
 
 static const char *const point_names[GC_VPOINT_COUNT] = {
-    [GC_VPOINT_MARK_DONE] = "mark-done",   [GC_VPOINT_CYCLED] = "cycled",
-    [GC_VPOINT_SWEPT] = "swept",           [GC_VPOINT_MARK_START] = "mark-start",
-    [GC_VPOINT_MARK_SLICE] = "mark-slice", [GC_VPOINT_OP] = "op",
+    [GC_VPOINT_MARK_DONE] = "mark-done",
+    [GC_VPOINT_CYCLED] = "cycled",
+    [GC_VPOINT_SWEPT] = "swept",
+    [GC_VPOINT_MARK_START] = "mark-start",
+    [GC_VPOINT_MARK_SLICE] = "mark-slice",
+    [GC_VPOINT_OP] = "op",
+    [GC_VPOINT_COMPACT_START] = "compact-start",
+    [GC_VPOINT_COMPACTED] = "compacted",
 };
 
 typedef struct kind_row {

@@ -48,6 +48,8 @@ typedef enum gc_verify_point_id {
   GC_VPOINT_SWEPT = GC_HOOK_SWEPT,
   GC_VPOINT_MARK_START = GC_HOOK_MARK_START,
   GC_VPOINT_MARK_SLICE = GC_HOOK_MARK_SLICE,
+  GC_VPOINT_COMPACT_START = GC_HOOK_COMPACT_START,
+  GC_VPOINT_COMPACTED = GC_HOOK_COMPACTED,
   GC_VPOINT_OP, /* by the fuzz driver while an op runs */
   GC_VPOINT_COUNT
 } gc_verify_point_id;

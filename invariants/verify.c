@@ -185,6 +185,8 @@ void gc_verify_uninstall(gc_verifier *v) {
 
 void gc_verify_set_model(gc_verifier *v, gc_model *m) { v->model = m; }
 
+gc_verify_scratch *gc_verify_scratch_of(gc_verifier *v) { return v->scratch; }
+
 gc_verify_scratch *gc_verify_scratch_create(void) { return calloc(1, sizeof(gc_verify_scratch)); }
 
 void gc_verify_scratch_destroy(gc_verify_scratch *s) {
@@ -197,6 +199,7 @@ void gc_verify_use_scratch(gc_verifier *v, gc_verify_scratch *s) {
   gc_verify_scratch_free(&v->own_scratch);
   v->scratch = s != NULL ? s : &v->own_scratch;
   v->scratch->snapshot.taken = 0; /* another heap's, or an earlier verifier's of this one */
+  v->scratch->moved.taken = 0;
 }
 
 void gc_verify_set_dot_path(gc_verifier *v, const char *path) {

@@ -65,6 +65,9 @@ size_t gc_verify_perf(gc_heap *heap, gc_verify_reports *out);
 size_t gc_verify_stats(gc_heap *heap, gc_verify_reports *out);
 /* Pools against blocks (space.*). */
 size_t gc_verify_space(gc_heap *heap, gc_verify_reports *out);
+/* The moved pass called on its own: the checks that need no record of a compaction's start
+ * (forwarding headers left, references to them). */
+size_t gc_verify_moved(gc_heap *heap, gc_verify_reports *out);
 
 /* ---- The hook ------------------------------------------------------------------------------ */
 

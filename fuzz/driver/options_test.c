@@ -35,7 +35,9 @@ static void not_given_runs_every_pass(void) {
   size_t runs[FUZZ_PASS_COUNT];
   run(0, 0, runs);
   for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
-    if (p != FUZZ_PASS_DRIVER) CHECK(runs[p] > 0);
+    /* The moved pass runs at a compaction only, and the op language has no op that compacts
+     * yet (its corruptions run it directly). */
+    if (p != FUZZ_PASS_DRIVER && p != GC_VPASS_MOVED) CHECK(runs[p] > 0);
   }
 }
 

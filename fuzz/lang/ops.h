@@ -220,7 +220,11 @@ typedef enum fuzz_misuse {
   X(EPHE_DATUM_UNMARKED, "ephe.datum-unmarked")                             \
   X(EPHE_UNCLEANED, "ephe.uncleaned")                                       \
   X(EPHE_DANGLING, "ephe.dangling")                                         \
-  X(EPHE_UNLISTED, "ephe.unlisted")
+  X(EPHE_UNLISTED, "ephe.unlisted")                                         \
+  X(MOVED_STALE_REFERENCE, "moved.stale-reference")                         \
+  X(MOVED_FORWARDING_LEFT, "moved.forwarding-left")                         \
+  X(MOVED_PINNED_MOVED, "moved.pinned-moved")                               \
+  X(MOVED_NOT_COMPACTED, "moved.not-compacted")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,

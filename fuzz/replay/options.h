@@ -35,7 +35,7 @@
     "(one FILE only; OUT '-' is stdout)")                                                   \
   X(VERIFY, "--verify", "PASSES",                                                           \
     "exactly the passes to run, joined by '+': reach, swept,\n"                             \
-    "checkmark, model, perf, stats, space, satb, ephe (gc/passes.h); all\n"                 \
+    "checkmark, model, perf, stats, space, satb, ephe, moved (gc/passes.h); all\n"          \
     "(the default) or none. An empty value is an error (exit 2), not none")                 \
   X(PARAMS, "--params", "P", "extra collector parameters, e.g. markstack=4 (gc/README.md)") \
   X(MAX_BYTES, "--max-bytes", "N",                                                          \
