@@ -43,12 +43,6 @@ typedef struct movedcheck {
 
 /* ---- The record ------------------------------------------------------------------------------ */
 
-void gc_verify_moved_record_free(gc_verify_moved_record *m) {
-  free(m->pools);
-  free(m->fixed);
-  memset(m, 0, sizeof *m);
-}
-
 static int by_word(const void *a, const void *b) {
   uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
   return (x > y) - (x < y);

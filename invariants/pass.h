@@ -33,7 +33,6 @@ typedef struct gc_verify_moved_record {
   int bound; /* check INV-COMPACT-3 against it (a record taken at the hook; the corruption
               * catalogue plants records of one kind only) */
 } gc_verify_moved_record;
-void gc_verify_moved_record_free(gc_verify_moved_record *m);
 
 /* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
  * not map and fault in a fresh table each time. Zero-initialised is valid. */

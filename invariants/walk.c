@@ -416,7 +416,8 @@ void gc_verify_scratch_free(gc_verify_scratch *s) {
   gc_seenset_free(&s->reached);
   gc_heapindex_free(&s->index);
   gc_verify_snapshot_free(&s->snapshot);
-  gc_verify_moved_record_free(&s->moved);
+  free(s->moved.pools); /* the moved pass's record (pass.h) */
+  free(s->moved.fixed);
   free(s->stack);
   memset(s, 0, sizeof *s);
 }
