@@ -100,8 +100,9 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
           heap->ephe_work.cycle_rounds, heap->ephe_work.cycle_data, heap->ephe_work.cycle_cleared);
 }
 
-/* Every domain finishes sweeping: the caller its own and those in blocking sections (they cannot
- * run), the enlisted ones in parallel (gc_cycle_participate). With `release` (the end of a full
+/* Every domain finishes sweeping: the caller its own and those the stop took without their
+ * thread (claimed in blocking sections, held at safepoints: they cannot run), the enlisted ones
+ * in parallel (gc_cycle_participate). With `release` (the end of a full
  * collection) every empty pool then goes back to the OS (INV-SPACE-2). Then the SWEPT point,
  * which so sees what a full collection leaves. */
 static void sweep_everywhere(gc_domain *leader, int release) {
@@ -109,7 +110,7 @@ static void sweep_everywhere(gc_domain *leader, int release) {
   gc_sweep_finish(leader);
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_domain *o = heap->domains[i];
-    if (gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) gc_sweep_finish(o);
+    if (o != leader && gc_domain_state_taken(gc_atomic_load(&o->state))) gc_sweep_finish(o);
   }
   gc_barrier_lead(&heap->barrier, heap->participants - 1);
   if (release) gc_pool_unmap_free(heap);
@@ -193,10 +194,13 @@ static int none_marking_and_paced_due(gc_heap *heap) {
 
 /* Before a cycle stops the world: the sweeping it would otherwise find left, done with the
  * world running. d finishes its own; each domain in a blocking section is claimed, as a stop
- * claims it (INV-DOM-1: it stays outside until put back), swept by d, and put back. The
- * collection lock keeps every stop out meanwhile (d answers one while it waits for the lock).
- * Running domains have paid their sweep credit by the trigger (sweep.c); one that did not reach
- * an allocation slow path since finishes its own in the stop, beside the others. */
+ * claims it (INV-DOM-1: it stays outside until put back), swept by d, and put back; so is each
+ * domain still parked at a safepoint since the last stop (held, as a stop holds it: its thread
+ * is off a core or has not yet seen that stop end), which may have missed a whole cycle of
+ * allocation slow paths and so owes its whole sweep. The collection lock keeps every stop out
+ * meanwhile (d answers one while it waits for the lock). Running domains have paid their sweep
+ * credit by the trigger (sweep.c); the rest of one that reached no allocation slow path since is
+ * swept in the stop, by the leader (sweep_everywhere). */
 static void sweep_before_the_stop(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_sweep_finish(d);
@@ -207,9 +211,14 @@ static void sweep_before_the_stop(gc_domain *d) {
   }
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_domain *o = heap->domains[i];
-    if (o == d || !gc_atomic_cas(&o->state, GC_DOMAIN_BLOCKING, GC_DOMAIN_CLAIMED)) continue;
-    gc_sweep_finish(o);
-    gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
+    if (o == d) continue;
+    if (gc_atomic_cas(&o->state, GC_DOMAIN_BLOCKING, GC_DOMAIN_CLAIMED)) {
+      gc_sweep_finish(o);
+      gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
+    } else if (gc_atomic_cas(&o->state, GC_DOMAIN_PARKED, GC_DOMAIN_HELD)) {
+      gc_sweep_finish(o);
+      gc_atomic_store(&o->state, GC_DOMAIN_PARKED);
+    }
   }
   gc_mutex_unlock(&heap->stw_lock);
 }
@@ -315,7 +324,8 @@ static void set_marking(gc_heap *heap, uintptr_t marking) {
  * and stores darken what they overwrite from now on; the world then runs and marks in slices. */
 static int incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   gc_heap *heap = d->heap;
-  if (!begin_cycle_stop(d, reason, GC_STW_SWEEP)) return 0;
+  /* The leader darkens every domain's frames: the parked ones are held, not enlisted. */
+  if (!begin_cycle_stop(d, reason, GC_STW_HOLD)) return 0;
   gc_cycle_trace *t = &heap->trace;
   t->incremental = 1;
   gc_mark_start_incremental(heap, d);
@@ -347,12 +357,14 @@ static int still_marking(gc_heap *heap) { return gc_atomic_load(&heap->marking) 
 static void incremental_terminate(gc_domain *d, int finish) {
   gc_heap *heap = d->heap;
   d->in_collection = 1;
-  if (!gc_stw_begin(d, GC_STW_SWEEP, still_marking)) {
+  /* The leader flushes every domain's buffer and finishes the mark alone: the parked domains
+   * are held, not enlisted. */
+  if (!gc_stw_begin(d, GC_STW_HOLD, still_marking)) {
     d->in_collection = 0;
     return;
   }
   uint64_t stop_start_ns = gc_plat_now_ns();
-  sweep_everywhere(d, 0); /* nothing is left to sweep: only the participants' barrier */
+  sweep_everywhere(d, 0); /* nothing is left to sweep, and nobody enlisted to wait for */
   gc_orphan_adopt_all(d); /* re-darkening walks the domains' pools (mark.c) */
   if (!gc_mark_quiescent(heap) && heap->mark_rechecks < GC_MARK_RECHECKS && !finish) {
     heap->mark_rechecks++;
@@ -388,9 +400,9 @@ void gc_cycle_make_mark_parallel(gc_domain *d) {
   gc_heap *heap = d->heap;
   if (d->in_collection) return;
   d->in_collection = 1;
-  if (gc_stw_begin(d, GC_STW_SWEEP, marking_alone)) {
+  if (gc_stw_begin(d, GC_STW_HOLD, marking_alone)) {
     uint64_t start_ns = gc_plat_now_ns();
-    sweep_everywhere(d, 0); /* nothing to sweep while marking: the participants' barrier */
+    sweep_everywhere(d, 0); /* nothing to sweep while marking, and nobody enlisted */
     gc_mark_set_parallel(heap, 1);
     gc_barrier_release(&heap->barrier);
     record_pause(heap, gc_plat_now_ns() - start_ns);

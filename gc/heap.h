@@ -51,18 +51,28 @@ typedef struct gc_heap_stats {
 void gc_heap_stats_add(gc_heap_stats *acc, const gc_heap_stats *s);
 
 /* A domain's state, read by the collecting domain to know when the world has stopped.
- * INV-DOM-1: a domain's mutator touches the heap only while RUNNING; a CLAIMED domain stays
- * outside until the collection that claimed it ends; an ENLISTED one does collection work only.
- * Transitions: RUNNING <-> BLOCKING by the domain; BLOCKING -> CLAIMED and PARKED -> ENLISTED by
- * a leader (compare-and-swap, so a domain cannot leave at the same moment); CLAIMED -> BLOCKING by
- * the leader at the end; ENLISTED -> PARKED by the domain when its part is done. */
+ * INV-DOM-1: a domain's mutator touches the heap only while RUNNING; a CLAIMED or HELD domain
+ * stays where it is until the leader that took it (a stop, or the sweep before one) puts it
+ * back, and its thread does nothing to the heap meanwhile (the leader does its part); an
+ * ENLISTED one does collection work only. Transitions: RUNNING <-> BLOCKING and RUNNING -> PARKED by the domain; BLOCKING ->
+ * CLAIMED, PARKED -> ENLISTED and PARKED -> HELD by a leader (compare-and-swap, so a domain
+ * cannot leave at the same moment); CLAIMED -> BLOCKING and HELD -> PARKED by the leader at the
+ * end; ENLISTED -> PARKED by the domain when its part is done; PARKED -> RUNNING by the domain
+ * (compare-and-swap, once no stop is requested). */
 enum gc_domain_state {
   GC_DOMAIN_RUNNING,  /* a mutator thread runs it; it will reach a safepoint */
   GC_DOMAIN_BLOCKING, /* in a blocking section: outside the heap, roots frozen */
   GC_DOMAIN_CLAIMED,  /* was BLOCKING; a collection has stopped it there */
   GC_DOMAIN_PARKED,   /* stopped at a safepoint, waiting for the world to run again */
   GC_DOMAIN_ENLISTED, /* parked, and running a collection's program for its leader */
+  GC_DOMAIN_HELD,     /* parked, in a stop that needs nothing of its thread (stw.h) */
 };
+
+/* A domain the stop has taken without its thread: CLAIMED or HELD. The leader does what the
+ * stop needs of it (its sweep, its frames), as its thread would. */
+static inline int gc_domain_state_taken(uintptr_t state) {
+  return state == GC_DOMAIN_CLAIMED || state == GC_DOMAIN_HELD;
+}
 
 typedef struct gc_workbuf gc_workbuf;
 

@@ -298,10 +298,13 @@ void gc_mark_domain(gc_domain *d, int with_global_roots) {
     gc_heap *heap = d->heap;
     gc_roots_visit_global(heap, visit_root, m);
     gc_conservative_visit(heap, visit_conservative, m);
-    /* Domains outside the heap do not mark; their frames are roots all the same. */
+    /* Domains the stop took without their thread (in blocking sections) do not mark; their
+     * frames are roots all the same. */
     for (size_t i = 0; i < heap->domain_count; i++) {
       gc_domain *o = heap->domains[i];
-      if (gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) gc_roots_visit_domain(o, visit_root, m);
+      if (o != d && gc_domain_state_taken(gc_atomic_load(&o->state))) {
+        gc_roots_visit_domain(o, visit_root, m);
+      }
     }
   }
   mark_loop(m);

@@ -15,6 +15,7 @@ int gc_stw_begin(gc_domain *leader, enum gc_stw_program program, int (*proceed)(
     return 0;
   }
   heap->stw_program = program;
+  uintptr_t taken = program == GC_STW_HOLD ? GC_DOMAIN_HELD : GC_DOMAIN_ENLISTED;
   gc_atomic_store(&heap->stw_requested, 1);
   size_t enlisted = 0;
   for (size_t i = 0; i < heap->domain_count; i++) {
@@ -22,12 +23,13 @@ int gc_stw_begin(gc_domain *leader, enum gc_stw_program program, int (*proceed)(
     if (o == leader) continue;
     for (;;) {
       uintptr_t state = gc_atomic_load(&o->state);
-      if (state == GC_DOMAIN_PARKED && gc_atomic_cas(&o->state, state, GC_DOMAIN_ENLISTED)) {
-        enlisted++; /* it starts on the program at once */
+      if (state == GC_DOMAIN_PARKED && gc_atomic_cas(&o->state, state, taken)) {
+        enlisted += taken == GC_DOMAIN_ENLISTED; /* it starts on the program at once */
         break;
       }
       if (state == GC_DOMAIN_BLOCKING && gc_atomic_cas(&o->state, state, GC_DOMAIN_CLAIMED)) break;
-      /* RUNNING: it will reach a safepoint. ENLISTED: still leaving the previous collection. */
+      /* RUNNING: it will reach a safepoint. ENLISTED: still leaving the previous collection.
+       * (Never HELD: whoever held it put it back before letting go of the lock.) */
       gc_plat_spin(o);
     }
   }
@@ -39,9 +41,12 @@ void gc_stw_end(gc_domain *leader) {
   gc_heap *heap = leader->heap;
   for (size_t i = 0; i < heap->domain_count; i++) {
     gc_domain *o = heap->domains[i];
-    if (o != leader && gc_atomic_load(&o->state) == GC_DOMAIN_CLAIMED) {
-      gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
-    }
+    if (o == leader) continue;
+    uintptr_t state = gc_atomic_load(&o->state);
+    if (state == GC_DOMAIN_CLAIMED) gc_atomic_store(&o->state, GC_DOMAIN_BLOCKING);
+    /* Before the request goes off: a held domain leaves only from PARKED, by compare-and-swap,
+     * once it reads the request off (which orders this store before it). */
+    if (state == GC_DOMAIN_HELD) gc_atomic_store(&o->state, GC_DOMAIN_PARKED);
   }
   gc_atomic_store(&heap->stw_requested, 0);
   gc_mutex_unlock(&heap->stw_lock);
@@ -50,6 +55,7 @@ void gc_stw_end(gc_domain *leader) {
 void gc_stw_park(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_atomic_store(&d->state, GC_DOMAIN_PARKED);
+  /* HELD: a leader does this domain's part; it waits here as when PARKED, until put back. */
   for (;;) {
     if (gc_atomic_load(&d->state) == GC_DOMAIN_ENLISTED) {
       gc_cycle_participate(d, heap->stw_program);

@@ -1,13 +1,21 @@
 /* Stopping the world. A collection runs with every domain stopped: RUNNING domains park at their
- * next safepoint and collect alongside the leader; domains in blocking sections are claimed and
- * stay out until the leader lets the world go. See INV-DOM-1 (heap.h) and INV-STW-1.
+ * next safepoint; domains in blocking sections are claimed and stay out until the leader lets the
+ * world go. See INV-DOM-1 (heap.h) and INV-STW-1.
  *
  * The leader (the domain that starts the collection):
  *   gc_stw_begin    take the collection lock, request the stop, wait for every domain: claim
- *                   those in blocking sections, enlist the parked ones, which start running
- *                   `program` (gc_cycle_participate) at once;
- *   ...             the program's phases, separated by heap->barrier;
- *   gc_stw_end      release the claimed domains, let the world run, drop the lock.
+ *                   those in blocking sections; enlist the parked ones, which start running
+ *                   `program` (gc_cycle_participate) at once, when the program has parallel
+ *                   work for them, or else hold them (GC_STW_HOLD);
+ *   ...             the program's phases, separated by heap->barrier (the leader alone when
+ *                   it enlisted nobody);
+ *   gc_stw_end      release the claimed and held domains, let the world run, drop the lock.
+ *
+ * A held domain's thread only waits: whatever the stop needs of the domain (the rest of its
+ * sweep, its frames, its work buffer) the leader does, as for a claimed one. So a stop that has
+ * no parallel work waits for no other thread once every domain is stopped: not for one the
+ * scheduler has put off a core, which an enlisted domain would have to be back on to reach the
+ * barrier.
  */
 #ifndef GC_STW_H
 #define GC_STW_H
@@ -17,6 +25,7 @@
 enum gc_stw_program {
   GC_STW_CYCLE, /* finish sweeping, barrier, mark, barrier (cycle.c) */
   GC_STW_SWEEP, /* finish sweeping, barrier */
+  GC_STW_HOLD,  /* nothing: the parked domains are held, the leader does their part */
 };
 
 /* Returns 1 with the world stopped; or 0, having stopped nothing and dropped the lock, when
