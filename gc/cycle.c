@@ -102,7 +102,7 @@ static void trace_cycle(gc_heap *heap, const gc_cycle_trace *t, uint64_t end_pau
 
 /* Every domain finishes sweeping: the caller its own and those the stop took without their
  * thread (claimed in blocking sections, held at safepoints: they cannot run), the enlisted ones
- * in parallel (gc_cycle_participate). With `release` (the end of a full
+ * in parallel (their part of the program, stw.c). With `release` (the end of a full
  * collection) every empty pool then goes back to the OS (INV-SPACE-2). Then the SWEPT point,
  * which so sees what a full collection leaves. */
 static void sweep_everywhere(gc_domain *leader, int release) {
@@ -120,15 +120,6 @@ static void sweep_everywhere(gc_domain *leader, int release) {
     gc_heap_call_hook(heap, GC_HOOK_SWEPT);
     heap->full_release = 0;
   }
-}
-
-void gc_cycle_participate(gc_domain *d, int program) {
-  gc_heap *heap = d->heap;
-  gc_sweep_finish(d);
-  gc_barrier_follow(&heap->barrier);
-  if (program == GC_STW_SWEEP) return;
-  gc_mark_domain(d, 0);
-  gc_barrier_follow(&heap->barrier);
 }
 
 /* Under the collection lock, before the stop: the paced cycle a domain decided on is still due.

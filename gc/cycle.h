@@ -34,8 +34,6 @@ int gc_cycle_mark_step(gc_domain *d, size_t budget_words);
 void gc_cycle_make_mark_parallel(gc_domain *d);
 /* gc_collect for a reason (gc_collect's own is GC_CYCLE_FORCED). */
 void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason reason);
-/* An enlisted domain's part of a stopped-world program (enum gc_stw_program). */
-void gc_cycle_participate(gc_domain *d, int program);
 /* Report d's allocation to the pacer; 1 if a cycle is due. */
 int gc_cycle_due(gc_domain *d);
 /* Report d's allocation to the pacer; returns the words reported since the last mark ended. */

@@ -1,7 +1,19 @@
 /* Stopping the world (see stw.h and INV-DOM-1 in heap.h). */
 #include "gc/stw.h"
 
-#include "gc/cycle.h"
+#include "gc/mark.h"
+#include "gc/sweep.h"
+
+/* An enlisted domain's part of the program: its own sweep, then (a mark) its share of the
+ * marking, each phase ended at the barrier the leader leads. */
+static void participate(gc_domain *d, int program) {
+  gc_heap *heap = d->heap;
+  gc_sweep_finish(d);
+  gc_barrier_follow(&heap->barrier);
+  if (program == GC_STW_SWEEP) return;
+  gc_mark_domain(d, 0);
+  gc_barrier_follow(&heap->barrier);
+}
 
 int gc_stw_begin(gc_domain *leader, enum gc_stw_program program, int (*proceed)(gc_heap *heap)) {
   gc_heap *heap = leader->heap;
@@ -58,7 +70,7 @@ void gc_stw_park(gc_domain *d) {
   /* HELD: a leader does this domain's part; it waits here as when PARKED, until put back. */
   for (;;) {
     if (gc_atomic_load(&d->state) == GC_DOMAIN_ENLISTED) {
-      gc_cycle_participate(d, heap->stw_program);
+      participate(d, heap->stw_program);
       gc_atomic_store(&d->state, GC_DOMAIN_PARKED);
       continue;
     }

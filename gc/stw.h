@@ -5,7 +5,7 @@
  * The leader (the domain that starts the collection):
  *   gc_stw_begin    take the collection lock, request the stop, wait for every domain: claim
  *                   those in blocking sections; enlist the parked ones, which start running
- *                   `program` (gc_cycle_participate) at once, when the program has parallel
+ *                   `program` (their part of it, stw.c) at once, when the program has parallel
  *                   work for them, or else hold them (GC_STW_HOLD);
  *   ...             the program's phases, separated by heap->barrier (the leader alone when
  *                   it enlisted nobody);
