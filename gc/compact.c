@@ -171,9 +171,26 @@ static void evacuate_pool(compactor *c, gc_pool *p, pool_use *uses, size_t *to) 
     memcpy(into, slot, whsize * sizeof(gc_header));
     slot[0] = GC_HD_FORWARD;
     slot[1] = (gc_header)gc_val_hp(into);
+    /* INV-COMPACT-4: room for every move of the class was reserved before the first. */
+    gc_heap *heap = c->heap;
+    heap->compact.forwarded[heap->compact.forwarded_count++] =
+        (gc_compact_move){gc_val_hp(slot), gc_val_hp(into)};
     c->blocks++;
     c->words += whsize;
   }
+}
+
+/* Room in the heap's table of moves (INV-COMPACT-4) for `more` entries; 0 without memory. */
+static int reserve_moves(gc_heap *heap, size_t more) {
+  size_t need = heap->compact.forwarded_count + more;
+  if (need <= heap->compact.forwarded_capacity) return 1;
+  size_t capacity = heap->compact.forwarded_capacity ? heap->compact.forwarded_capacity : 64;
+  while (capacity < need) capacity *= 2;
+  gc_compact_move *items = realloc(heap->compact.forwarded, capacity * sizeof *items);
+  if (items == NULL) return 0;
+  heap->compact.forwarded = items;
+  heap->compact.forwarded_capacity = capacity;
+  return 1;
 }
 
 /* Compact d's pools of class cls: choose, move, relist; the evacuated pools leave d's lists and
@@ -212,6 +229,12 @@ static int compact_class(compactor *c, gc_domain *d, gc_sizeclass cls) {
   }
   if (evacuated == 0) return 1;
 
+  /* INV-COMPACT-4: an entry per block about to move, reserved now, or the class stays as it
+   * is (nothing moved yet). */
+  size_t moving = 0;
+  for (i = 0; i < n; i++) moving += uses[i].evacuate ? uses[i].live : 0;
+  if (!reserve_moves(c->heap, moving)) return 0;
+
   size_t to = n;
   for (i = 0; i < n; i++) {
     if (uses[i].evacuate) evacuate_pool(c, uses[i].pool, uses, &to);
@@ -247,6 +270,31 @@ gc_value gc_compact_forward(gc_heap *heap, gc_value v) {
   if (!gc_pool_set_contains(heap, p) || !(p->flags & GC_POOL_EVACUATED)) return v;
   if (hp[0] != GC_HD_FORWARD) return v;
   return (gc_value)hp[1];
+}
+
+static int by_from(const void *a, const void *b) {
+  uintptr_t x = ((const gc_compact_move *)a)->from, y = ((const gc_compact_move *)b)->from;
+  return (x > y) - (x < y);
+}
+
+gc_value gc_compact_forwarded(const gc_heap *heap, gc_value old) {
+  size_t lo = 0, hi = heap->compact.forwarded_count;
+  const gc_compact_move *moves = heap->compact.forwarded;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (moves[mid].from == old) return moves[mid].to;
+    if (moves[mid].from < old) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return old;
+}
+
+size_t gc_compact_moves(const gc_heap *heap, const gc_compact_move **moves) {
+  *moves = heap->compact.forwarded;
+  return heap->compact.forwarded_count;
 }
 
 static void forward_slot(void *ctx, gc_value *slot) {
@@ -390,7 +438,14 @@ int gc_compact_stopped(gc_domain *leader) {
   heap->compact.last_words = c.words;
   heap->compact.last_ns = gc_plat_now_ns() - start_ns;
   heap->full_release = 1; /* every free pool went back (INV-SPACE-2 holds at the hook) */
+  /* INV-COMPACT-4: the moves, sorted, for the hook only. */
+  if (heap->compact.forwarded_count > 1) {
+    qsort(heap->compact.forwarded, heap->compact.forwarded_count, sizeof(gc_compact_move), by_from);
+  }
   gc_heap_call_hook(heap, GC_HOOK_COMPACTED);
+  free(heap->compact.forwarded);
+  heap->compact.forwarded = NULL;
+  heap->compact.forwarded_count = heap->compact.forwarded_capacity = 0;
   heap->full_release = 0;
   if (heap->cfg.trace) trace_compaction(heap);
   return ok;

@@ -424,6 +424,21 @@ void gc_collect(gc_domain *d, gc_collect_kind kind);
  * A finalizer may compact: its own block does not move. */
 gc_error gc_compact(gc_domain *d);
 
+/* One block a compaction moved: its address before and after (gc_compact_forwarded). */
+typedef struct gc_compact_move {
+  gc_value from, to;
+} gc_compact_move;
+
+/* Where the block that was at `old` before the compaction now running lives: its new address if
+ * that compaction moved it, else `old` itself (a block that stayed, a large block, an immediate,
+ * an address that named no moved block). Valid only inside GC_HOOK_COMPACTED (INV-COMPACT-4,
+ * gc/heap.h): a hook that keeps block addresses of its own (a shadow of the heap, a table keyed
+ * by address) remaps them there; at any other point it answers `old`. O(log moved blocks). */
+gc_value gc_compact_forwarded(const gc_heap *heap, gc_value old);
+/* The same table whole: *moves = the moves of the compaction running now, sorted by `from`;
+ * returns how many. Inside GC_HOOK_COMPACTED only; 0 (and *moves NULL) at any other time. */
+size_t gc_compact_moves(const gc_heap *heap, const gc_compact_move **moves);
+
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
 typedef struct gc_stats {

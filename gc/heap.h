@@ -543,12 +543,20 @@ struct gc_heap {
    * INV-COMPACT-3: after a compaction, for each owner and size class with L live blocks, S slots
    * a pool and K pools holding a block of INV-COMPACT-2: pools <= max(K, ceil(L / S)). (All pools
    * of a class have S slots, so keeping the K pools and the fullest others until S * pools >= L,
-   * and evacuating the rest, always fits: the sparsest are the ones evacuated.) */
+   * and evacuating the rest, always fits: the sparsest are the ones evacuated.)
+   * INV-COMPACT-4: while GC_HOOK_COMPACTED runs, `forwarded` holds one entry per block the
+   * compaction moved, its old and its new address, sorted by old address (gc_compact_forwarded,
+   * gc.h, answers from it): a hook whose own records hold block addresses (a model, a shadow of
+   * the heap) follows the moves there, after the evacuated pools and their forwarding headers
+   * are gone. It is NULL (count 0) at every other time: filled as blocks move, sorted before
+   * the hook, freed right after it. */
   struct {
     uint64_t count;                                     /* compactions (gc_stats.compactions) */
     uint64_t moved_blocks, moved_words, released_pools; /* since the heap was created */
     size_t last_pools, last_blocks, last_words;         /* the last compaction's, for the trace */
     uint64_t last_ns;                                   /* its time in the stop */
+    gc_compact_move *forwarded; /* INV-COMPACT-4: the moves, for GC_HOOK_COMPACTED only */
+    size_t forwarded_count, forwarded_capacity;
   } compact;
 
   /* Pacing: a cycle starts when the domains allocated trigger_words since the last one. */

@@ -44,7 +44,8 @@
     "marks again from the roots with its own mark set: every reachable block is MARKED")           \
   X(MODEL, "model",                                                                                \
     GC_HOOK_BIT(GC_HOOK_MARK_START) | GC_HOOK_BIT(GC_HOOK_MARK_DONE) |                             \
-        GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT),                                  \
+        GC_HOOK_BIT(GC_HOOK_CYCLED) | GC_HOOK_BIT(GC_HOOK_SWEPT) |                                 \
+        GC_HOOK_BIT(GC_HOOK_COMPACT_START) | GC_HOOK_BIT(GC_HOOK_COMPACTED),                       \
     gc_verify_model_run, GC_VERIFY_NEEDS_INDEX | GC_VERIFY_NEEDS_MODEL,                            \
     "compares the heap with the driver's shadow graph: live blocks intact, dead ones freed")       \
   X(PERF, "perf", GC_HOOK_BIT(GC_HOOK_MARK_DONE) | GC_HOOK_BIT(GC_HOOK_SWEPT), gc_verify_perf_run, \

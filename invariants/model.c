@@ -116,6 +116,7 @@ static int attach(gc_model *m, gc_heap *heap, int keep_bindings) {
   m->marking = 0;
   m->fin_callback = NULL;
   m->fin_callback_user = NULL;
+  m->compactions_followed = heap->compact.count;
   gc_model_touch(m);
   if (!gc_addrmap_reset(&m->by_val, 256)) return 0;
   if (keep_bindings) {
@@ -715,6 +716,74 @@ size_t gc_model_reach_current(gc_model *m) {
 }
 
 size_t gc_model_reachable_count(gc_model *m) { return gc_model_reach_current(m); }
+
+/* ---- Compaction ---------------------------------------------------------------------------- */
+
+/* INV-COMPACT-4 (gc/heap.h): inside GC_HOOK_COMPACTED the collector's table of moves answers
+ * where each moved block went. The model's own addresses follow: each object whose block moved
+ * (the object its old address belongs to, by_val), the images (a pointer field's expected word is
+ * its target's block), the roots' expected words and the pending reports' blocks. Conservative
+ * words are not touched: the collector does not update them either (a word naming a block keeps
+ * it in place, and a word into an evacuated pool named no block), and the next walk resolves them
+ * against the new addresses, so a word into a free slot a block moved into keeps that block, as
+ * the collector's scan does. Idempotent per compaction. Cost: O(objects + scanned fields) map and
+ * table lookups (each O(log moved blocks)), only when a compaction ran. */
+void gc_model_follow_compaction(gc_model *m) {
+  gc_heap *heap = m->heap;
+  if (heap == NULL || m->compactions_followed == heap->compact.count) return;
+  m->compactions_followed = heap->compact.count;
+  if (heap->compact.forwarded_count == 0) return;
+  gc_model_touch(m); /* addresses changed: the spans conservative words resolve through too */
+  /* First every moved object leaves its old address, then takes its new one: an address one
+   * object left may be where another arrives. `moved_to` keeps the new address meanwhile. */
+  size_t moved = 0;
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    o->moved_to = 0;
+    if (o->state == GC_MOBJ_FREE) continue;
+    uint64_t owner;
+    if (!gc_addrmap_get(&m->by_val, o->val, &owner) || owner != id) continue;
+    gc_value to = gc_compact_forwarded(heap, o->val);
+    if (to == o->val) continue;
+    gc_addrmap_remove(&m->by_val, o->val);
+    o->moved_to = to;
+    moved++;
+  }
+  for (size_t id = 0; moved > 0 && id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->moved_to == 0) continue;
+    uint64_t prev;
+    if (gc_addrmap_get(&m->by_val, o->moved_to, &prev)) {
+      /* A block moved into the slot of an object the model has: that block was freed (right
+       * for a doomed one, whose sweep is over), or the collector moved a block over a live one. */
+      gc_mobj *old = &m->objs[prev];
+      old->reused = 1;
+      if (old->state == GC_MOBJ_LIVE && !old->lost) {
+        old->lost = 1;
+        gc_model_add_pending(m, GC_VK_MODEL_DEAD, o->moved_to,
+                             "model object #%u was overwritten by a compaction: object #%u "
+                             "moved into its block",
+                             (unsigned)prev, (unsigned)id);
+      }
+    }
+    o->val = o->moved_to;
+    o->moved_to = 0;
+    if (!gc_addrmap_put(&m->by_val, o->val, id)) m->images_exact = 0;
+  }
+  for (size_t id = 0; id < m->obj_count; id++) {
+    gc_mobj *o = &m->objs[id];
+    if (o->state == GC_MOBJ_FREE || o->image == NULL) continue;
+    for (size_t f = 0; f < o->wsize; f++) {
+      if (gc_model_is_ptr(o->fields[f])) o->image[f] = gc_compact_forwarded(heap, o->image[f]);
+    }
+  }
+  for (size_t r = 0; r < m->root_count; r++) {
+    m->root_want[r] = gc_compact_forwarded(heap, m->root_want[r]);
+  }
+  for (size_t i = 0; i < m->pend_count; i++) {
+    m->pend[i].block = gc_compact_forwarded(heap, m->pend[i].block);
+  }
+}
 
 /* ---- Finalize notes ------------------------------------------------------------------------ */
 

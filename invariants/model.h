@@ -31,6 +31,9 @@
  *                      block, header non-zero, not GARBAGE) with exactly the model's header and
  *                      field contents (model.dead, model.contents), and every model root slot
  *                      holds its object (model.root).
+ *   GC_HOOK_COMPACT_START  the sweep is over: the doomed objects are settled as at SWEPT.
+ *   GC_HOOK_COMPACTED  the model follows the moves (gc_model_follow_compaction), then the CYCLED
+ *                      checks and the live count, as at SWEPT: a compacted heap is a swept one.
  *   GC_HOOK_SWEPT      every doomed object is freed: its slot has a zero header, its pool or
  *                      large block is gone, or a later allocation reused its address
  *                      (model.not-freed); every freed custom block's finalize ran exactly once and
@@ -215,6 +218,15 @@ size_t gc_model_reachable_count(gc_model *m);
 /* A finalize function ran on `block`. The model's custom blocks call this themselves. Safe to
  * call from several sweeping threads at once (the note lock; see the top of this file). */
 void gc_model_note_finalized(gc_model *m, gc_value block);
+
+/* Follow the compaction running now: called inside GC_HOOK_COMPACTED (before anything else
+ * there reads the model), remaps every block address the model holds through the collector's
+ * table of moves (gc_compact_forwarded, INV-COMPACT-4 in gc/heap.h): objects, their expected
+ * pointer fields, the roots' expected words. Conservative range words stay as the driver wrote
+ * them (gc.h: the blocks they name do not move). gc_model_check at GC_HOOK_COMPACTED calls it
+ * first; a driver whose verify mask leaves the model out calls it from its own hook. Once per
+ * compaction; a no-op at any other time. */
+void gc_model_follow_compaction(gc_model *m);
 
 /* The checks of `point` (see the top of this file); appends reports to out (may be NULL) and
  * returns the number of violations. Called by the verifier; a driver may call it directly with

@@ -428,11 +428,18 @@ size_t gc_model_check_with_index(gc_model *m, gc_hook_point point, gc_verify_rep
       break;
     case GC_HOOK_MARK_SLICE:
       break; /* returned above */
-    /* A compaction moves blocks behind the model's back: the model does not run there (its
-     * row in gc/passes.h names no compaction point), and a model that should follow moves
-     * reads the forwarding at GC_HOOK_COMPACTED first (not done yet). */
+    /* A compaction: every domain swept first (so the doomed are settled), and at its end the
+     * model follows the moves (INV-COMPACT-4) and compares as at a sweep's end. */
     case GC_HOOK_COMPACT_START:
-    case GC_HOOK_COMPACTED: break;
+      if (m->doomed_count > 0) settle_doomed(&ck);
+      break;
+    case GC_HOOK_COMPACTED: {
+      gc_model_follow_compaction(m);
+      flush_pending(&ck); /* a block moved over a live one */
+      size_t model_blocks = check_reachable_and_roots(&ck);
+      check_live_count(&ck, model_blocks);
+      break;
+    }
     case GC_HOOK_MARK_DONE:
       if (m->doomed_count > 0) settle_doomed(&ck);
       doom_unreachable(&ck);

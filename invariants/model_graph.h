@@ -85,6 +85,7 @@ typedef struct gc_mobj {
   uint32_t rooted; /* model roots holding it */
   uint32_t kept_mark; /* == gc_model.mark_serial: reachable when that mark began, or allocated
                        * while it marked: this cycle keeps it (the snapshot, top of this file) */
+  gc_value moved_to;  /* inside gc_model_follow_compaction only: where its block went */
   uintptr_t *fields;  /* wsize words, encoded (top of this file) */
   /* Scanned objects: wsize words, what the block's fields must hold as of the stores that made
    * them (a pointer field: its target's val then), so a check compares the block in one go.
@@ -183,8 +184,9 @@ struct gc_model {
   uint64_t gen, reach_gen;
   size_t reach_count; /* what the walk of reach_gen returned */
   int reach_valid;
-  int reach_incomplete; /* the stack could not grow during the walk: do not reuse it */
-  int attached;         /* registered with m->heap (gc_model_attach) */
+  int reach_incomplete;          /* the stack could not grow during the walk: do not reuse it */
+  int attached;                  /* registered with m->heap (gc_model_attach) */
+  uint64_t compactions_followed; /* heap->compact.count when gc_model_follow_compaction last ran */
   /* Conservative ranges, and the span index a walk resolves their words through (rebuilt by
    * every walk that finds a non-zero word: objects come and go between walks). */
   gc_mrange ranges[GC_MRANGES_MAX];

@@ -81,7 +81,10 @@
   X(MISUSE, "misuse: API calls the collector must refuse with a documented error, unchanged")  \
   X(CORRUPT,                                                                                   \
     "corrupt: the heap damaged on purpose, seen by the deep check, repaired exactly (the "     \
-    "check of the checker)")
+    "check of the checker)")                                                                   \
+  X(COMPACT,                                                                                   \
+    "compact: blocks move now, every cell, field, weak slot and finalizer following its "      \
+    "block; pinned blocks and blocks a range word names stay")
 
 typedef enum fuzz_backend_cap_bit {
 #define FUZZ_BACKEND_CAP_BIT(name, what) FUZZ_CAP_BIT_##name,
@@ -367,6 +370,17 @@ typedef struct fuzz_backend {
    * FOUND, MISSED or UNREPAIRED. */
   fuzz_plant_result (*corrupt)(fuzz_bheap *h, const char *name, size_t cell, unsigned n,
                                fuzz_finding *found);
+
+  /* Compaction (FUZZ_CAP_COMPACT): move blocks now (gcfuzz: gc_compact, after finishing the
+   * cycle under way). Every cell, scanned field, weak slot, ephemeron and finalizer names the
+   * same block after as before (its identity reads back the same); a pinned block, a block a
+   * conservative range word names and the block whose finalizer runs stay where they are. The
+   * backend calls moved(user, id, start) once for each block that moved, with its identity and
+   * its new start as `address` gives it, so that a driver aiming range words at addresses
+   * follows (a word it wrote before names no moved block: those stay). Returns 1, or 0 when the
+   * collector refused (nothing moved). Not called from a finalizer. */
+  int (*compact)(fuzz_bheap *h, void (*moved)(void *user, uint64_t id, uintptr_t start),
+                 void *user);
 
   /* Introspection. walk (FUZZ_CAP_WALK) calls visit with the identity of every block the heap
    * holds now, whether reachable or not yet freed, and returns how many blocks it met that had

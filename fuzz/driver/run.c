@@ -57,6 +57,8 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   }
   /* A checkmark corruption planted, checked and repaired before the driver's own passes look. */
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
+  /* Blocks moved: the model follows before anything reads it (whether or not its pass runs). */
+  if (point == GC_HOOK_COMPACTED) gc_model_follow_compaction(d->model);
   driver_check_cycle(d, m, point);
   if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
   if (point == GC_HOOK_CYCLED) d->in_stw = 0;

@@ -248,6 +248,18 @@ static void op_collect(driver *d, mutator *m, gc_collect_kind kind) {
   }
 }
 
+/* compact: gc_compact on the running domain. The model follows the moves in the driver's hook
+ * (run.c, GC_HOOK_COMPACTED); the slots, frames and global cells are the collector's roots, so
+ * it rewrites them itself. Out of memory for its tables is the one refusal gc.h allows. */
+static void op_compact(driver *d, mutator *m) {
+  gc_error err = gc_compact(m->dom);
+  if (err == GC_ERR_NOMEM) {
+    gc_clear_error(d->heap);
+    return;
+  }
+  drv_expect_error(d, m, err, GC_OK, "gc_compact");
+}
+
 static void op_block(driver *d, mutator *m) {
   if (d->blocked[m->on]) return;
   gc_enter_blocking(d->domains[m->on]);
@@ -648,6 +660,11 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
       if (m->body_depth > 0) set_slot(d, m, a[0].a, m->fin_self);
       break;
     case FUZZ_OP_MARK_SLICE: op_mark_slice(d, m, a[0].a); break;
+    case FUZZ_OP_COMPACT:
+      /* One thread only: on threads another domain stopped by it may be inside an op, holding
+       * an address the compaction moves (fuzz/lang/program.c: the schedule op set). */
+      if (d->opt->threads == FUZZ_ONE_THREAD) op_compact(d, m);
+      break;
     /* The backends' ops (fuzz/oracle): no target of this driver's op sets names them. */
     case FUZZ_OP_TUNE:
     case FUZZ_OP_WEAK:

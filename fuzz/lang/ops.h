@@ -65,35 +65,35 @@ enum {
 /* ---- Operand kinds ------------------------------------------------------------------------ */
 
 /* How an operand is encoded (bytes), decoded (modulo) and written in text. */
-#define FUZZ_OPERAND_KINDS(X)                                                                   \
-  X(NONE, 0, "")                                                                                \
-  X(SLOT, 1, "a slot s0..s15")                                                                  \
-  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                       \
-  X(GLOBAL, 1, "a global root cell g0..g7")                                                     \
-  X(KIND, 1, "a block kind: scan, raw or custom")                                               \
-  X(SMALL, 1, "a small size 1..127 (fields)")                                                   \
-  X(LARGE, 2, "a large size 128..1151 (fields)")                                                \
-  X(INT, 1, "an integer 0..255")                                                                \
-  X(COLLECT, 1, "a collection: slice, major, full or start")                                    \
-  X(PARAM, 2,                                                                                   \
-    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice) and " \
-    "a value")                                                                                  \
-  X(FAIL, 1, "an allocation count 1..64, or off")                                               \
-  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")                   \
-  X(MISUSE, 1,                                                                                  \
-    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                     \
-    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                       \
-  X(DOMAIN, 1, "a domain d0..d3")                                                               \
-  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                                \
-  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                       \
-  X(OFFSET, 1,                                                                                  \
-    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "                \
-    "header), or end, end+N, end-N from one past its last field (-28..+27)")                    \
-  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")                \
-  X(BODY, 1, "a body length 0..8: the next N ops are the body")                                 \
-  X(TUNABLE, 1, "a backend's tunable p0..p7 (replay --list-tunables --backend NAME)")           \
-  X(CORRUPTION, 1,                                                                              \
-    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "                \
+#define FUZZ_OPERAND_KINDS(X)                                                               \
+  X(NONE, 0, "")                                                                            \
+  X(SLOT, 1, "a slot s0..s15")                                                              \
+  X(FIELD, 2, "a field sN.F (slot s0..s15, field 0..63)")                                   \
+  X(GLOBAL, 1, "a global root cell g0..g7")                                                 \
+  X(KIND, 1, "a block kind: scan, raw or custom")                                           \
+  X(SMALL, 1, "a small size 1..127 (fields)")                                               \
+  X(LARGE, 2, "a large size 128..1151 (fields)")                                            \
+  X(INT, 1, "an integer 0..255")                                                            \
+  X(COLLECT, 1, "a collection: slice, major, full or start")                                \
+  X(PARAM, 2,                                                                               \
+    "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice, " \
+    "compact) and a value")                                                                 \
+  X(FAIL, 1, "an allocation count 1..64, or off")                                           \
+  X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")               \
+  X(MISUSE, 1,                                                                              \
+    "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                 \
+    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                   \
+  X(DOMAIN, 1, "a domain d0..d3")                                                           \
+  X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                            \
+  X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                   \
+  X(OFFSET, 1,                                                                              \
+    "a byte offset: +N or -N from the block's first field (-8..+191; -8 is the "            \
+    "header), or end, end+N, end-N from one past its last field (-28..+27)")                \
+  X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")            \
+  X(BODY, 1, "a body length 0..8: the next N ops are the body")                             \
+  X(TUNABLE, 1, "a backend's tunable p0..p7 (replay --list-tunables --backend NAME)")       \
+  X(CORRUPTION, 1,                                                                          \
+    "a corruption: the verification kind it plants, e.g. reach.zero-header, or "            \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
 
 typedef enum fuzz_operand_kind {
@@ -122,6 +122,7 @@ typedef enum fuzz_param {
   FUZZ_PARAM_KEEP,
   FUZZ_PARAM_MARKING,   /* stw or incremental: the heap's marking mode from here on */
   FUZZ_PARAM_MARKSLICE, /* the incremental mark slice's least budget, in words */
+  FUZZ_PARAM_COMPACT,   /* off, or the free share above which `collect full` compacts */
   FUZZ_PARAM_COUNT
 } fuzz_param;
 /* MISUSE values: calls the API must refuse with a documented error, changing nothing. */
@@ -268,7 +269,8 @@ typedef enum fuzz_corruption {
   X(PARAM, "param", PARAM, NONE, NONE,                                                            \
     "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "     \
     "batch (pools mapped at once), keep (empty pools kept), marking (stw or incremental: a "      \
-    "program runs stw until it says otherwise) or markslice (words)")                             \
+    "program runs stw until it says otherwise), markslice (words) or compact (off or a "          \
+    "percentage: a full collection compacts when more of the pools' slots than that are free)")   \
   X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")       \
   X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")             \
   X(PIN, "pin", SLOT, NONE, NONE,                                                                 \
@@ -353,7 +355,12 @@ typedef enum fuzz_corruption {
     "and its gets answer empty): a store through the collector's write barrier")                  \
   X(EPHE_SET, "ephe_set", SLOT, SLOT, SLOT,                                                       \
     "backends: the ephemeron in sD has key sK and datum sV from now on (either empty: none, and " \
-    "its gets answer empty): two stores through the collector's write barrier")
+    "its gets answer empty): two stores through the collector's write barrier")                   \
+  X(COMPACT, "compact", NONE, NONE, NONE,                                                         \
+    "gc_compact on the running domain (backends: compact): finish the cycle marking now, sweep, " \
+    "and move the blocks of each class's sparsest pools into the free slots of the others; "      \
+    "pinned blocks, blocks a conservative word names and a running finalizer's block stay, and "  \
+    "every slot, field, root and finalizer follows its block")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,

@@ -53,6 +53,9 @@ static const long keep_values[] = {0, 1, 4, 64};
 static const long marking_values[] = {0, 1};
 static const char *const marking_names[] = {"stw", "incremental"};
 static const long markslice_values[] = {1, 16, 256, 4096, 65536};
+/* compact: off (-1), always (0: any free slot and a class in more pools than it needs), the
+ * middle and the edge of never (100: no slot may be free, so it never compacts). */
+static const long compact_values[] = {-1, 0, 10, 50, 90, 100};
 
 static const struct {
   const char *name;
@@ -72,6 +75,7 @@ static const struct {
                             marking_names},
     [FUZZ_PARAM_MARKSLICE] = {"markslice", markslice_values,
                               sizeof markslice_values / sizeof(long)},
+    [FUZZ_PARAM_COMPACT] = {"compact", compact_values, sizeof compact_values / sizeof(long)},
 };
 
 const char *fuzz_param_name(fuzz_param p) { return param_table[p].name; }
@@ -79,7 +83,9 @@ size_t fuzz_param_value_count(fuzz_param p) { return param_table[p].count; }
 long fuzz_param_value(fuzz_param p, size_t i) { return param_table[p].values[i]; }
 const char *fuzz_param_value_name(fuzz_param p, size_t i) {
   if (param_table[p].names != NULL) return param_table[p].names[i];
-  return p == FUZZ_PARAM_PERCENT && param_table[p].values[i] < 0 ? "off" : NULL;
+  return (p == FUZZ_PARAM_PERCENT || p == FUZZ_PARAM_COMPACT) && param_table[p].values[i] < 0
+             ? "off"
+             : NULL;
 }
 
 /* Heap limits in KiB; 0 is off. 32 KiB is one pool: the first pool fits, the second does not. */
@@ -100,12 +106,12 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
     FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
-    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE,
+    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE, FUZZ_OP_COMPACT,
 };
-/* The ops after mark_slice (tune, weak, weak_get, ephe, ephe_get, weak_set, ephe_set) are the
- * backends' (fuzz/oracle runs them through fuzz/backend/backend.h); gcfuzz's own driver does not
- * run them yet. */
-enum { BACKEND_ONLY_OPS = FUZZ_OP_COUNT - 1 - FUZZ_OP_MARK_SLICE };
+/* The ops after mark_slice up to ephe_set (tune, weak, weak_get, ephe, ephe_get, weak_set,
+ * ephe_set) are the backends' (fuzz/oracle runs them through fuzz/backend/backend.h); gcfuzz's
+ * own driver does not run them yet. compact, after them, is everyone's. */
+enum { BACKEND_ONLY_OPS = FUZZ_OP_EPHE_SET - FUZZ_OP_MARK_SLICE };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2 - BACKEND_ONLY_OPS,
                "graph_ops: every op but pct and choose and the backends' own; a new op goes here "
                "unless schedule-only");
@@ -117,13 +123,16 @@ static const fuzz_opcode roots_ops[] = {
     FUZZ_OP_LOAD,       FUZZ_OP_DROP,        FUZZ_OP_COPY,      FUZZ_OP_PUSH,
     FUZZ_OP_POP,        FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,
     FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_RANGE_WORD,
-    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,
+    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,  FUZZ_OP_COMPACT,
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
 
 /* Several domains on threads: every op but the two whose checks assume one thread (an injected
  * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
- * interleaving) and corrupt, plus the scheduling ops. */
+ * interleaving), corrupt, and compact (another domain stopped by it may be inside an op, holding
+ * a block's address in a C variable across its own allocation, which gc.h promises never moves
+ * for that domain's collections but another domain's compaction moves), plus the scheduling
+ * ops. */
 static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
     FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,      FUZZ_OP_POP,       FUZZ_OP_ROOT,

@@ -210,7 +210,7 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
   if (p < 0) {
     return fail_at(lc, col,
                    "unknown parameter %s (percent, mintrigger, sweep, markstack, batch, keep, "
-                   "marking, markslice)",
+                   "marking, markslice, compact)",
                    quote(tok, len).text);
   }
   const char *vtok;

@@ -382,6 +382,10 @@ static void collected(runner *r, fuzz_collect_kind kind, int alone, uint64_t eve
   if (whole) oracle_model_forget_revivals(r->m); /* every finalizer due has run */
 }
 
+void runner_collected(runner *r, fuzz_collect_kind kind) {
+  collected(r, kind, r->inflight <= 1, r->op_events);
+}
+
 void runner_collect(runner *r, fuzz_collect_kind kind, unsigned budget) {
   oracle_model_count_collect(r->m);
   if (r->opt->trace != NULL) {

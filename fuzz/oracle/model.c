@@ -206,6 +206,18 @@ static void reach_from_roots(oracle_model *m, uint8_t bit, size_t skip) {
   propagate(m, bit, &top);
 }
 
+void oracle_model_moved(oracle_model *m, oracle_obj o, uintptr_t start) {
+  if (o == ORACLE_NONE) return;
+  oracle_object *ob = &m->objs[o];
+  if (ob->bsize == 0) return;
+  ob->addr = start;
+  for (size_t k = 0; k < m->count; k++) {
+    oracle_object *other = &m->objs[k];
+    if ((oracle_obj)k == o || other->bsize == 0) continue;
+    if (other->addr < start + ob->bsize && start < other->addr + other->bsize) other->bsize = 0;
+  }
+}
+
 void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned) {
   oracle_object *ob = &m->objs[o];
   if (ob->pinned == (pinned != 0)) return;

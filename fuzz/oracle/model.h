@@ -137,6 +137,11 @@ void oracle_model_set_cell(oracle_model *m, size_t cell, oracle_obj o);
 enum { ORACLE_RANGE_WORDS = 32 };
 void oracle_model_set_range_word(oracle_model *m, size_t index, uintptr_t w, size_t skip);
 
+/* Object o's block moved to `start` (a compaction; ORACLE_NONE: nothing). Any other object whose
+ * recorded block overlaps the new one was freed before it (a compaction moves into free slots
+ * only): it no longer answers for a range word there. */
+void oracle_model_moved(oracle_model *m, oracle_obj o, uintptr_t start);
+
 /* Pin or unpin object o: a pinned object is a root of every set (strong, at-collect, kept). */
 void oracle_model_set_pinned(oracle_model *m, oracle_obj o, int pinned);
 

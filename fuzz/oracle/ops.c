@@ -491,6 +491,24 @@ static void aim(oracle_object *ob, oracle_obj a, oracle_obj b) {
   ob->after_finalizer = 0;
 }
 
+/* A block the backend's compaction moved (backend.h: compact): its address follows, and any
+ * other object whose recorded block overlaps where it went was freed before (a compaction moves
+ * into free slots only), so a range word there names the moved block from now on. */
+static void moved_to(void *user, uint64_t id, uintptr_t start) {
+  runner *r = user;
+  oracle_model_moved(r->m, oracle_model_by_id(r->m, id), start);
+}
+
+/* compact: a collection for the model (it finishes the cycle marking now, whose finalizers then
+ * run), then every cell and field must read back as before: the walk after it. */
+static void op_compact(runner *r) {
+  oracle_model_count_collect(r->m);
+  oracle_model_reach(r->m, ORACLE_REACH_AT_COLLECT, r->cell_self);
+  if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [compact]\n");
+  r->b->compact(r->h, moved_to, r);
+  runner_collected(r, FUZZ_COLLECT_MAJOR);
+}
+
 /* weak_set sW sT: sW's weak reference names sT's block, or none. */
 static void op_weak_set(runner *r, int weak, int target) {
   oracle_obj w = slot_obj(r, weak);
@@ -684,6 +702,7 @@ void runner_run_op(runner *r, const fuzz_op *op) {
     case FUZZ_OP_LIMIT: op_limit(r, a[0].a); break;
     case FUZZ_OP_MISUSE: op_misuse(r, (fuzz_misuse)a[0].a); break;
     case FUZZ_OP_CORRUPT: op_corrupt(r, (fuzz_corruption)a[0].a, a[1].a, a[2].a); break;
+    case FUZZ_OP_COMPACT: op_compact(r); break;
     default: break; /* not in a backend's op set */
   }
 }

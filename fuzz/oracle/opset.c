@@ -47,16 +47,18 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_EPHE_SET: return (caps & FUZZ_CAP_EPHEMERON) && (caps & FUZZ_CAP_WEAK_SET);
     case FUZZ_OP_MISUSE: return (caps & FUZZ_CAP_MISUSE) != 0;
     case FUZZ_OP_CORRUPT: return (caps & FUZZ_CAP_CORRUPT) != 0;
+    case FUZZ_OP_COMPACT: return (caps & FUZZ_CAP_COMPACT) != 0;
     default: return 0;
   }
 }
 
-/* A threaded run's (FUZZ_CAP_THREADS): the scheduler's configuration ops join; three leave,
+/* A threaded run's (FUZZ_CAP_THREADS): the scheduler's configuration ops join; four leave,
  * each because several threads would make its check unsound, not because the collector could
  * not run it. An injected failure counts allocating calls in one order, and on threads the
  * calls return in another; a heap limit makes any domain's failure everyone's excuse; a
  * finalizer body runs on whichever thread finalizes, on its bank, in the middle of that
- * thread's op. */
+ * thread's op; a compaction moves blocks while another thread may be inside an op holding a
+ * block's address in a C variable (the backend's own, between two of its calls). */
 static int threads_allowed(fuzz_opcode code, unsigned caps) {
   if (!(caps & FUZZ_CAP_THREADS)) return 0;
   switch (code) {
@@ -65,7 +67,8 @@ static int threads_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_FAIL:
     case FUZZ_OP_LIMIT:
     case FUZZ_OP_FIN_DO:
-    case FUZZ_OP_SELF: return 0;
+    case FUZZ_OP_SELF:
+    case FUZZ_OP_COMPACT: return 0;
     default: return oracle_op_allowed(code, caps);
   }
 }

@@ -140,6 +140,9 @@ void runner_give_identity(runner *r, size_t cell, oracle_obj o);
 int runner_check_field(runner *r, oracle_field want, fuzz_field_kind got, int64_t value,
                        size_t cell, const where *at);
 void runner_collect(runner *r, fuzz_collect_kind kind, unsigned budget);
+/* What follows a collection the runner made some other way (compact): finalizers, the deep
+ * check, the walk of a major one (one thread: ops do not overlap it). */
+void runner_collected(runner *r, fuzz_collect_kind kind);
 /* The backend's deep check now (FUZZ_CAP_DEEP_CHECK), its findings reported. */
 void runner_deep_check(runner *r);
 /* The backend's finding outside its check (backend.h: events.finding). */

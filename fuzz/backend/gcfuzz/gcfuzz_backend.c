@@ -43,8 +43,12 @@ static const fuzz_tunable tunables[] = {
     {"marking", "stw or incremental"},
     {"markslice", "the incremental mark slice's least budget in words (1 .. 65536)"},
 };
-_Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COUNT,
-               "one tunable a `param` of the op language, in its order");
+/* compact, the last `param`, is not a tunable: tune has FUZZ_TUNABLE_COUNT of them, and a
+ * backend compacts through its own op (compact, FUZZ_CAP_COMPACT), whose moves the oracle
+ * follows; a `collect full` that compacted would move blocks without telling it. */
+_Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COMPACT &&
+                   FUZZ_PARAM_COMPACT == FUZZ_TUNABLE_COUNT,
+               "one tunable a `param` of the op language but compact, in its order");
 
 _Thread_local unsigned gcfuzz_thread_on;
 
@@ -346,6 +350,31 @@ static int address(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bsize) {
   return 1;
 }
 
+static int ident_of(gc_value v, uint64_t *id, uint64_t *check);
+
+/* compact (backend.h): gc_compact on the calling domain; the hook reports the moves. */
+static int compact(fuzz_bheap *h, void (*moved)(void *user, uint64_t id, uintptr_t start),
+                   void *user) {
+  h->moved = moved;
+  h->moved_user = user;
+  gc_error err = gc_compact(gcfuzz_dom(h));
+  h->moved = NULL;
+  h->moved_user = NULL;
+  gc_clear_error(h->heap);
+  return err == GC_OK;
+}
+
+void gcfuzz_report_moves(fuzz_bheap *h) {
+  const gc_compact_move *moves;
+  size_t n = gc_compact_moves(h->heap, &moves);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t id, check;
+    if (ident_of(moves[i].to, &id, &check)) {
+      h->moved(h->moved_user, id, (uintptr_t)moves[i].to - sizeof(gc_value)); /* as `address` */
+    }
+  }
+}
+
 /* The identity of the block at `v` (a block this backend made: scanned or raw), or 0. */
 static int ident_of(gc_value v, uint64_t *id, uint64_t *check) {
   size_t n = gc_wsize(v);
@@ -594,7 +623,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
             FUZZ_CAP_FAIL | FUZZ_CAP_TUNE | FUZZ_CAP_DEEP_CHECK | FUZZ_CAP_DOMAINS |
             FUZZ_CAP_BLOCKING | FUZZ_CAP_THREADS | FUZZ_CAP_PIN | FUZZ_CAP_LIMIT | FUZZ_CAP_WALK |
             FUZZ_CAP_PRECISE | FUZZ_CAP_UNITS | FUZZ_CAP_MISUSE | FUZZ_CAP_CORRUPT | FUZZ_CAP_WEAK |
-            FUZZ_CAP_EPHEMERON | FUZZ_CAP_WEAK_SET,
+            FUZZ_CAP_EPHEMERON | FUZZ_CAP_WEAK_SET | FUZZ_CAP_COMPACT,
     .tunables = tunables,
     .tunable_count = sizeof tunables / sizeof tunables[0],
     /* Each block: a header and four identity words where the model counts two; an ephemeron a
@@ -642,6 +671,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .limit = limit,
     .misuse = gcfuzz_misuse,
     .corrupt = gcfuzz_corrupt,
+    .compact = compact,
     .walk = walk,
     .live_bytes = live_bytes,
     .check = check,

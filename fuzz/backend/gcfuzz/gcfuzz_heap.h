@@ -64,6 +64,10 @@ struct fuzz_bheap {
   fin_chunk *fins;    /* one record per fin_set (a block may be set again), newest chunk first,
                        * freed at destroy */
   gc_heapindex index; /* the walk's: every pool and large block the owners hold */
+  /* compact's caller (backend.h), told of every block that moved, at GC_HOOK_COMPACTED (the
+   * collector's table of moves, gc_compact_moves, is readable there only); NULL otherwise. */
+  void (*moved)(void *user, uint64_t id, uintptr_t start);
+  void *moved_user;
   /* A corruption armed for the mark-done point of its own collection (gcfuzz_corrupt.c). */
   struct gcfuzz_corrupt_op *corrupt_armed;
 };
@@ -90,5 +94,7 @@ fuzz_plant_result gcfuzz_corrupt(fuzz_bheap *h, const char *name, size_t cell, u
 /* The heap's hook (gc_set_hook): a corruption armed is planted at its mark-done point, then the
  * passes due at the point run into the verifier's reports. */
 void gcfuzz_hook(gc_heap *heap, gc_hook_point point, void *user);
+/* At GC_HOOK_COMPACTED of a compact call: tell its caller where each moved block went. */
+void gcfuzz_report_moves(fuzz_bheap *h);
 
 #endif /* FUZZ_BACKEND_GCFUZZ_GCFUZZ_HEAP_H */
