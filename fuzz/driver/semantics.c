@@ -504,6 +504,20 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
       }
       break;
     }
+    case FUZZ_MISUSE_WEAK_GET_INT:
+      gc_clear_error(h); /* the error must be this call's */
+      (void)gc_weak_get(m->dom, gc_val_int(3));
+      drv_expect_error(d, m, gc_last_error(h), GC_ERR_NOT_BLOCK, "gc_weak_get(an immediate)");
+      break;
+    case FUZZ_MISUSE_EPHE_KEY_INT:
+      gc_clear_error(h);
+      (void)gc_ephemeron_key(m->dom, gc_val_int(3));
+      drv_expect_error(d, m, gc_last_error(h), GC_ERR_NOT_BLOCK, "gc_ephemeron_key(an immediate)");
+      break;
+    case FUZZ_MISUSE_WEAK_TOO_LARGE:
+      expect_alloc_refused(d, m, gc_weak_alloc(m->dom, 0, GC_MAX_WSIZE), GC_ERR_TOO_LARGE,
+                           "gc_weak_alloc(GC_MAX_WSIZE data words)");
+      break;
     case FUZZ_MISUSE_COUNT: break;
   }
 }

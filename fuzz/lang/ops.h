@@ -82,7 +82,8 @@ enum {
   X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")               \
   X(MISUSE, 1,                                                                              \
     "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                 \
-    "unpin-int, scanner-remove, register-null, bad-param, unknown-param")                   \
+    "unpin-int, scanner-remove, register-null, bad-param, unknown-param, weak-get-int, "    \
+    "ephe-key-int, weak-too-large")                                                         \
   X(DOMAIN, 1, "a domain d0..d3")                                                           \
   X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                            \
   X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                   \
@@ -138,6 +139,9 @@ typedef enum fuzz_misuse {
   FUZZ_MISUSE_REGISTER_NULL,  /* gc_root_register(NULL): unknown-root */
   FUZZ_MISUSE_BAD_PARAM,      /* gc_set_params("markstack=3"): param, nothing changed */
   FUZZ_MISUSE_UNKNOWN_PARAM,  /* gc_set_params("bogus=1"): param, nothing changed */
+  FUZZ_MISUSE_WEAK_GET_INT,   /* gc_weak_get(an immediate): not-block */
+  FUZZ_MISUSE_EPHE_KEY_INT,   /* gc_ephemeron_key(an immediate): not-block */
+  FUZZ_MISUSE_WEAK_TOO_LARGE, /* gc_weak_alloc of GC_MAX_WSIZE data words: too-large */
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
 /* CORRUPTION values (the corrupt op, fuzz/driver/corrupt_op.h): each plants one violation that one

@@ -33,6 +33,9 @@ const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
     [FUZZ_MISUSE_REGISTER_NULL] = "register-null",
     [FUZZ_MISUSE_BAD_PARAM] = "bad-param",
     [FUZZ_MISUSE_UNKNOWN_PARAM] = "unknown-param",
+    [FUZZ_MISUSE_WEAK_GET_INT] = "weak-get-int",
+    [FUZZ_MISUSE_EPHE_KEY_INT] = "ephe-key-int",
+    [FUZZ_MISUSE_WEAK_TOO_LARGE] = "weak-too-large",
 };
 const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT] = {
 #define FUZZ_CORRUPTION_NAME(name, text) [FUZZ_CORRUPT_##name] = text,

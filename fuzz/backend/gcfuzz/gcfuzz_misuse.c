@@ -31,6 +31,20 @@ static gc_error scanner_remove(fuzz_bheap *h) {
 static gc_error register_null(fuzz_bheap *h) { return gc_root_register(h->heap, NULL); }
 static gc_error bad_param(fuzz_bheap *h) { return gc_set_params(h->heap, "markstack=3"); }
 static gc_error unknown_param(fuzz_bheap *h) { return gc_set_params(h->heap, "bogus=1"); }
+/* The weak API's refusals: its answer is no block, the error says why. */
+static gc_error weak_get_int(fuzz_bheap *h) {
+  gc_clear_error(h->heap); /* the error must be this call's */
+  (void)gc_weak_get(gcfuzz_dom(h), gc_val_int(3));
+  return gc_last_error(h->heap);
+}
+static gc_error ephe_key_int(fuzz_bheap *h) {
+  gc_clear_error(h->heap);
+  (void)gc_ephemeron_key(gcfuzz_dom(h), gc_val_int(3));
+  return gc_last_error(h->heap);
+}
+static gc_error weak_too_large(fuzz_bheap *h) {
+  return gc_weak_alloc(gcfuzz_dom(h), 0, GC_MAX_WSIZE) != 0 ? GC_OK : gc_last_error(h->heap);
+}
 
 static const struct {
   const char *name; /* fuzz_misuse_names' */
@@ -51,6 +65,10 @@ static const struct {
     {"register-null", register_null, GC_ERR_UNKNOWN_ROOT, "gc_root_register(NULL)", 0},
     {"bad-param", bad_param, GC_ERR_PARAM, "gc_set_params(\"markstack=3\")", 1},
     {"unknown-param", unknown_param, GC_ERR_PARAM, "gc_set_params(\"bogus=1\")", 1},
+    {"weak-get-int", weak_get_int, GC_ERR_NOT_BLOCK, "gc_weak_get(an immediate)", 0},
+    {"ephe-key-int", ephe_key_int, GC_ERR_NOT_BLOCK, "gc_ephemeron_key(an immediate)", 0},
+    {"weak-too-large", weak_too_large, GC_ERR_TOO_LARGE, "gc_weak_alloc(GC_MAX_WSIZE data words)",
+     0},
 };
 
 fuzz_misuse_answer gcfuzz_misuse(fuzz_bheap *h, const char *name, char *what, size_t len) {
