@@ -247,15 +247,26 @@ void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip) {
   if (kind == ORACLE_REACH_AT_COLLECT) {
     m->born_after_collect = m->count;
     memcpy(m->range_words_at_collect, m->range_words, sizeof m->range_words);
+    /* The fields as they are now, before any finalizer of this collection runs its body. */
+    uint8_t fin_bit = (uint8_t)(1u << ORACLE_REACH_FIN_AT_COLLECT);
+    size_t top = 0;
+    for (size_t k = 0; k < m->count; k++) m->reached[k] &= (uint8_t)~fin_bit;
+    for (size_t k = 0; k < m->count; k++) {
+      if (m->objs[k].fin == ORACLE_FIN_SET) mark(m, fin_bit, (oracle_obj)k, &top);
+    }
+    propagate(m, fin_bit, &top);
   }
   if (kind != ORACLE_REACH_KEPT) return;
-  /* Kept: what the latest collection began with, what a finalizer still to run may see, and
-   * what one that ran this collection left (whatever its body set or cleared after). */
+  /* Kept: what the latest collection began with, what the objects with a finalizer set reached
+   * then, what a finalizer still to run may see, and what one that ran this collection left
+   * (whatever its body set or cleared after). */
   size_t top = 0;
   uint8_t at_collect = (uint8_t)(1u << ORACLE_REACH_AT_COLLECT);
+  uint8_t fin_at_collect = (uint8_t)(1u << ORACLE_REACH_FIN_AT_COLLECT);
   for (size_t k = 0; k < m->count; k++) {
     const oracle_object *ob = &m->objs[k];
-    if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & at_collect) || k >= m->born_after_collect ||
+    if (ob->fin == ORACLE_FIN_SET || (m->reached[k] & (at_collect | fin_at_collect)) ||
+        k >= m->born_after_collect ||
         (ob->fin_ran_collect != 0 && ob->fin_ran_collect == m->collects)) {
       mark(m, bit, (oracle_obj)k, &top);
     }

@@ -153,6 +153,10 @@ typedef enum oracle_reach_kind {
   ORACLE_REACH_STRONG,
   ORACLE_REACH_AT_COLLECT,
   ORACLE_REACH_KEPT,
+  /* Computed with AT_COLLECT: what the objects whose finalizer is set reach when the collection
+   * begins. A collection that queues such a finalizer keeps all of it to its end, whatever the
+   * body then sets or clears. */
+  ORACLE_REACH_FIN_AT_COLLECT,
 } oracle_reach_kind;
 /* Compute a set; oracle_model_reached answers from the last computed set of that kind. `skip` is
  * a cell left out of the roots (the finalizer's SELF cell), or SIZE_MAX. KEPT reads the last
