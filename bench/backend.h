@@ -27,6 +27,17 @@
  *                           the first integer field of a bk_alloc(2, 2) block is field 2).
  *   bk_alloc_raw(nbytes), bk_raw(b)      a block of bytes the collector never scans, and its data.
  *   bk_free(b)              give a dead block back (malloc); a no-op for the collectors.
+ *   bk_collect_full()       an explicit full collection (gcfuzz: gc_collect(GC_COLLECT_FULL),
+ *                           which also compacts when GCFUZZ_PARAMS sets compact=N, see
+ *                           "Rooting"; bdwgc: GC_gcollect(); malloc: nothing).
+ *   bk_heap_figures(&mapped, &live)      the heap's size now, in bytes, -1 where unknown:
+ *                           mapped is what the backend holds from the OS for blocks, live what
+ *                           its own books call live (gcfuzz: gc_stats os_pool_bytes plus large
+ *                           blocks, and pool_live_words plus large blocks, headers included;
+ *                           bdwgc: GC_get_heap_size(), and GC_get_memory_use(), the heap
+ *                           blocks holding an object: an upper bound of live, as a block with
+ *                           one object counts whole; malloc: mallinfo2's arena + hblkhd, and
+ *                           uordblks + hblkhd, chunk headers included).
  *
  * Weak-keyed entries (weak-memo): an entry is a block made by bk_ephe_alloc, storable in a
  * reference field like any block, that holds a key weakly and a datum, plus one integer tag:
@@ -56,10 +67,10 @@
  *           A word elsewhere that happens to look like the key (a stale stack slot) keeps it too.
  *   malloc  a plain [key, datum, tag] block; bk_ephe_clear empties it, nothing else does.
  *
- * Rooting. gcfuzz is precise and never moves a block, but it frees every block that is not
- * reachable from a root at a collection, and any allocation may collect. So a reference held in a
- * local variable across an allocation must sit in a root frame; the other backends turn these
- * macros into plain locals and nothing:
+ * Rooting. gcfuzz is precise and never moves a block (but see bk_collect_full below), but it
+ * frees every block that is not reachable from a root at a collection, and any allocation may
+ * collect. So a reference held in a local variable across an allocation must sit in a root
+ * frame; the other backends turn these macros into plain locals and nothing:
  *
  *   BK_FRAME(name, n);      declares `bk_ref name[n]`, every slot BK_NULL, and makes the slots
  *                           roots. Frames nest like blocks; end the innermost first.
@@ -70,6 +81,10 @@
  *
  * A reference need not be rooted while its block is reachable from a rooted one: blocks never
  * move, so it stays valid. GCBench's top-down construction relies on this.
+ * The one exception: with compact=N in GCFUZZ_PARAMS (ci/bench's gcfuzz-compact), bk_collect_full
+ * may move blocks (gc.h, gc_compact). Across it, only references in root frames, global roots
+ * and fields of blocks are updated: a benchmark that calls it reads every other reference
+ * again from those afterwards (fragment does).
  *
  * Threads. A program built with BENCH_THREADS > 1 (bench/BUILD: the `_2` programs) may run the
  * benchmark on more than one thread; the backend is then built thread-safe (gcfuzz: the domain is

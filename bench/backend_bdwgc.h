@@ -49,6 +49,7 @@ static inline unsigned long bk_collections(void) { return (unsigned long)GC_get_
 
 static inline void bk_fini(void) {
   bench_record_collections(bk_collections());
+  bench_record_compactions(0);
   if (getenv("BENCH_VERBOSE") != NULL)
     fprintf(stderr, "%s: collections=%lu heap_mib=%.1f incremental=%d\n", BK_NAME,
             (unsigned long)GC_get_gc_no(), (double)GC_get_heap_size() / (1024.0 * 1024.0),
@@ -76,6 +77,15 @@ static inline bk_ref bk_alloc_raw(size_t nbytes) {
 static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { (void)b; }
+
+static inline void bk_collect_full(void) { GC_gcollect(); }
+
+/* Mapped: the heap without what bdwgc unmapped; live: an upper bound, the heap blocks (4 KiB
+ * and up) holding at least one object, whole (bdwgc counts no live bytes of its own). */
+static inline void bk_heap_figures(double *mapped, double *live) {
+  *mapped = (double)GC_get_heap_size();
+  *live = (double)GC_get_memory_use();
+}
 
 /* ---- Weak-keyed entries (backend.h): disappearing links ---- */
 

@@ -61,6 +61,11 @@ static inline unsigned long bk_collections(void) {
 
 static inline void bk_fini(void) {
   bench_record_collections(bk_collections());
+  {
+    gc_stats s;
+    gc_get_stats(bk_heap, &s);
+    bench_record_compactions((unsigned long)s.compactions);
+  }
   if (getenv("BENCH_VERBOSE") != NULL) {
     gc_stats s;
     gc_get_stats(bk_heap, &s);
@@ -87,6 +92,18 @@ static inline void bk_fini(void) {
               (unsigned long long)s.ephemerons, (unsigned long long)s.weak_refs,
               (unsigned long long)s.ephe_rounds, (unsigned long long)s.ephe_data,
               (unsigned long long)s.weak_cleared);
+  }
+  if (getenv("BENCH_VERBOSE") != NULL) {
+    /* The compactions (gc_stats), for a run with compact=N (fragment on gcfuzz-compact). */
+    gc_stats s;
+    gc_get_stats(bk_heap, &s);
+    if (s.compactions != 0)
+      fprintf(stderr,
+              "gcfuzz: compactions=%llu compact_moved_blocks=%llu compact_moved_words=%llu "
+              "compact_pools_released=%llu\n",
+              (unsigned long long)s.compactions, (unsigned long long)s.compact_moved_blocks,
+              (unsigned long long)s.compact_moved_words,
+              (unsigned long long)s.compact_pools_released);
   }
   if (getenv("BENCH_PAUSES") != NULL) {
     /* The pause history (the last GC_PAUSE_HISTORY stops of the world), for ci/bench's
@@ -147,6 +164,27 @@ static inline bk_ref bk_alloc_raw(size_t nbytes) {
 static inline void *bk_raw(bk_ref b) { return (void *)b; }
 
 static inline void bk_free(bk_ref b) { (void)b; }
+
+/* With compact=N in GCFUZZ_PARAMS it may compact: blocks move (backend.h, "Rooting"). */
+static inline void bk_collect_full(void) { gc_collect(bk_dom, GC_COLLECT_FULL); }
+
+/* Mapped: the pools mapped from the OS (free ones kept included) and the large blocks; live:
+ * the pools' slots holding a block (whsize) and the large blocks. */
+static inline void bk_heap_figures(double *mapped, double *live) {
+  gc_stats s;
+  gc_get_stats(bk_heap, &s);
+  *mapped = (double)s.os_pool_bytes + (double)s.large_words * sizeof(gc_value);
+  *live = (double)(s.pool_live_words + s.large_words) * sizeof(gc_value);
+  if (getenv("BENCH_VERBOSE") != NULL)
+    fprintf(stderr,
+            "gcfuzz: os_pool_mib=%.2f pool_mib=%.2f pool_live_mib=%.2f large_mib=%.2f "
+            "free_pools=%llu\n",
+            (double)s.os_pool_bytes / (1024.0 * 1024.0),
+            (double)s.pool_words * sizeof(gc_value) / (1024.0 * 1024.0),
+            (double)s.pool_live_words * sizeof(gc_value) / (1024.0 * 1024.0),
+            (double)s.large_words * sizeof(gc_value) / (1024.0 * 1024.0),
+            (unsigned long long)s.free_pools);
+}
 
 static inline void bk_frame_end(gc_frame *frame) {
   gc_error err = gc_frame_pop(bk_dom, frame);

@@ -4,6 +4,7 @@
 #ifndef BENCH_BACKEND_MALLOC_H
 #define BENCH_BACKEND_MALLOC_H
 
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ static inline unsigned long bk_collections(void) { return 0; }
 
 static inline void bk_fini(void) {
   bench_record_collections(bk_collections());
+  bench_record_compactions(0);
   if (getenv("BENCH_VERBOSE") != NULL) fprintf(stderr, "malloc: no statistics\n");
 }
 
@@ -56,6 +58,16 @@ static inline bk_ref bk_alloc_raw(size_t nbytes) {
 static inline void *bk_raw(bk_ref b) { return b; }
 
 static inline void bk_free(bk_ref b) { free(b); }
+
+static inline void bk_collect_full(void) {}
+
+/* mallinfo2 (every arena): mapped, the arenas' bytes and the mmapped chunks; live, the chunks
+ * in use (headers included) and the mmapped ones. */
+static inline void bk_heap_figures(double *mapped, double *live) {
+  struct mallinfo2 mi = mallinfo2();
+  *mapped = (double)mi.arena + (double)mi.hblkhd;
+  *live = (double)mi.uordblks + (double)mi.hblkhd;
+}
 
 /* ---- Weak-keyed entries (backend.h): explicit ---- */
 

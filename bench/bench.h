@@ -77,11 +77,30 @@ static inline uint64_t bench_mix64(uint64_t x) {
  * the file that includes it). */
 void bench_record_collections(unsigned long collections);
 unsigned long bench_recorded_collections(void);
+/* The compactions the last heap ran (gcfuzz: gc_stats.compactions, with compact=N; the others:
+ * 0), as bk_fini found them: the smoke test checks that fragment compacted. */
+void bench_record_compactions(unsigned long compactions);
+unsigned long bench_recorded_compactions(void);
 /* weak-memo: a weak-keyed memo table of 2^n buckets under churn (a window of 2^n live keys,
  * 16 * 2^n keys created, 8 lookups after each, periodic sweeps of the dead entries); n at most
  * 22. One thread only: threads > 1 is a usage error (exit 2). */
 int weak_memo_run(int n, int threads, FILE *out);
 #define WEAK_MEMO_DEFAULT 15
+/* fragment: a long-lived set of 2^n blocks of six size classes (2 to 64 words), then rounds in
+ * which half its members die at random and fewer, differently sized ones replace them, each
+ * round ended by an explicit full collection (bk_collect_full), so every class's pools are left
+ * sparse (fragment.c). n from 8 to 24. One thread only: threads > 1 is a usage error (exit 2). */
+int fragment_run(int n, int threads, FILE *out);
+#define FRAGMENT_DEFAULT 20
+
+/* The heap's size at the end of a run, as a benchmark that measures it records it (fragment):
+ * `mapped` the bytes the backend holds from the OS for blocks, `live` the bytes its own books
+ * call live, `data` the bytes of the blocks the program holds (the same on every backend); a
+ * negative figure is unknown. bench/main.c prints the known ones on its BENCH line
+ * (final_mapped_mib=, live_mib=, data_mib=). */
+void bench_record_heap(double mapped_bytes, double live_bytes, double data_bytes);
+/* 1 and the three figures when a run recorded them, else 0. */
+int bench_recorded_heap(double *mapped_bytes, double *live_bytes, double *data_bytes);
 
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);

@@ -8,6 +8,10 @@
  *   BENCH wall_s=<seconds on the monotonic clock, whole run> peak_mib=<VmHWM / 1024> gcs=<N>
  * (bench_peak_mib: the program's own peak, whatever started it; gcs: the collections its heap
  * ran, as bk_fini recorded them: gcfuzz's major cycles, bdwgc's GC_get_gc_no(), 0 on malloc).
+ * A benchmark that records its heap's final size (bench_record_heap: fragment) adds
+ *   final_mapped_mib=<backend's mapped heap> live_mib=<backend's live figure> data_mib=<the
+ *   program's own live blocks>
+ * to that line, each only where the backend knows it (ci/bench records a missing one as null).
  * Exit status: 0, 1 when a check of the benchmark failed, 2 on bad usage or out of memory.
  */
 #include <errno.h>
@@ -43,7 +47,15 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   double wall = bench_now() - start;
-  fprintf(stderr, "BENCH wall_s=%.3f peak_mib=%.1f gcs=%lu\n", wall, bench_peak_mib(),
+  fprintf(stderr, "BENCH wall_s=%.3f peak_mib=%.1f gcs=%lu", wall, bench_peak_mib(),
           bench_recorded_collections());
+  double mapped, live, data;
+  if (bench_recorded_heap(&mapped, &live, &data)) {
+    const double mib = 1024.0 * 1024.0;
+    if (mapped >= 0) fprintf(stderr, " final_mapped_mib=%.2f", mapped / mib);
+    if (live >= 0) fprintf(stderr, " live_mib=%.2f", live / mib);
+    if (data >= 0) fprintf(stderr, " data_mib=%.2f", data / mib);
+  }
+  fputc('\n', stderr);
   return status;
 }

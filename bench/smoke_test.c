@@ -10,7 +10,10 @@
  * well under a second (a few seconds under TSan).
  * weak-memo at n = 8 must print exactly its lines too, with the same stress parameters, on one
  * thread on every build (it runs on no more): a live key's entry cleared, or a datum freed
- * under its live key, fails its checks. */
+ * under its live key, fails its checks.
+ * fragment at n = 10 likewise, and on gcfuzz again with compact=0 (its full collections move
+ * blocks), in each marking mode: a reference the compaction failed to update shows up as a
+ * wrong checksum or a crash here. */
 #define _GNU_SOURCE /* open_memstream */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,12 +56,27 @@ static const char weak_memo_8[] =
     "32768 lookups: 28708 hits, 4060 misses\t checksum: 141114599d9b6448\n"
     "64 sweeps\t live entries: 222\n";
 
+/* fragment at n = 10 likewise (one thread only); on gcfuzz also with compact=0 (blocks move at
+ * every explicit full collection), where it must have compacted. */
+static const char fragment_10[] =
+    "fragment 10: 1024 slots, 1024 members, 21868 words\n"
+    "round 1: 497 died, 167 born, 694 members, 15268 words\t checksum: 0e39c0a05f7b0a27\n"
+    "round 2: 354 died, 120 born, 460 members, 9810 words\t checksum: 091695c401765da7\n"
+    "round 3: 208 died, 79 born, 331 members, 7538 words\t checksum: 0706a1cd808ecf35\n"
+    "round 4: 160 died, 49 born, 220 members, 5070 words\t checksum: 04ba7b5104699515\n";
+
 #if defined(BENCH_BACKEND_GCFUZZ)
 /* A cycle as soon as the heap grows at all, and a mark stack that overflows; in each marking
  * mode (incremental: slices of a few words, so the mutators run, store and allocate between
  * them, and a store the barrier misses shows up as a lost node). */
 #define STRESS_PARAMS     "marking=stw,percent=1,mintrigger=0,markstack=4"
 #define STRESS_PARAMS_INC "marking=incremental,markslice=64,percent=1,mintrigger=0,markstack=4"
+/* fragment compacting at each of its full collections, in both modes, stressed and not. */
+static const char *const COMPACT_PARAMS[] = {
+    "compact=0",
+    STRESS_PARAMS ",compact=0",
+    STRESS_PARAMS_INC ",compact=0",
+};
 #endif
 
 static int failures;
@@ -134,6 +152,8 @@ static void check_all(const char *params_label) {
   }
   snprintf(label, sizeof label, "weak-memo 8, 1 thread%s", params_label);
   check_weak_memo(label);
+  snprintf(label, sizeof label, "fragment 10, 1 thread%s", params_label);
+  check_exact(fragment_run, 10, fragment_10, label, 1);
 }
 
 int main(void) {
@@ -143,6 +163,14 @@ int main(void) {
   check_all(", " STRESS_PARAMS);
   setenv(GC_PARAMS_ENV, STRESS_PARAMS_INC, 1);
   check_all(", " STRESS_PARAMS_INC);
+  for (size_t i = 0; i < sizeof COMPACT_PARAMS / sizeof COMPACT_PARAMS[0]; i++) {
+    char label[160];
+    setenv(GC_PARAMS_ENV, COMPACT_PARAMS[i], 1);
+    snprintf(label, sizeof label, "fragment 10, 1 thread, %s", COMPACT_PARAMS[i]);
+    check_exact(fragment_run, 10, fragment_10, label, 1);
+    expect(bench_recorded_compactions() > 0, label, "compacted");
+  }
+  unsetenv(GC_PARAMS_ENV);
 #endif
   printf("smoke_test (%s, BENCH_THREADS=%d): %d failed\n", BK_NAME, BENCH_THREADS, failures);
   return failures != 0;

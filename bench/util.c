@@ -14,6 +14,28 @@ static unsigned long recorded_collections;
 void bench_record_collections(unsigned long collections) { recorded_collections = collections; }
 unsigned long bench_recorded_collections(void) { return recorded_collections; }
 
+static unsigned long recorded_compactions;
+
+void bench_record_compactions(unsigned long compactions) { recorded_compactions = compactions; }
+unsigned long bench_recorded_compactions(void) { return recorded_compactions; }
+
+/* bench_record_heap: likewise, the last run's. */
+static int heap_recorded;
+static double recorded_mapped, recorded_live, recorded_data;
+
+void bench_record_heap(double mapped_bytes, double live_bytes, double data_bytes) {
+  heap_recorded = 1;
+  recorded_mapped = mapped_bytes;
+  recorded_live = live_bytes;
+  recorded_data = data_bytes;
+}
+int bench_recorded_heap(double *mapped_bytes, double *live_bytes, double *data_bytes) {
+  *mapped_bytes = recorded_mapped;
+  *live_bytes = recorded_live;
+  *data_bytes = recorded_data;
+  return heap_recorded;
+}
+
 double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -50,8 +50,8 @@ and stops (the longest first and last stop of a cycle at 16, 64 and 256 MiB live
                 blocks with 3 runs, stops at 16 and 64 MiB)
   --rounds N    runs of each benchmark on each backend (default 3); the median is reported
                 (the ROW programs take their own medians and ignore it)
-  --only BENCH  one benchmark: binary-trees, gcbench, cache, tree-churn, verify, mark-parallel,
-                barrier or stops
+  --only BENCH  one benchmark: binary-trees, gcbench, cache, tree-churn, weak-memo, fragment,
+                verify, mark-parallel, barrier, stops or compact
   --against REV also build revision REV (any git revision: a commit, a branch, HEAD~3) in a
                 temporary worktree and run its collector beside this tree's, as backends
                 gcfuzz@REV and gcfuzz-2@REV in the same alternation, with the ratios
@@ -70,6 +70,13 @@ every backend (counts and checksums, no timings): a run whose lines differ from 
 of that benchmark fails.
 weak-memo (a weak-keyed memo table under churn: ephemerons, disappearing links, explicit frees):
 2^15 buckets and live keys, 2^12 with --quick; one thread only, so no -2 rows; `--only weak-memo`.
+fragment (a long-lived set of 2^20 blocks of 2 to 64 words, 2^14 with --quick, left sparse by
+random deaths, explicit full collections): one thread only, and one more backend,
+gcfuzz-compact (GCFUZZ_PARAMS gains compact=10: those collections compact); its rows add the
+heap's final size from the BENCH line: final_mapped_mib, live_mib (the backend's own figure),
+data_mib (the program's blocks) and the ratios mapped_live, mapped_data (null where unknown).
+compact (a ROW program): one gc_compact's stop against one full mark at 10^4, 10^5 and 10^6 live
+blocks with every other pool slot free (compact/mark; 10^4 and 10^5 with --quick).
 GCFUZZ_PARAMS in the environment reaches the gcfuzz runs (e.g. GCFUZZ_PARAMS=percent=200; a
 named mode's runs get marking=MODE after it, and a marking= in it changes what `gcfuzz` means)
 and mark-parallel (collection stays off there, e.g. GCFUZZ_PARAMS=markstack=2M); verify and
@@ -88,7 +95,7 @@ binary-trees, cache, tree-churn and weak-memo, every run printed the same lines)
 # name: (Bazel target stem, size, size with --quick, its stdout is the same on every backend)
 BENCHES = {"binary-trees": ("binary_trees", 20, 16, True), "gcbench": ("gcbench", 18, 16, False),
            "cache": ("cache_churn", 19, 16, True), "tree-churn": ("tree_churn", 20, 16, True),
-           "weak-memo": ("weak_memo", 15, 12, True)}
+           "weak-memo": ("weak_memo", 15, 12, True), "fragment": ("fragment", 20, 14, True)}
 # The order the backends alternate in. A `-2` backend is the same collector with the benchmark
 # split between two threads (bench/README.md, "Two threads"); its programs are the `_2` targets.
 # gcfuzz's marking modes: `gcfuzz` is the collector's default mode (whichever it is: the run
@@ -96,10 +103,17 @@ BENCHES = {"binary-trees": ("binary_trees", 20, 16, True), "gcbench": ("gcbench"
 # while the default is stw, `gcfuzz-stw` once it is incremental; the explicit backend of the
 # default mode is dropped. They are the gcfuzz programs run with GCFUZZ_PARAMS ending in
 # marking=MODE. bdwgc-incr is bdwgc after GC_enable_incremental (the `_bdwgc_incr` targets).
-BACKENDS = ["gcfuzz", "gcfuzz-stw", "gcfuzz-incremental", "bdwgc", "bdwgc-incr", "malloc",
+BACKENDS = ["gcfuzz", "gcfuzz-stw", "gcfuzz-incremental", "gcfuzz-compact", "bdwgc", "bdwgc-incr",
+            "malloc",
             "gcfuzz-2", "gcfuzz-stw-2", "gcfuzz-incremental-2", "bdwgc-2", "bdwgc-incr-2",
             "malloc-2"]
 MARKING_MODES = ("stw", "incremental")
+# gcfuzz-compact: the gcfuzz program with compact=COMPACT_PERCENT appended to GCFUZZ_PARAMS (an
+# explicit full collection compacts when more than that % of the pools' slots are free), only
+# for the benchmarks that make explicit full collections (COMPACT_BENCHES): on the others it
+# would be the gcfuzz rows again.
+COMPACT_PERCENT = 10
+COMPACT_BENCHES = {"fragment"}
 # numerator/denominator, both backends of one row group (a pair with a missing side is skipped,
 # so each applies only where it makes sense: verify's backends are passes, mark-parallel's are
 # marker counts, barrier's are the two stores; of the two forms of incremental/stw, only the one
@@ -110,8 +124,9 @@ RATIOS = ["gcfuzz/bdwgc", "gcfuzz/malloc", "gcfuzz-2/bdwgc-2", "gcfuzz-2/malloc-
           "gcfuzz-incremental/bdwgc", "gcfuzz-incremental/bdwgc-incr", "gcfuzz/bdwgc-incr",
           "gcfuzz-incremental-2/bdwgc-2", "gcfuzz-incremental-2/bdwgc-incr-2",
           "gcfuzz-2/bdwgc-incr-2", "bdwgc-incr/bdwgc", "bdwgc-incr-2/bdwgc-2",
+          "gcfuzz-compact/gcfuzz", "gcfuzz-compact/bdwgc", "gcfuzz-compact/malloc",
           "checkmark/mark", "reach/mark", "swept/mark", "satb/mark", "markers-1/markers-2",
-          "gc_store/plain"]
+          "gc_store/plain", "compact/mark", "mark-after/mark"]
 # name: (Bazel target, arguments, arguments with --quick, title of its summary)
 ROW_PROGRAMS = {
     "verify": ("verify_cost", "5 10000 100000 1000000", "3 10000 100000",
@@ -125,11 +140,18 @@ ROW_PROGRAMS = {
     "stops": ("stop_scaling", "16 64 256", "16 64",
               "stops: the longest first and last stop of a cycle against the live heap (MiB), "
               "both marking modes"),
+    "compact": ("compact_cost", "3 10000 100000 1000000", "3 10000 100000",
+                "compact: one compaction's stop against one full mark of the same heap (every "
+                "other slot free), and a mark of the compacted heap"),
 }
 # weak-memo (bench/weak_memo.c): a weak-keyed memo table under churn, ephemerons on gcfuzz,
 # disappearing links on bdwgc, explicit frees on malloc. One thread only (its `_2` programs exit
 # with a usage error), so its rows have no -2 backends.
-ONE_THREAD_BENCHES = {"weak-memo"}
+# fragment (bench/fragment.c) likewise.
+ONE_THREAD_BENCHES = {"weak-memo", "fragment"}
+# The heap's final size, from the BENCH line of a benchmark that records it (fragment): the
+# backend's mapped bytes, its live figure and the program's own data, in MiB.
+HEAP_FIELDS = ("final_mapped_mib", "live_mib", "data_mib")
 OUT = os.path.join("bench", "out")
 # A benchmark run longer than this is killed and counts as a failure (a collector that hangs).
 RUN_TIMEOUT_S = 600
@@ -142,16 +164,27 @@ def marking_of(backend):
       else None
 
 
+def compacting(backend):
+  """Whether a backend is gcfuzz-compact (the gcfuzz program with compact=N)."""
+  return backend.split("@")[0].split("-")[:2] == ["gcfuzz", "compact"]
+
+
 def variant(backend):
-  """The Bazel target suffix of a backend: the marking mode is a parameter, not a program."""
+  """The Bazel target suffix of a backend: the marking mode and compaction are parameters, not
+  programs."""
   mode = marking_of(backend)
   if mode is not None:
     backend = backend.replace("-" + mode, "", 1)
+  if compacting(backend):
+    backend = backend.replace("-compact", "", 1)
   return backend.replace("-", "_")
 
 
 def runs_on(bench, backend):
-  """Whether a benchmark runs on a backend: not a one-thread benchmark on a -2 backend."""
+  """Whether a benchmark runs on a backend: not a one-thread benchmark on a -2 backend, and
+  gcfuzz-compact only for the benchmarks that collect explicitly."""
+  if compacting(backend) and bench not in COMPACT_BENCHES:
+    return False
   return bench not in ONE_THREAD_BENCHES or not variant(backend.split("@")[0]).endswith("_2")
 
 
@@ -169,12 +202,15 @@ def backends_for(default):
 
 def params_for(backend, environ):
   """GCFUZZ_PARAMS for a run: the environment's, with marking=MODE appended for an explicit
-  mode (the last setting of a key wins)."""
+  mode, compact=COMPACT_PERCENT for gcfuzz-compact (unless the environment's name compact
+  itself: a key given twice is an error)."""
   params = environ.get("GCFUZZ_PARAMS", "")
   mode = marking_of(backend)
-  if mode is None:
-    return params
-  return (params + "," if params else "") + "marking=" + mode
+  if mode is not None:
+    params = (params + "," if params else "") + "marking=" + mode
+  if compacting(backend) and not re.search(r"(^|,)compact=", params):
+    params = (params + "," if params else "") + "compact=%d" % COMPACT_PERCENT
+  return params
 
 
 def parse_args(argv):
@@ -215,6 +251,13 @@ def bench_line(text):
   """(wall_s, peak_mib) of the last BENCH line."""
   fields = bench_fields(text)
   return to_float(fields.get("wall_s")), to_float(fields.get("peak_mib"))
+
+
+def bench_heap(text):
+  """{final_mapped_mib, live_mib, data_mib} of the last BENCH line, each a float or None (the
+  backend does not know it, or the benchmark records no heap)."""
+  fields = bench_fields(text)
+  return {k: to_float(fields.get(k)) for k in HEAP_FIELDS}
 
 
 def bench_collections(text):
@@ -370,21 +413,30 @@ def ratio(a, b):
 PAUSE_FIELDS = ("pause_max_ms", "pause_p99_ms", "slice_max_ms")
 
 
+HEAP_COLUMNS = (("final_mapped_mib", "mapped_mib"), ("live_mib", "live_mib"),
+                ("mapped_live", "map/live"), ("data_mib", "data_mib"), ("mapped_data", "map/data"))
+
+
 def table(rows, ratios):
   out = []
-  line = lambda *c: out.append(("%-14s %-7s %-33s %9s %10s %12s %12s %12s %7s" % c).rstrip())
+  # The heap's final size (fragment): five more columns, only when a row has them.
+  heap = any("final_mapped_mib" in r for r in rows)
+  form = "%-14s %-7s %-33s %9s %10s %12s %12s %12s %7s" + (" %10s %9s %9s %9s %9s" if heap else "")
+  line = lambda *c: out.append((form % c[:form.count("%")]).rstrip())
   line("bench", "size", "backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
-       "slice_max_ms", "gcs")
-  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12, "-" * 12, "-" * 7)
+       "slice_max_ms", "gcs", *[name for _, name in HEAP_COLUMNS])
+  line("-" * 14, "-" * 7, "-" * 33, "-" * 9, "-" * 10, "-" * 12, "-" * 12, "-" * 12, "-" * 7,
+       "-" * 10, *["-" * 9] * 4)
   for i, r in enumerate(rows):
     # A median as the benchmarks' table has it (three decimals for seconds, one for MiB); a
     # ROW program's figure as it printed it. Pause columns only for the rows that have them,
-    # the collections (gcs) likewise.
+    # the collections (gcs) and the heap's final size likewise.
     median = r.get("_median", False)
     pauses = [fmt(r[k], "%.3f") if k in r else "" for k in PAUSE_FIELDS]
+    heaps = [fmt(r[k], "%.2f") if k in r else "" for k, _ in HEAP_COLUMNS]
     line(r["bench"], r["size"], r["backend"], fmt(r["wall_s"], "%.3f" if median else None),
          fmt(r["peak_mib"], "%.1f" if median else None), *pauses,
-         fmt(r["gcs"], "%g") if "gcs" in r else "")
+         fmt(r["gcs"], "%g") if "gcs" in r else "", *heaps)
     nxt = rows[i + 1] if i + 1 < len(rows) else None
     if nxt and (nxt["bench"], nxt["size"]) == (r["bench"], r["size"]):
       continue
@@ -397,12 +449,25 @@ def table(rows, ratios):
       rp = ratio(group[num]["peak_mib"], group[den]["peak_mib"])
       rpause = [ratio(group[num].get(k), group[den].get(k)) for k in PAUSE_FIELDS]
       rgcs = ratio(group[num].get("gcs"), group[den].get("gcs"))
+      # The final mapped heap's ratio, in its column.
+      rmap = ratio(group[num].get("final_mapped_mib"), group[den].get("final_mapped_mib"))
       if rw is None and rp is None:
         continue
       line(r["bench"], r["size"], pair, "%.2fx" % rw if rw is not None else "",
            "%.2fx" % rp if rp is not None else "",
            *["%.2fx" % x if x is not None else "" for x in rpause],
-           "%.2fx" % rgcs if rgcs is not None else "")
+           "%.2fx" % rgcs if rgcs is not None else "",
+           "%.2fx" % rmap if rmap is not None else "", "", "", "", "")
+  return out
+
+
+def heap_figures(heaps):
+  """The medians of a backend's runs' heap figures (bench_heap), and the medians of their
+  ratios: mapped_live (final mapped / the backend's live figure) and mapped_data (final mapped /
+  the program's own data, the same on every backend); None where a run lacks a figure."""
+  out = {k: median_or_none([h[k] for h in heaps], 2) for k in HEAP_FIELDS}
+  for name, den in (("mapped_live", "live_mib"), ("mapped_data", "data_mib")):
+    out[name] = median_or_none([ratio(h["final_mapped_mib"], h[den]) for h in heaps], 2)
   return out
 
 
@@ -548,7 +613,7 @@ class Bench:
           n += 1
           log = os.path.join(self.logs, "%s-%s-%s-r%d" % (bench, be, sz, rnd))
           env = dict(os.environ, BENCH_PAUSES="1")
-          if marking_of(be):
+          if marking_of(be) or compacting(be):
             env["GCFUZZ_PARAMS"] = params_for(be, os.environ)
           if be.startswith("gcfuzz"):
             env["GCFUZZ_PARAMS"] = traced(env.get("GCFUZZ_PARAMS", ""))
@@ -559,6 +624,7 @@ class Bench:
             err_text = f.read()
           wall, peak = bench_line(err_text)
           gcs = bench_collections(err_text)
+          heap = bench_heap(err_text)
           found = pause_fields(err_text)
           if found is not None:
             found["trace"] = trace_cycles(err_text)
@@ -581,7 +647,9 @@ class Bench:
             continue
           print("%s  %8.3f s  %8.1f MiB  %6s gcs" % (head, wall, peak or 0,
                                                      "-" if gcs is None else gcs), flush=True)
-          samples.setdefault((bench, be), ([], [], [], [], set(), [], []))
+          samples.setdefault((bench, be), ([], [], [], [], set(), [], [], []))
+          if any(v is not None for v in heap.values()):
+            samples[(bench, be)][7].append(heap)
           samples[(bench, be)][0].append(wall)
           if peak is not None:
             samples[(bench, be)][1].append(peak)
@@ -597,8 +665,8 @@ class Bench:
             samples[(bench, be)][6].append(gcs)
     for bench in self.a.benches:
       for be in available:
-        walls, peaks, tops, p99s, modes, slices, gcss = samples.get(
-            (bench, be), ([], [], [], [], set(), [], []))
+        walls, peaks, tops, p99s, modes, slices, gcss, heaps = samples.get(
+            (bench, be), ([], [], [], [], set(), [], [], []))
         if not walls:
           continue
         row = {"bench": bench, "size": str(self.size(bench)), "backend": be,
@@ -608,6 +676,8 @@ class Bench:
         if gcss:
           # Collections: gcfuzz's major cycles, bdwgc's GC_get_gc_no(), 0 on malloc.
           row["gcs"] = median_or_none(gcss, 1)
+        if heaps:
+          row.update(heap_figures(heaps))
         if be.startswith("gcfuzz"):
           # Each run's longest stop and the p99 of its last 256, medians over the rounds.
           row["pause_max_ms"] = median_or_none(tops, 3)

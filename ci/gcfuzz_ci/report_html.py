@@ -599,7 +599,9 @@ def write_campaign(workdir, dot_tool="dot"):
 # ------------------------------------------------------------------ the benchmarks' page
 
 RATIO_COLOURS = {"wall_s": "#1f6fb2", "peak_mib": "#c0501a", "pause_max_ms": "#2a8a3a",
-                 "gcs": "#7a4fb0"}
+                 "gcs": "#7a4fb0", "final_mapped_mib": "#8a6a1a"}
+# The heap's final size (fragment's rows): columns shown only for a benchmark that has them.
+HEAP_COLUMNS = ("final_mapped_mib", "live_mib", "mapped_live", "data_mib", "mapped_data")
 
 
 def percentile(sorted_values, p):
@@ -628,25 +630,28 @@ def bench_html(outdir, ratios):
   for bench, size in groups:
     rows = [r for r in results if (r["bench"], str(r["size"])) == (bench, size)]
     by = {r["backend"]: r for r in rows}
+    heap = [k for k in HEAP_COLUMNS if any(k in r for r in rows)]
     out = ['<h2 id="b-%s-%s">%s %s</h2>' % (e(bench), e(size), e(bench), e(size)),
            '<div class="charts">',
            table(["backend", "wall_s", "peak_mib", "pause_max_ms", "pause_p99_ms",
-                  "slice_max_ms", "gcs"],
+                  "slice_max_ms", "gcs"] + heap,
                  [[r["backend"], r["wall_s"], r.get("peak_mib", "-"),
                    r.get("pause_max_ms", "-"), r.get("pause_p99_ms", "-"),
-                   r.get("slice_max_ms", "-"), r.get("gcs", "-")] for r in rows])]
+                   r.get("slice_max_ms", "-"), r.get("gcs", "-")] +
+                  ["-" if r.get(k) is None else r[k] for k in heap] for r in rows])]
     bars = []
     for pair in ratios:
       num, den = pair.split("/", 1)
       if num in by and den in by:
         for field, name in (("wall_s", "wall"), ("peak_mib", "peak"),
-                            ("pause_max_ms", "max pause"), ("gcs", "collections")):
+                            ("pause_max_ms", "max pause"), ("gcs", "collections"),
+                            ("final_mapped_mib", "final mapped")):
           a, b = by[num].get(field), by[den].get(field)
           if a is not None and b:
             bars.append(("%s %s" % (pair, name), a / b, RATIO_COLOURS[field]))
     if bars:
       out.append(bar_chart("%s %s: ratios (blue wall time, orange peak RSS, green longest "
-                           "stop, purple collections; dashed: 1)"
+                           "stop, purple collections, brown final mapped heap; dashed: 1)"
                            % (bench, size), bars, reference=1.0, unit="x"))
     out.append("</div>")
     hists, stats = [], []

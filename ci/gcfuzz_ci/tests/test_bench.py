@@ -21,7 +21,8 @@ class BenchTest(unittest.TestCase):
     self.assertIsNone(cmd_bench.bench_collections("BENCH wall_s=1 gcs=x\n"))
 
   def test_benchmarks_and_only(self):
-    self.assertEqual(list(cmd_bench.BENCHES), ["binary-trees", "gcbench", "cache", "tree-churn", "weak-memo"])
+    self.assertEqual(list(cmd_bench.BENCHES), ["binary-trees", "gcbench", "cache", "tree-churn", "weak-memo",
+                      "fragment"])
     self.assertEqual(cmd_bench.target("cache", "gcfuzz-stw-2"), "//bench:cache_churn_gcfuzz_2")
     self.assertEqual(cmd_bench.target("tree-churn", "bdwgc-incr"),
                      "//bench:tree_churn_bdwgc_incr")
@@ -30,7 +31,7 @@ class BenchTest(unittest.TestCase):
     self.assertEqual((a.benches, a.rows), (["tree-churn"], []))
     # The benchmarks whose lines hold no timings are compared across backends.
     self.assertEqual([b for b, spec in cmd_bench.BENCHES.items() if spec[3]],
-                     ["binary-trees", "cache", "tree-churn", "weak-memo"])
+                     ["binary-trees", "cache", "tree-churn", "weak-memo", "fragment"])
 
   def test_same_output(self):
     b = cmd_bench.Bench(cmd_bench.parse_args(["--only", "cache"]))
@@ -194,6 +195,56 @@ class BenchTest(unittest.TestCase):
       self.assertFalse(cmd_bench.runs_on("weak-memo", be), be)
     self.assertTrue(cmd_bench.runs_on("binary-trees", "gcfuzz-2"))
     self.assertEqual(cmd_bench.parse_args(["--only", "weak_memo"]).benches, ["weak-memo"])
+
+  def test_fragment_and_gcfuzz_compact(self):
+    # gcfuzz-compact is the gcfuzz program with compact=N, for fragment only, one thread.
+    self.assertEqual(cmd_bench.target("fragment", "gcfuzz-compact"), "//bench:fragment_gcfuzz")
+    self.assertTrue(cmd_bench.runs_on("fragment", "gcfuzz-compact"))
+    self.assertFalse(cmd_bench.runs_on("cache", "gcfuzz-compact"))
+    self.assertFalse(cmd_bench.runs_on("fragment", "gcfuzz-2"))
+    self.assertTrue(cmd_bench.runs_on("fragment", "malloc"))
+    self.assertIn("gcfuzz-compact", cmd_bench.backends_for("stw"))
+    self.assertIsNone(cmd_bench.marking_of("gcfuzz-compact"))
+    n = cmd_bench.COMPACT_PERCENT
+    self.assertEqual(cmd_bench.params_for("gcfuzz-compact", {}), "compact=%d" % n)
+    self.assertEqual(cmd_bench.params_for("gcfuzz-compact", {"GCFUZZ_PARAMS": "percent=200"}),
+                     "percent=200,compact=%d" % n)
+    # The environment's own compact= wins (a key given twice is an error).
+    self.assertEqual(cmd_bench.params_for("gcfuzz-compact", {"GCFUZZ_PARAMS": "compact=50"}),
+                     "compact=50")
+    self.assertEqual(cmd_bench.params_for("gcfuzz", {"GCFUZZ_PARAMS": "x=1"}), "x=1")
+    self.assertEqual(cmd_bench.parse_args(["--only", "compact"]).rows, ["compact"])
+
+  def test_heap_figures(self):
+    err = ("BENCH wall_s=0.2 peak_mib=60.6 gcs=9 final_mapped_mib=11.16 live_mib=10.63 "
+           "data_mib=10.21\n")
+    self.assertEqual(cmd_bench.bench_heap(err), {"final_mapped_mib": 11.16, "live_mib": 10.63,
+                                                 "data_mib": 10.21})
+    # Unknown: null.
+    self.assertEqual(cmd_bench.bench_heap("BENCH wall_s=1 final_mapped_mib=4\n"),
+                     {"final_mapped_mib": 4.0, "live_mib": None, "data_mib": None})
+    h = cmd_bench.heap_figures([{"final_mapped_mib": 50.0, "live_mib": 10.0, "data_mib": 8.0},
+                                {"final_mapped_mib": 60.0, "live_mib": 10.0, "data_mib": 8.0},
+                                {"final_mapped_mib": 55.0, "live_mib": None, "data_mib": 8.0}])
+    self.assertEqual(h, {"final_mapped_mib": 55.0, "live_mib": 10.0, "data_mib": 8.0,
+                         "mapped_live": 5.5, "mapped_data": 6.88})
+    rows = [{"bench": "fragment", "size": "18", "backend": "gcfuzz", "wall_s": 0.2,
+             "peak_mib": 60.0, "_median": True, "final_mapped_mib": 55.0, "live_mib": 10.5,
+             "mapped_live": 5.24, "data_mib": 10.2, "mapped_data": 5.39},
+            {"bench": "fragment", "size": "18", "backend": "gcfuzz-compact", "wall_s": 0.22,
+             "peak_mib": 60.0, "_median": True, "final_mapped_mib": 11.0, "live_mib": 10.5,
+             "mapped_live": 1.05, "data_mib": 10.2, "mapped_data": 1.08}]
+    lines = cmd_bench.table(rows, cmd_bench.RATIOS)
+    self.assertEqual(lines[0].split()[-5:], ["mapped_mib", "live_mib", "map/live", "data_mib",
+                                             "map/data"])
+    self.assertTrue(any(l.startswith("fragment       18      gcfuzz-compact  ") and
+                        l.endswith("11.00     10.50      1.05     10.20      1.08")
+                        for l in lines), lines)
+    # The ratio row divides the final mapped heap too.
+    ratio_line = next(l for l in lines if "gcfuzz-compact/gcfuzz" in l)
+    self.assertTrue(ratio_line.endswith("0.20x"), ratio_line)
+    # Without heap figures the table keeps its columns.
+    self.assertEqual(cmd_bench.table(rows[:0], [])[0].split()[-1], "gcs")
 
 
 if __name__ == "__main__":
