@@ -419,9 +419,14 @@ void gc_collect(gc_domain *d, gc_collect_kind kind);
  * Blocks MOVE: after gc_compact, and after gc_collect(GC_COLLECT_FULL) with `compact` set, a
  * value is valid only if it was in a root the collector knows (a global root, a frame slot, a
  * scanner's slot, a field of a block, a finalizer's block) or in a conservative range (its block
- * did not move). Allocation never compacts (its forced collections pass no `compact`), so a
- * value held across an allocation keeps its address. Refused from a hook (GC_ERR_IN_COLLECTION).
- * A finalizer may compact: its own block does not move. */
+ * did not move). Allocation itself never compacts (its forced collections pass no `compact`),
+ * but every safepoint (an allocation's slow path, gc_poll, leaving a blocking section) is where
+ * another domain's compaction may stop this one, and a finalizer an allocation runs may call
+ * gc_compact: with several domains, or with finalizers that compact, a value held across an
+ * allocation or a safepoint keeps its address only if it is rooted as above or pinned. With one
+ * domain and no compacting finalizer, a value held across an allocation keeps its address.
+ * Refused from a hook (GC_ERR_IN_COLLECTION). A finalizer may compact: its own block does not
+ * move. */
 gc_error gc_compact(gc_domain *d);
 
 /* One block a compaction moved: its address before and after (gc_compact_forwarded). */
