@@ -81,16 +81,6 @@ __attribute__((noinline)) static size_t pass_gc_store(gc_domain *d, const gc_val
   return at + from;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, by_value);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 static volatile size_t sink;
 
 static void measure(size_t n, size_t stores, int runs, double out[BACKENDS]) {
@@ -128,7 +118,7 @@ static void measure(size_t n, size_t stores, int runs, double out[BACKENDS]) {
   gc_get_stats(h, &s);
   if (s.cycles != 0) bench_die("barrier_cost", "a cycle ran while measuring");
   for (int b = 0; b < BACKENDS; b++) {
-    out[b] = median(t[b], runs);
+    out[b] = bench_median(t[b], runs);
     free(t[b]);
   }
   free(blocks);

@@ -102,6 +102,8 @@ void bench_record_heap(double mapped_bytes, double live_bytes, double data_bytes
 /* 1 and the three figures when a run recorded them, else 0. */
 int bench_recorded_heap(double *mapped_bytes, double *live_bytes, double *data_bytes);
 
+/* The median of t[0..n) (n >= 1), which it sorts: t[0] is then the smallest. */
+double bench_median(double *t, int n);
 /* Monotonic seconds, from an arbitrary origin. */
 double bench_now(void);
 /* The process's peak resident memory in MiB: VmHWM (/proc/self/status), which exec resets;

@@ -119,16 +119,6 @@ static uint64_t tree_hash(gc_value v, size_t blocks) {
   return hash;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, by_value);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 /* The median of MARKS full marks of h's heap, each undone. */
 static double time_mark(gc_heap *h) {
   double t[MARKS];
@@ -138,7 +128,7 @@ static double time_mark(gc_heap *h) {
     t[r] = bench_now() - t0;
     if (!gc_mark_undo_full(h)) bench_die("compact_cost", "the mark left blocks unmarked");
   }
-  return median(t, MARKS);
+  return bench_median(t, MARKS);
 }
 
 typedef struct result {
@@ -212,8 +202,9 @@ int main(int argc, char **argv) {
       rel[r] = res.released;
     }
     double m[BACKENDS];
-    for (int b = 0; b < BACKENDS; b++) m[b] = median(t[b], runs);
-    double mv = median(moved, runs), rl = median(rel, runs), w = median(wall, runs);
+    for (int b = 0; b < BACKENDS; b++) m[b] = bench_median(t[b], runs);
+    double mv = bench_median(moved, runs), rl = bench_median(rel, runs),
+           w = bench_median(wall, runs);
     for (int b = 0; b < BACKENDS; b++) {
       printf(
           "ROW {\"bench\": \"compact\", \"size\": \"%zu\", \"backend\": \"%s\", \"wall_s\": "

@@ -241,16 +241,6 @@ static mark_result mark_once(gc_heap *h, second_marker *s, int markers, size_t b
   return r;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, by_value);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 /* `runs` marks with each marker count (only one count when `only` is 1 or 2), alternating. */
 typedef struct series {
   double median1, median2, fastest1, fastest2; /* seconds */
@@ -274,8 +264,8 @@ static series measure(gc_heap *h, second_marker *s, int runs, size_t blocks, int
     out.overflows1 += (double)one.overflows / runs;
     out.overflows2 += (double)two.overflows / runs;
   }
-  out.median1 = median(t1, runs); /* sorts: [0] is then the fastest */
-  out.median2 = median(t2, runs);
+  out.median1 = bench_median(t1, runs); /* sorts: [0] is then the fastest */
+  out.median2 = bench_median(t2, runs);
   out.fastest1 = t1[0];
   out.fastest2 = t2[0];
   free(t1);

@@ -70,3 +70,13 @@ double bench_peak_mib(void) {
   getrusage(RUSAGE_SELF, &usage);
   return (double)usage.ru_maxrss / 1024.0;
 }
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double bench_median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, by_value);
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}

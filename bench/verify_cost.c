@@ -81,16 +81,6 @@ static void build(gc_heap *h, size_t blocks, gc_value *root) {
   free(open);
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, by_value);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 enum { MARK, CHECKMARK, REACH, SWEPT, SATB, BACKENDS };
 static const char *const backend_names[BACKENDS] = {"mark", "checkmark", "reach", "swept", "satb"};
 
@@ -143,7 +133,7 @@ static void measure(size_t blocks, int runs, double out[BACKENDS]) {
     t[SWEPT][r] = t5 - t4;
   }
   for (int b = 0; b < BACKENDS; b++) {
-    out[b] = median(t[b], runs);
+    out[b] = bench_median(t[b], runs);
     free(t[b]);
   }
   gc_verify_uninstall(v);
