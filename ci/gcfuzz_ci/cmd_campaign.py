@@ -11,8 +11,8 @@ import sys
 import tempfile
 import time
 
-from . import (afl, bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, report_html,
-               tools, verdict)
+from . import (afl, bazel, census, cli, jsonout, layout, libfuzzer, lock, paths, procs,
+               report_html, tools, verdict)
 
 PROG = "ci/campaign"
 
@@ -98,9 +98,16 @@ Options:
                        (libFuzzer -merge=1) and write each new input as
                        corpus/<target>/auto-<hash>.txt
   --coverage           no fuzzing: build with clang source-based coverage, run
-                       corpus/<target>/ and <workdir>/<target>/corpus/, write an HTML report
-                       to <workdir>/coverage/html/index.html and print line coverage per
-                       file of gc/ and invariants/
+                       corpus/<target>/ and <workdir>/<target>/corpus/ (default targets: the
+                       three program targets and gcfuzz and gcfuzz-threads, the collector
+                       through the backend interface, whose ops reach its weak references),
+                       write an HTML report to <workdir>/coverage/html/index.html, print line
+                       coverage per file of gc/ and invariants/, then gc/'s branch census:
+                       branch sides taken per file and per function, and every side never
+                       taken with its FILE:LINE:COLUMN and condition, less the sides
+                       gc/unreachable.tsv lists as unreachable by design (each with its
+                       reason; a stale entry is warned of). Written to coverage/census.json
+                       and census.txt, to summary.json ("census") and to report.html
   --with-tests         with --coverage: also run the gc/ and invariants/ unit tests (the
                        breaking tests among them) and count their lines too
   --tsan               no fuzzing: the schedule target's programs (corpus/schedule/*.txt) on
@@ -215,6 +222,8 @@ def parse_args(argv):
         raise cli.UsageError("target '%s' fuzzes %s, not --backend %s"
                              % (t, layout.backend_of(t), a.backend))
     a.targets = a.targets or list(layout.targets_of_backend(a.backend))
+  if not a.targets and a.mode == "coverage":
+    a.targets = list(layout.COVERAGE_TARGETS)
   a.targets = a.targets or list(layout.DEFAULT_TARGETS)
   foreign = [t for t in a.targets if layout.backend_of(t) != "gcfuzz"]
   if foreign and a.mode in ("coverage", "tsan"):
@@ -781,9 +790,44 @@ def mode_coverage(c):
   print("==== line coverage (%s)" % what)
   for line in coverage_lines(report.stdout):
     print(line)
-  print("HTML report: %s   (full table: %s)" % (os.path.join(cov, "html", "index.html"),
-                                                os.path.join(cov, "report.txt")))
+  result = branch_census(c, obj_args, merged, cov, what)
+  print()
+  for line in census.text_lines(result, what):
+    print(line)
+  print("HTML report: %s   (full table: %s; census: %s)" % (
+      os.path.join(cov, "html", "index.html"), os.path.join(cov, "report.txt"),
+      os.path.join(cov, "census.txt")))
   return 0
+
+
+def branch_census(c, obj_args, merged, cov, what):
+  """gc/'s branch census (census.py) from the merged profile: coverage/census.{json,txt}, and a
+  `census` entry in the work directory's summary.json, which the report page shows."""
+  export = subprocess.run(["llvm-cov-14", "export", "-format=text"] + obj_args + [
+      "-instr-profile=" + merged, "-ignore-filename-regex=(_test\\.c|external/)",
+      "-path-equivalence=/proc/self/cwd," + paths.ROOT, "gc"], cwd=paths.ROOT,
+      capture_output=True, text=True)
+  if export.returncode != 0:
+    raise cli.SetupError("llvm-cov-14 export failed: %s" % export.stderr.strip()[-400:])
+  try:
+    result = census.run(export.stdout)
+  except census.CensusError as e:
+    raise cli.SetupError(str(e))
+  result["what"] = what
+  result["targets"] = list(c.a.targets)
+  jsonout.write(os.path.join(cov, "census.json"), result)
+  with open(os.path.join(cov, "census.txt"), "w") as f:
+    f.write("\n".join(census.text_lines(result, what)) + "\n")
+  summary_path = os.path.join(c.w, "summary.json")
+  summary = report_html.load_json(summary_path)
+  if not isinstance(summary, dict):
+    summary = {"interrupted": False, "targets": []}
+  summary["census"] = {k: result[k] for k in ("what", "targets", "scope", "taken", "sides",
+                                              "percent", "files", "untaken", "excused",
+                                              "stale_exclusions")}
+  jsonout.write(summary_path, summary)
+  report_html.write_campaign(c.w)
+  return result
 
 
 def coverage_lines(report):

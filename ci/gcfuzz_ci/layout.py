@@ -46,6 +46,10 @@ INTERFACE_TARGETS += THREADED_TARGETS
 # randomization is 32 bits: it is asked for by name).
 FUZZ_TARGETS = PROGRAM_TARGETS + tuple(VARIANTS) + INTERFACE_TARGETS
 DEFAULT_TARGETS = PROGRAM_TARGETS
+# What ci/campaign --coverage measures by default: every target that drives gcfuzz's collector
+# on the default build, so the census sees its weak references and ephemerons too (only the
+# interface targets' op sets have them).
+COVERAGE_TARGETS = PROGRAM_TARGETS + ("gcfuzz", "gcfuzz-threads")
 
 
 def targets_of_backend(backend):

@@ -579,8 +579,44 @@ def campaign_html(workdir, dot_tool="dot"):
           % (e(workdir), e(status), e(now_utc()), e(workdir)))
   body = ("<h2>summary</h2>\n" + table(SUMMARY_HEADER, rows, left=(0, 7)) +
           "<p class=\"meta\">the figures of summary.json: exec/s is the average over the run; "
-          "crashes counts the distinct keys this campaign found</p>\n" + "\n".join(sections))
+          "crashes counts the distinct keys this campaign found</p>\n" + "\n".join(sections) +
+          census_section(summary.get("census")))
   return page("gcfuzz campaign", meta, body)
+
+
+CENSUS_SHOWN = 400  # never-taken sides listed on the page; census.txt has them all
+
+
+def census_section(c):
+  """gc/'s branch census (ci/campaign --coverage, census.py): the totals, the per-file bars and
+  every side never taken with its FILE:LINE:COLUMN."""
+  if not isinstance(c, dict) or not c.get("sides"):
+    return ""
+  e = html.escape
+  bars = [(f["file"], 100.0 * f["taken"] / f["sides"] if f["sides"] else 0.0, "#2a8a4a")
+          for f in sorted(c.get("files", []), key=lambda f: f["taken"] / max(f["sides"], 1))]
+  untaken = c.get("untaken", [])
+  rows = [["%s:%d:%d" % (u["file"], u["line"], u["column"]), u["side"],
+           ("html", "<code>%s</code>" % e(u["condition"])), u["function"]]
+          for u in untaken[:CENSUS_SHOWN]]
+  excused = [["%s %s" % (x["file"], x["function"]), x["side"],
+              ("html", "<code>%s</code>" % e(x["condition"])), x["reason"]]
+             for x in c.get("excused", [])]
+  stale = "".join('<p class="bad">stale exclusion: %s %s %s <code>%s</code></p>\n' % (
+      e(s["file"]), e(s["function"]), e(s["side"]), e(s["condition"]))
+      for s in c.get("stale_exclusions", []))
+  more = ("<p class=\"meta\">%d more in coverage/census.txt</p>\n" %
+          (len(untaken) - CENSUS_SHOWN) if len(untaken) > CENSUS_SHOWN else "")
+  return ("<h2 id=\"census\">branch census of %s</h2>\n" % e(c.get("scope", "gc/")) +
+          "<p>%s: <b>%d of %d branch sides taken (%.1f %%)</b>; %d unreachable by design "
+          "subtracted (gc/unreachable.tsv, below)</p>\n" % (
+              e(c.get("what", "")), c["taken"], c["sides"], c.get("percent", 0.0),
+              len(c.get("excused", []))) + stale +
+          bar_chart("branch sides taken per file (%)", bars, unit="%") +
+          "<h3>never taken (%d)</h3>\n" % len(untaken) +
+          table(["where", "side", "condition", "function"], rows, left=(0, 1, 2, 3)) + more +
+          "<h3>unreachable by design (%d)</h3>\n" % len(excused) +
+          table(["function", "side", "condition", "reason"], excused, left=(0, 1, 2, 3)))
 
 
 def write_page(path, text):
