@@ -436,6 +436,7 @@ int gc_compact_stopped(gc_domain *leader) {
   free(c.uses);
 
   heap->compact.count++;
+  gc_event_note(heap, GC_EVENT_COMPACTION);
   heap->compact.moved_blocks += c.blocks;
   heap->compact.moved_words += c.words;
   heap->compact.released_pools += c.pools;

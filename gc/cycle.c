@@ -251,6 +251,7 @@ static void end_of_mark(gc_heap *heap) {
   for (size_t i = 0; i < heap->domain_count; i++) gc_sweep_begin(heap->domains[i]);
   heap->swept_reported = 0;
   heap->cycles++;
+  gc_event_note(heap, GC_EVENT_CYCLE);
   gc_pacer_mark_done(heap);
   heap->live_words_after_mark = heap->marked_words;
   gc_pacer_plan(heap);
@@ -357,13 +358,20 @@ static void incremental_terminate(gc_domain *d, int finish) {
   uint64_t stop_start_ns = gc_plat_now_ns();
   sweep_everywhere(d, 0); /* nothing is left to sweep, and nobody enlisted to wait for */
   gc_orphan_adopt_all(d); /* re-darkening walks the domains' pools (mark.c) */
-  if (!gc_mark_quiescent(heap) && heap->mark_rechecks < GC_MARK_RECHECKS && !finish) {
+  int quiescent = gc_mark_quiescent(heap);
+  if (!quiescent && heap->mark_rechecks < GC_MARK_RECHECKS && !finish) {
     heap->mark_rechecks++;
+    gc_event_note(heap, GC_EVENT_MARK_RECHECK);
     gc_barrier_release(&heap->barrier);
     record_pause(heap, gc_plat_now_ns() - stop_start_ns);
     gc_stw_end(d);
     d->in_collection = 0;
     return;
+  }
+  if (finish) {
+    gc_event_note(heap, GC_EVENT_MARK_CEILING);
+  } else if (!quiescent) {
+    gc_event_note(heap, GC_EVENT_MARK_RECHECK_LIMIT);
   }
   gc_mark_finish_incremental(heap, d);
   /* Born MARKED: every block allocated since marking began counts as live. */
@@ -447,6 +455,7 @@ int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
    * resume (a recheck for every handover of the last buffer between two domains). */
   int others_slicing = gc_atomic_fetch_sub(&heap->work.slicing, 1) != 1;
   d->mark_slices++;
+  gc_event_note(d->heap, GC_EVENT_MARK_SLICE);
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
   gc_heap_call_slice_hook(d);
   d->in_collection = 0;
@@ -537,6 +546,7 @@ int gc_cycle_due(gc_domain *d) {
 
 void gc_cycle_assist(gc_domain *d) {
   gc_heap *heap = d->heap;
+  gc_event_note(heap, GC_EVENT_MARK_ASSIST);
   gc_cycle_report(d);
   if (gc_pacer_at_ceiling(heap)) {
     incremental_terminate(d, 1);

@@ -75,6 +75,7 @@ gc_domain *gc_domain_create(gc_heap *heap) {
 }
 
 gc_domain *gc_domain_spawn(gc_domain *parent) {
+  gc_event_note_phase(parent, GC_EVENT_SPAWN_IDLE);
   /* Waiting for the lock inside a blocking section lets a collection claim the parent. */
   gc_enter_blocking(parent);
   gc_domain *d = gc_domain_create(parent->heap);
@@ -88,6 +89,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
     return gc_fail(heap, GC_ERR_MAIN_DOMAIN,
                    "gc_domain_terminate: the main domain lives as long as the heap");
   }
+  gc_event_note_phase(d, GC_EVENT_TERMINATE_IDLE);
   gc_enter_blocking(d);
   gc_mutex_lock(&heap->stw_lock);
   /* Its grey work to the shared lists, its counts to the shade marker's (mark.c). */
@@ -112,6 +114,7 @@ gc_error gc_domain_terminate(gc_domain *d) {
 
 void gc_enter_blocking(gc_domain *d) {
   gc_plat_point_reached(GC_PLAT_SAFEPOINT, d);
+  gc_event_note_phase(d, GC_EVENT_BLOCK_IDLE);
   /* Its grey work must not wait for it: other domains' slices take it from the shared list. */
   if (gc_atomic_load_relaxed(&d->head.marking)) gc_mark_flush(d);
   gc_atomic_store(&d->state, GC_DOMAIN_BLOCKING);

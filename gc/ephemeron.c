@@ -67,7 +67,10 @@ static gc_value alloc_on_list(gc_domain *d, unsigned tag, size_t data_wsize, gc_
  * it (snapshot at the beginning: the mutator's roots are not scanned again). */
 static gc_value read_slot(gc_domain *d, gc_value v, size_t i) {
   gc_value x = load_slot(v, i);
-  if (gc_is_block(x) && __atomic_load_n(&d->head.marking, __ATOMIC_RELAXED)) gc_mark_darken(d, x);
+  if (gc_is_block(x) && __atomic_load_n(&d->head.marking, __ATOMIC_RELAXED)) {
+    gc_mark_darken(d, x);
+    gc_event_note(d->heap, GC_EVENT_WEAK_GET_SHADED);
+  }
   return x;
 }
 

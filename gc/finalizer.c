@@ -112,8 +112,12 @@ size_t gc_run_finalizers(gc_domain *d) {
   while (heap->finq_head < heap->finq.count) {
     gc_finalizer f = heap->finq.items[heap->finq_head++];
     heap->fin_running = f.block;
+    uint64_t allocated_before = d->alloc_blocks, cycles_before = heap->cycles;
     f.fn(heap, f.block, f.user);
     heap->fin_running = 0;
+    gc_event_note(heap, GC_EVENT_FIN_RUN);
+    if (d->alloc_blocks != allocated_before) gc_event_note(heap, GC_EVENT_FIN_ALLOCATED);
+    if (heap->cycles != cycles_before) gc_event_note(heap, GC_EVENT_FIN_COLLECTED);
     heap->finalizers_run++;
     ran++;
   }

@@ -503,6 +503,58 @@ void gc_get_stats(gc_heap *heap, gc_stats *out);
 #define GC_PAUSE_HISTORY 256
 size_t gc_pause_history(gc_heap *heap, uint64_t *out, size_t max);
 
+/* ---- Rare events ------------------------------------------------------------------------------
+ * How often each rare path of the collector ran since the heap was created: the census a fuzz
+ * campaign prints (ci/campaign --census) to show which of them its programs make common. A path
+ * that shares a lock or a phase boundary with another is where collectors break, and a fuzzer
+ * finds only what it runs often. Each row: the event, its name, what one count is. A domain's
+ * phase is `marking` while a cycle marks, `sweeping` while that domain has sweeping left, `idle`
+ * otherwise. */
+#define GC_EVENTS(X)                                                                               \
+  X(CYCLE, "cycle", "a major cycle completed")                                                     \
+  X(MARK_SLICE, "mark.slice", "an incremental mark slice ran")                                     \
+  X(MARK_ASSIST, "mark.assist", "an allocation paid mark work (an assist) while a cycle marked")   \
+  X(MARK_RECHECK, "mark.recheck", "a termination stop found work and let marking resume")          \
+  X(MARK_RECHECK_LIMIT, "mark.recheck-limit",                                                      \
+    "a termination stop found work with no recheck left and finished the mark itself")             \
+  X(MARK_CEILING, "mark.ceiling", "the pacer's ceiling made a stop finish the mark")               \
+  X(MARK_OVERFLOW, "mark.overflow",                                                                \
+    "a push found no work buffer: its pool or large block flagged")                                \
+  X(MARK_REDARKEN, "mark.redarken", "a re-darkening pass over the flagged pools (the recovery)")   \
+  X(MARK_HANDOFF, "mark.handoff", "a work buffer split for an idle marker")                        \
+  X(EPHE_ROUND_MARKED, "ephe.round-marked",                                                        \
+    "an ephemeron round marked a datum, so marking went on and another round followed")            \
+  X(WEAK_GET_SHADED, "weak.get-shaded", "a weak or ephemeron read shaded its block mid-mark")      \
+  X(SWEEP_SLICE, "sweep.slice", "a lazy sweep slice ran")                                          \
+  X(SPAWN_IDLE, "domain.spawn.idle", "a domain joined while no cycle was under way")               \
+  X(SPAWN_MARKING, "domain.spawn.marking", "a domain joined while a cycle marked")                 \
+  X(SPAWN_SWEEPING, "domain.spawn.sweeping", "a domain joined while its parent had sweeping left") \
+  X(TERMINATE_IDLE, "domain.terminate.idle", "a domain left while no cycle was under way")         \
+  X(TERMINATE_MARKING, "domain.terminate.marking", "a domain left while a cycle marked")           \
+  X(TERMINATE_SWEEPING, "domain.terminate.sweeping", "a domain left with sweeping left")           \
+  X(BLOCK_IDLE, "domain.block.idle", "a domain entered a blocking section, no cycle under way")    \
+  X(BLOCK_MARKING, "domain.block.marking", "a domain entered a blocking section mid-mark")         \
+  X(BLOCK_SWEEPING, "domain.block.sweeping", "a domain entered a blocking section, sweeping left") \
+  X(PIN_MARKING, "pin.marking", "a block was pinned while a cycle marked")                         \
+  X(UNPIN_MARKING, "unpin.marking", "a block was unpinned while a cycle marked")                   \
+  X(FIN_RUN, "finalizer.run", "a finalizer ran")                                                   \
+  X(FIN_ALLOCATED, "finalizer.allocated", "a finalizer allocated on the domain running it")        \
+  X(FIN_COLLECTED, "finalizer.collected", "a cycle completed inside a finalizer")                  \
+  X(ADOPT_STOP, "orphan.adopt-stop", "a stop adopted every orphan (some were waiting)")            \
+  X(ADOPT_POOL, "orphan.adopt-pool", "an allocation adopted an orphaned pool")                     \
+  X(COMPACTION, "compaction", "a compaction ran")
+typedef enum gc_event {
+#define GC_EVENT_ENUM(name, id, what) GC_EVENT_##name,
+  GC_EVENTS(GC_EVENT_ENUM)
+#undef GC_EVENT_ENUM
+      GC_EVENT_COUNT
+} gc_event;
+/* The count of `e` since the heap was created (0 for an event out of range). */
+uint64_t gc_event_count(gc_heap *heap, gc_event e);
+/* Its name ("mark.recheck") and what one count is; NULL out of range. */
+const char *gc_event_name(gc_event e);
+const char *gc_event_what(gc_event e);
+
 /* ---- Verification hooks -------------------------------------------------------------------- */
 
 /* The collector calls the hook at these points of every cycle; invariants/ installs it. Every

@@ -589,6 +589,7 @@ struct gc_heap {
   uint64_t mark_overflows;
   uint64_t pauses; /* stops recorded (gc_stats.pauses) */
   uint64_t pause_ns[GC_PAUSE_RING];
+  uint64_t events[GC_EVENT_COUNT]; /* gc.h's rare events; relaxed atomic adds (gc_event_note) */
   unsigned pause_next;
   uint64_t last_pause_ns, max_pause_ns;
   uint64_t max_start_pause_ns, max_end_pause_ns; /* gc_stats': a cycle's first stop, its last */
@@ -650,5 +651,17 @@ static inline void gc_heap_account_bytes(gc_heap *heap, intptr_t delta_bytes) {
 
 int gc_ptr_vec_push(gc_ptr_vec *v, void *item);
 void gc_ptr_vec_free(gc_ptr_vec *v);
+
+/* Count a rare event (gc.h, GC_EVENTS): relaxed, since the counts are read when the heap is quiet
+ * (the census after a program) and order nothing. */
+static inline void gc_event_note(gc_heap *heap, gc_event e) {
+  __atomic_fetch_add(&heap->events[e], 1, __ATOMIC_RELAXED);
+}
+/* A domain's event by its phase: `idle_row` is the event's _IDLE row, followed in the table by
+ * its _MARKING and _SWEEPING rows. Run by the domain's own thread (it reads d->sweeping). */
+static inline void gc_event_note_phase(gc_domain *d, gc_event idle_row) {
+  int phase = gc_atomic_load_relaxed(&d->head.marking) ? 1 : d->sweeping ? 2 : 0;
+  gc_event_note(d->heap, (gc_event)(idle_row + phase));
+}
 
 #endif /* GC_HEAP_H */

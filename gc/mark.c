@@ -25,6 +25,7 @@ static void note_overflow(gc_marker *m, gc_header *hp, gc_header hd) {
           GC_LARGE_REDARKEN;
   }
   m->counts.overflows++;
+  gc_event_note(m->heap, GC_EVENT_MARK_OVERFLOW);
   if (!old) m->counts.flagged++; /* INV-MARKWORK-1 */
   gc_atomic_store(&m->heap->work.overflowed, 1);
 }
@@ -233,6 +234,7 @@ static void redarken(gc_marker *m) {
   while (gc_atomic_load(&heap->work.overflowed)) {
     heap->mark_overflows++;
     m->counts.redarken_passes++;
+    gc_event_note(heap, GC_EVENT_MARK_REDARKEN);
     gc_atomic_store(&heap->work.overflowed, 0);
     for (size_t i = 0; i < heap->domain_count; i++) {
       gc_domain *d = heap->domains[i];
@@ -255,6 +257,7 @@ int gc_mark_block_now(gc_marker *m, gc_value v) {
  * between (INV-EPHE-1): the fixpoint, world stopped, the leader alone. */
 static void ephe_fixpoint(gc_marker *m) {
   while (gc_ephe_round_all(m->heap, m, gc_mark_block_now) > 0) {
+    gc_event_note(m->heap, GC_EVENT_EPHE_ROUND_MARKED);
     mark_loop(m);
     redarken(m);
   }
@@ -356,6 +359,7 @@ void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
   heap->ephe_work.rounds += total.counts.ephe_rounds;
   heap->ephe_work.data += total.counts.ephe_data;
   heap->cycle_work.handoffs = heap->work.handoffs - heap->handoffs_at_mark_begin;
+  heap->events[GC_EVENT_MARK_HANDOFF] += heap->cycle_work.handoffs; /* the world is stopped */
   heap->cycle_work.shares = heap->work.shares - heap->shares_at_mark_begin;
 }
 
@@ -465,7 +469,10 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       size_t passed = 0;
       size_t marked = gc_ephe_round(m, &d->ephe, &passed, gc_mark_block_now);
       done_words += passed;
-      if (marked > 0) continue;
+      if (marked > 0) {
+        gc_event_note(d->heap, GC_EVENT_EPHE_ROUND_MARKED);
+        continue;
+      }
       return 0;
     }
     if (m->buf != NULL) gc_work_put_empty(&d->heap->work, m->buf);
@@ -505,6 +512,7 @@ int gc_mark_quiescent(gc_heap *heap) {
   /* No grey work anywhere: marking is over only if a round over every list, the blocked and the
    * orphaned domains' included, marks no datum (INV-EPHE-1). What it marks is resumed work. */
   while (gc_ephe_round_all(heap, &heap->shade, gc_mark_block_now) > 0) {
+    gc_event_note(heap, GC_EVENT_EPHE_ROUND_MARKED);
     flush_marker(w, &heap->shade);
     if (gc_atomic_load(&w->full_count) != 0) return 0;
     /* Leaves only (no fields to scan): they may be keys, so round again. */

@@ -90,6 +90,7 @@ int gc_orphan_adopt_pool(gc_domain *d, gc_sizeclass c, uint64_t *looked) {
     gc_heap_stats_add(&d->stats, &recount); /* a recount has no maxima: they stay */
     raise_maxima(&d->stats);
     p->owner = d;
+    gc_event_note(heap, GC_EVENT_ADOPT_POOL);
   }
   gc_mutex_unlock(&heap->pool_lock);
   if (p == NULL) return 0;
@@ -110,6 +111,9 @@ void gc_orphan_adopt_all(gc_domain *d) {
   gc_heap *heap = d->heap;
   gc_orphans *o = &heap->orphans;
   gc_mutex_lock(&heap->pool_lock);
+  if (o->stats.pool_words != 0 || o->stats.large_blocks != 0 || o->ephe.head != 0) {
+    gc_event_note(heap, GC_EVENT_ADOPT_STOP);
+  }
   /* The world is stopped: no other thread of the heap runs, so no point is needed here. */
   for (gc_sizeclass c = 0; c < GC_NUM_SIZECLASSES; c++) {
     d->avail[c] = move_pools(&o->avail[c], d->avail[c], d);

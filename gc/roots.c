@@ -124,7 +124,10 @@ static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
    * block itself is lost if its push overflows): its fields, roots from now on, are darkened
    * here, and whatever a mutator overwrites in them later the barrier darkens. Then it is
    * repainted, by compare-and-swap since markers may colour the header meanwhile. */
-  if (marking_now(heap)) gc_mark_shade_fields(heap, v);
+  if (marking_now(heap)) {
+    gc_mark_shade_fields(heap, v);
+    gc_event_note(heap, GC_EVENT_PIN_MARKING);
+  }
   repaint(heap, hp, GC_NOT_MARKABLE);
   return GC_OK;
 }
@@ -138,6 +141,7 @@ static gc_error unpin_with_lock(gc_heap *heap, gc_value v) {
   /* While a cycle marks, the block was a root when marking began and stays live: MARKED (its
    * fields were darkened as roots then; INV-BARRIER-1). */
   if (marking_now(heap)) {
+    gc_event_note(heap, GC_EVENT_UNPIN_MARKING);
     gc_mark_count_unpinned(heap, gc_atomic_load_word(hp));
     repaint(heap, hp, heap->colours.marked);
   } else {

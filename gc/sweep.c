@@ -82,6 +82,7 @@ static size_t sweep_large(gc_domain *d) {
 
 int gc_sweep_slice(gc_domain *d, size_t budget_words) {
   if (!d->sweeping) return 1;
+  gc_event_note(d->heap, GC_EVENT_SWEEP_SLICE);
   count_sweep_due(d);
   size_t done = 0;
   while (done < budget_words && d->next_to_sweep < GC_NUM_SIZECLASSES) {

@@ -11,8 +11,8 @@ import sys
 import tempfile
 import time
 
-from . import (afl, bazel, census, cli, jsonout, layout, libfuzzer, lock, paths, procs,
-               report_html, tools, verdict)
+from . import (afl, bazel, census, cli, event_census, jsonout, layout, libfuzzer, lock, paths,
+               procs, report_html, tools, verdict)
 
 PROG = "ci/campaign"
 
@@ -30,7 +30,9 @@ ThreadSanitizer, which finds data races.
   ci/campaign --export         merge the work corpus back into corpus/<target>/ as text
   ci/campaign --backend lua --time 1800
                                half an hour against Lua 5.4's collector (Debian's source)
-  ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too)
+  ci/campaign --coverage       line coverage of gc/ and invariants/ from the corpus (HTML too),
+                               and gc/'s branch census: every branch side never taken
+  ci/campaign --census         how often each rare event of the collector happened in the corpus
   ci/campaign --throughput     exec/s of each target on one core, 60 s from its seeds
   ci/campaign --throughput --rounds 5 graph
                                the median of five such runs, with the lowest and highest
@@ -108,6 +110,14 @@ Options:
                        gc/unreachable.tsv lists as unreachable by design (each with its
                        reason; a stale entry is warned of). Written to coverage/census.json
                        and census.txt, to summary.json ("census") and to report.html
+  --census             no fuzzing: replay corpus/<target>/ and <workdir>/<target>/corpus/ of
+                       each program target with `replay --events` and print how often each
+                       rare event of the collector happened (gc.h, GC_EVENTS: rechecks, the
+                       recheck limit, overflows and re-darkening, handoffs, domains spawned,
+                       terminated or blocked while idle, marking or sweeping, pins and unpins
+                       mid-mark, finalizers that allocate or collect, adoptions, slices and
+                       sweeps per cycle, compactions), per target and per cycle, and which
+                       never happened; into summary.json ("events") and report.html
   --with-tests         with --coverage: also run the gc/ and invariants/ unit tests (the
                        breaking tests among them) and count their lines too
   --tsan               no fuzzing: the schedule target's programs (corpus/schedule/*.txt) on
@@ -186,7 +196,7 @@ def parse_args(argv):
   p.add_argument("--engine", default="libfuzzer")
   p.add_argument("--backend", default=None)
   mode = p.add_mutually_exclusive_group()
-  for m in ("export", "coverage", "tsan", "throughput"):
+  for m in ("export", "coverage", "census", "tsan", "throughput"):
     mode.add_argument("--" + m, dest="mode", action="store_const", const=m)
   mode.add_argument("--report", nargs="?", const="", metavar="DIR")
   p.add_argument("--core")
@@ -226,6 +236,10 @@ def parse_args(argv):
     a.targets = list(layout.COVERAGE_TARGETS)
   a.targets = a.targets or list(layout.DEFAULT_TARGETS)
   foreign = [t for t in a.targets if layout.backend_of(t) != "gcfuzz"]
+  if a.mode == "census" and any(t not in layout.PROGRAM_TARGETS for t in a.targets):
+    raise cli.UsageError("--census counts the events of the program targets (%s), not %s"
+                         % (" ".join(layout.PROGRAM_TARGETS),
+                            [t for t in a.targets if t not in layout.PROGRAM_TARGETS][0]))
   if foreign and a.mode in ("coverage", "tsan"):
     raise cli.UsageError("--%s measures gcfuzz's collector; %s fuzzes another (--backend %s)"
                          % (a.mode, foreign[0], layout.backend_of(foreign[0])))
@@ -971,7 +985,69 @@ def mode_throughput(c):
   return 1 if stopped else 0
 
 
+CENSUS_CHUNK = 400  # inputs per replay process: one process sums its inputs' events
+
+
+def census_replay(c, t, files, as_what, done, total):
+  """The events of `files` (read --text or --bytes), summed over replay processes of
+  CENSUS_CHUNK inputs each; a progress line per process."""
+  programs, events = 0, {}
+  for i in range(0, len(files), CENSUS_CHUNK):
+    chunk = files[i:i + CENSUS_CHUNK]
+    run = subprocess.run([c.replay, "--target", t, "--quiet", "--events", as_what] + chunk,
+                         capture_output=True, text=True, errors="replace")
+    try:
+      data = event_census.parse(run.stdout)
+    except event_census.EventsError as e:
+      raise cli.SetupError("%s: replay --events on %d inputs: %s (exit %d; %s)" % (
+          t, len(chunk), e, run.returncode, run.stderr.strip()[-300:]))
+    programs += data["programs"]
+    for name, n in data["events"].items():
+      events[name] = events.get(name, 0) + n
+    done += len(chunk)
+    print("%s: %s: %d of %d inputs replayed" % (PROG, t, done, total), flush=True)
+  return {"programs": programs, "events": events}, done
+
+
+def mode_census(c):
+  """The rare events (gc.h, GC_EVENTS) the seeds and the work corpus make happen, per program
+  target: printed, into summary.json ("events") and the report page."""
+  print("%s: building the replay tool" % PROG, flush=True)
+  bindir = c.build("build-census", [], [layout.label(c.lay.replay)])
+  c.replay = os.path.join(bindir, c.lay.replay)
+  per_target, had_work = {}, False
+  for t in c.a.targets:
+    seeds = sorted(glob.glob(os.path.join(paths.ROOT, "corpus", t, "*.txt")))
+    work_dir = os.path.join(c.w, t, "corpus")
+    work = sorted(os.path.join(work_dir, n) for n in os.listdir(work_dir)) \
+        if os.path.isdir(work_dir) else []
+    had_work |= bool(work)
+    total = len(seeds) + len(work)
+    seeds_data, done = census_replay(c, t, seeds, "--text", 0, total)
+    work_data, _ = census_replay(c, t, work, "--bytes", done, total) if work else (
+        {"programs": 0, "events": {}}, done)
+    for name, n in work_data["events"].items():
+      seeds_data["events"][name] = seeds_data["events"].get(name, 0) + n
+    seeds_data["programs"] += work_data["programs"]
+    per_target[t] = seeds_data
+  result = event_census.combine(per_target)
+  result["what"] = "seeds" + (" + work corpus" if had_work else "")
+  print()
+  for line in event_census.text_lines(result, result["what"]):
+    print(line)
+  summary_path = os.path.join(c.w, "summary.json")
+  summary = report_html.load_json(summary_path)
+  if not isinstance(summary, dict):
+    summary = {"interrupted": False, "targets": []}
+  summary["events"] = result
+  jsonout.write(summary_path, summary)
+  report_html.write_campaign(c.w)
+  print("summary.json: %s   report: %s" % (summary_path, os.path.join(c.w, "report.html")))
+  return 0
+
+
 MODES = {"campaign": mode_campaign, "export": mode_export, "coverage": mode_coverage,
+         "census": mode_census,
          "tsan": mode_tsan, "throughput": mode_throughput, "report": mode_report}
 
 

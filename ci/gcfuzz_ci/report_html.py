@@ -580,8 +580,29 @@ def campaign_html(workdir, dot_tool="dot"):
   body = ("<h2>summary</h2>\n" + table(SUMMARY_HEADER, rows, left=(0, 7)) +
           "<p class=\"meta\">the figures of summary.json: exec/s is the average over the run; "
           "crashes counts the distinct keys this campaign found</p>\n" + "\n".join(sections) +
-          census_section(summary.get("census")))
+          census_section(summary.get("census")) + events_section(summary.get("events")))
   return page("gcfuzz campaign", meta, body)
+
+
+def events_section(ev):
+  """The rare events' census (ci/campaign --census, event_census.py): each event per target and
+  in all, those that never happened marked."""
+  if not isinstance(ev, dict) or not isinstance(ev.get("events"), list):
+    return ""
+  e = html.escape
+  targets = list(ev.get("programs", {}))
+  rows = []
+  for r in ev["events"]:
+    never = r.get("total", 0) == 0
+    rows.append([("html", '<span class="%s">%s</span>' % ("bad" if never else "ok",
+                                                          e(r["event"])))] +
+                [r["targets"].get(t, 0) for t in targets] + [r.get("total", 0)])
+  return ("<h2 id=\"events\">rare events of the collector</h2>\n" +
+          "<p>%s: %s; %d cycles; <b>%d of %d events never happened</b></p>\n" % (
+              e(ev.get("what", "")), e(", ".join("%s %d programs" % (t, n)
+                                                 for t, n in ev.get("programs", {}).items())),
+              ev.get("cycles", 0), len(ev.get("never", [])), len(ev["events"])) +
+          table(["event"] + targets + ["total"], rows))
 
 
 CENSUS_SHOWN = 400  # never-taken sides listed on the page; census.txt has them all

@@ -96,6 +96,7 @@ typedef struct fuzz_result {
   /* FUZZ_SCHEDULED: the scheduler's steps, switches and interleaving hash (fuzz_sched_hash),
    * and a hash of the final statistics; equal across runs of one input (determinism). */
   uint64_t sched_steps, sched_switches, sched_hash, stats_hash;
+  uint64_t events[GC_EVENT_COUNT]; /* the heap's rare events (gc.h), final collection included */
 } fuzz_result;
 
 /* Run the program in `data` (bytes). Returns 0 when clean, 1 when any violation was found (each

@@ -309,6 +309,7 @@ static void final_checks(driver *d) {
   gc_stats stats;
   gc_get_stats(d->heap, &stats);
   res->cycles = stats.cycles;
+  for (int e = 0; e < GC_EVENT_COUNT; e++) res->events[e] = gc_event_count(d->heap, (gc_event)e);
   /* What determinism compares besides the interleaving: the heap's shape and activity, never a
    * time or an address. */
   const uint64_t shape[] = {stats.pool_words,     stats.pool_live_words, stats.pool_live_blocks,

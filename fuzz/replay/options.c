@@ -182,6 +182,7 @@ static int apply(replay_option o, const char *value, replay_args *args) {
       if (!set_format(args, REPLAY_BYTES)) return FUZZ_REPLAY_BAD_INPUT;
       break;
     case REPLAY_OPT_QUIET: args->quiet = 1; break;
+    case REPLAY_OPT_EVENTS: args->events = 1; break;
     case REPLAY_OPT_TRACE: args->trace = 1; break;
     case REPLAY_OPT_PRINT: args->print_only = 1; break;
     case REPLAY_OPT_ASSEMBLE: args->assemble_out = value; break;
@@ -229,6 +230,12 @@ int replay_parse_args(int argc, char **argv, replay_args *args, int *first_file)
     }
     int status = apply((replay_option)o, options[o].arg != NULL ? argv[++i] : NULL, args);
     if (status != REPLAY_GO_ON) return status;
+  }
+  if (args->events && args->backend != NULL) {
+    fprintf(stderr,
+            "replay: --events counts gcfuzz's own collector's events, run by the program "
+            "targets: not with --backend\n");
+    return FUZZ_REPLAY_BAD_INPUT;
   }
   return REPLAY_GO_ON;
 }

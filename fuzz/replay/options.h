@@ -28,6 +28,11 @@
   X(TEXT, "--text", NULL, "read every FILE as text (see \"Text or bytes\")")                \
   X(BYTES, "--bytes", NULL, "read every FILE as bytes, even a .txt file")                   \
   X(QUIET, "--quiet", NULL, "do not print the program, only violations and the summary")    \
+  X(EVENTS, "--events", NULL,                                                               \
+    "after the last FILE, print how often each rare event of the\n"                         \
+    "collector happened, summed over every FILE run (gc.h,\n"                               \
+    "GC_EVENTS), as one line: GCFUZZ-EVENTS {json} (the census of\n"                        \
+    "ci/campaign --census). Program targets only, not --backend")                           \
   X(TRACE, "--trace", NULL, "print each op as it runs, and each cycle's hook points")       \
   X(PRINT, "--print", NULL, "print the program as text and exit without running it")        \
   X(ASSEMBLE, "--assemble", "OUT",                                                          \
@@ -59,6 +64,7 @@
 typedef struct replay_args {
   replay_format format; /* --text, --bytes, or the rule of fuzz/replay/input.h */
   int quiet, trace, print_only;
+  int events; /* --events */
   const char *assemble_out;
   unsigned verify_mask; /* --verify: the exact passes, when verify_given */
   int verify_given;

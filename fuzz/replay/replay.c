@@ -63,7 +63,23 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
   return verdict_line(res.violations, res.first_kind, res.first_op);
 }
 
-static int replay_one(const char *path, const replay_args *args, const fuzz_options *base) {
+/* --events: the rare events of every program run, summed. */
+typedef struct event_census {
+  uint64_t counts[GC_EVENT_COUNT];
+  size_t programs;
+} event_census;
+
+static void print_events(const event_census *c) {
+  printf("GCFUZZ-EVENTS {\"programs\": %zu, \"events\": {", c->programs);
+  for (int e = 0; e < GC_EVENT_COUNT; e++) {
+    printf("%s\"%s\": %llu", e ? ", " : "", gc_event_name((gc_event)e),
+           (unsigned long long)c->counts[e]);
+  }
+  printf("}}\n");
+}
+
+static int replay_one(const char *path, const replay_args *args, const fuzz_options *base,
+                      event_census *census) {
   fuzz_buf bytes = {0};
   int is_text = 0;
   if (!replay_load(path, args->format, args->ops, &bytes, &is_text)) return FUZZ_REPLAY_BAD_INPUT;
@@ -139,6 +155,8 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
            (unsigned long long)res.sched_steps, (unsigned long long)res.sched_switches,
            (unsigned long long)res.sched_hash, (unsigned long long)res.stats_hash);
   }
+  census->programs++;
+  for (int e = 0; e < GC_EVENT_COUNT; e++) census->counts[e] += res.events[e];
   printf("== passes (%zu ops, %llu cycles)\n", res.ops, (unsigned long long)res.cycles);
   for (int p = 0; p < FUZZ_PASS_COUNT; p++) {
     /* The driver counts the checks it made; a pass, its runs. */
@@ -163,11 +181,13 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
     return FUZZ_REPLAY_BAD_INPUT;
   }
   int worst = FUZZ_REPLAY_CLEAN;
+  event_census census = {{0}, 0};
   for (int i = first_file; i < argc; i++) {
-    int rc = replay_one(argv[i], &args, base);
+    int rc = replay_one(argv[i], &args, base, &census);
     /* Bad input outranks a violation: the run is not trustworthy. */
     if (rc > worst) worst = rc;
     fflush(stdout);
   }
+  if (args.events) print_events(&census);
   return worst;
 }

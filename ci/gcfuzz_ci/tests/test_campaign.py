@@ -228,6 +228,17 @@ class ArgumentsTest(unittest.TestCase):
   def test_the_default_targets_leave_it_out(self):
     self.assertEqual(cmd_campaign.parse_args([]).targets, ["graph", "roots", "schedule"])
 
+  def test_coverage_and_census_targets(self):
+    from gcfuzz_ci import cli
+    self.assertEqual(cmd_campaign.parse_args(["--coverage"]).targets,
+                     ["graph", "roots", "schedule", "gcfuzz", "gcfuzz-threads"])
+    self.assertEqual(cmd_campaign.parse_args(["--census"]).targets, ["graph", "roots", "schedule"])
+    with self.assertRaises(cli.UsageError) as e:
+      cmd_campaign.parse_args(["--census", "graph", "gcfuzz"])
+    self.assertIn("--census counts the events of the program targets", str(e.exception))
+    with self.assertRaises(cli.UsageError):
+      cmd_campaign.parse_args(["--census", "--coverage"])
+
   def test_bad_target_names(self):
     from gcfuzz_ci import cli
     for argv, message in ((["schedule_tsan"], "unknown target 'schedule_tsan'"),
