@@ -135,6 +135,20 @@ static int injected_failure_due(gc_heap *heap) {
   return 0;
 }
 
+/* Zeal modes that act at every allocation (gc.h): they send each one down the slow path. */
+enum { ZEAL_ON_ALLOCATION = GC_ZEAL_SLICE | GC_ZEAL_CYCLE };
+
+/* The collector's step a zeal mode asks of every allocation, before the block is taken. */
+static void zeal_step(gc_domain *d, unsigned zeal) {
+  if (gc_atomic_load_relaxed(&d->head.marking)) {
+    if (zeal & GC_ZEAL_SLICE) gc_cycle_collect(d, GC_COLLECT_SLICE, GC_CYCLE_FORCED);
+  } else if (zeal & GC_ZEAL_CYCLE) {
+    gc_cycle_collect(d, GC_COLLECT_START, GC_CYCLE_FORCED);
+  } else {
+    gc_cycle_collect(d, GC_COLLECT_SLICE, GC_CYCLE_FORCED);
+  }
+}
+
 /* Everything but a small block from a non-empty avail pool. */
 __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t wsize,
                                                            unsigned tag) {
@@ -144,6 +158,8 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
     if (!d->in_collection) gc_cycle_collect(d, GC_COLLECT_FULL, GC_CYCLE_ALLOC_FAILURE);
     return alloc_failed(d, wsize, "injected failure");
   }
+  unsigned zeal = (unsigned)gc_atomic_load_relaxed(&heap->zeal);
+  if ((zeal & ZEAL_ON_ALLOCATION) && !d->in_collection) zeal_step(d, zeal);
   gc_header *hp = try_alloc(d, whsize);
   if (hp == NULL) {
     hp = alloc_after_collection(d, whsize);
@@ -158,7 +174,10 @@ __attribute__((noinline)) static gc_value alloc_block_slow(gc_domain *d, size_t 
 /* The fast path: a free slot of the block's class, no failure injection armed. */
 static inline gc_value alloc_block(gc_domain *d, size_t wsize, unsigned tag) {
   size_t whsize = wsize + 1;
-  if (whsize <= GC_SIZECLASS_MAX_WHSIZE && gc_atomic_load_relaxed(&d->heap->fail_countdown) == 0) {
+  gc_heap *heap = d->heap;
+  if (whsize <= GC_SIZECLASS_MAX_WHSIZE &&
+      (gc_atomic_load_relaxed(&heap->fail_countdown) |
+       (gc_atomic_load_relaxed(&heap->zeal) & ZEAL_ON_ALLOCATION)) == 0) {
     gc_sizeclass c = gc_class_of_whsize[whsize];
     gc_header *hp = pop_free_slot(d, c);
     if (hp != NULL) {

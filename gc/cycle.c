@@ -341,11 +341,10 @@ static int still_marking(gc_heap *heap) { return gc_atomic_load(&heap->marking) 
 
 /* Termination: with the world stopped, every domain's grey work goes to the shared lists; if
  * they are empty, marking is over (overflow, conservative words and finalizers are finished in
- * this stop); otherwise the world runs again and marking resumes, at most GC_MARK_RECHECKS
- * times a cycle, after which this stop finishes the mark itself so that a mutator that keeps
- * storing cannot keep marking from ending. `finish`: the pacer's ceiling, the stop finishes the
- * mark whatever is left. */
-#define GC_MARK_RECHECKS 8
+ * this stop); otherwise the world runs again and marking resumes, at most `rechecks` times a
+ * cycle (gc_config.mark_rechecks), after which this stop finishes the mark itself so that a
+ * mutator that keeps storing cannot keep marking from ending. `finish`: the pacer's ceiling, the
+ * stop finishes the mark whatever is left. */
 static void incremental_terminate(gc_domain *d, int finish) {
   gc_heap *heap = d->heap;
   d->in_collection = 1;
@@ -358,8 +357,10 @@ static void incremental_terminate(gc_domain *d, int finish) {
   uint64_t stop_start_ns = gc_plat_now_ns();
   sweep_everywhere(d, 0); /* nothing is left to sweep, and nobody enlisted to wait for */
   gc_orphan_adopt_all(d); /* re-darkening walks the domains' pools (mark.c) */
-  int quiescent = gc_mark_quiescent(heap);
-  if (!quiescent && heap->mark_rechecks < GC_MARK_RECHECKS && !finish) {
+  /* Zeal recheck (gc.h): a stop that could end the mark resumes it while rechecks are left. */
+  int quiescent =
+      gc_mark_quiescent(heap) && !(gc_atomic_load_relaxed(&heap->zeal) & GC_ZEAL_RECHECK);
+  if (!quiescent && heap->mark_rechecks < heap->cfg.mark_rechecks && !finish) {
     heap->mark_rechecks++;
     gc_event_note(heap, GC_EVENT_MARK_RECHECK);
     gc_barrier_release(&heap->barrier);

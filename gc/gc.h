@@ -150,7 +150,31 @@ typedef struct gc_config {
   int compact_percent;       /* GC_PERCENT_OFF (the default): gc_collect(GC_COLLECT_FULL) never
                               * moves a block; 0..100: it compacts (gc_compact) when, once swept,
                               * more than this % of the owned pools' slots are free */
+  unsigned mark_rechecks;    /* incremental: termination stops that may resume marking in one
+                              * cycle before a stop finishes the mark itself (default 8) */
+  unsigned zeal;             /* GC_ZEAL_* modes: 0 (the default) none */
 } gc_config;
+
+/* Zeal: modes that make a rare path of the collector the common one, as SpiderMonkey's gczeal
+ * does, for testing (the fuzz targets set them with `param zeal`). Each is sound: it changes how
+ * often a path runs, never what a cycle keeps. "zeal=slice+overflow" sets two; "zeal=none" none.
+ *   slice:    every allocation takes the slow path and runs a collector slice first: a mark
+ *             slice while a cycle marks, else a sweep slice (or a cycle the pacer has due).
+ *   cycle:    every allocation with no cycle marking starts one (stw: a whole major cycle).
+ *   overflow: every push of the mark finds no room: each block to scan is flagged instead, and
+ *             marking proceeds by re-darkening passes alone.
+ *   recheck:  every incremental termination stop resumes marking while rechecks are left, so
+ *             every cycle spends its `rechecks` and ends in the stop that finishes the mark. */
+#define GC_ZEALS(X)                \
+  X(SLICE, "slice", 1u << 0)       \
+  X(CYCLE, "cycle", 1u << 1)       \
+  X(OVERFLOW, "overflow", 1u << 2) \
+  X(RECHECK, "recheck", 1u << 3)
+enum {
+#define GC_ZEAL_ENUM(name, id, bit) GC_ZEAL_##name = bit,
+  GC_ZEALS(GC_ZEAL_ENUM)
+#undef GC_ZEAL_ENUM
+};
 
 /* The defaults, then GCFUZZ_PARAMS applied on top when `use_env` is set. */
 void gc_config_default(gc_config *cfg);

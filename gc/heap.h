@@ -243,7 +243,9 @@ typedef struct gc_mark_work {
  * this mark (a block is pushed once, when it turns MARKED), and the prefetch FIFO holds pointers
  * not yet marked, so it takes no entry. So a mark that overflowed marked at least
  * (B - M + 1 - h')E + h' + 1 blocks of a scanned tag, h' = min(h, B - M + 1); with one marker
- * (h = 0: INV-HANDOFF-1), B*E + 1: the mark stack's whole capacity plus the one refused.
+ * (h = 0: INV-HANDOFF-1), B*E + 1: the mark stack's whole capacity plus the one refused. Under
+ * zeal overflow (gc.h) a marker of the mark had no room at all (overflow_zeal below): its every
+ * push overflows, by design.
  *
  * INV-MARKWORK-1: marking scans each block it marked once from a work buffer, and each
  * re-darkening pass scans each MARKED block of a flagged pool or large block at most once more:
@@ -256,7 +258,9 @@ typedef struct gc_mark_work {
  * makes no handoff.
  */
 typedef struct gc_cycle_work {
-  int reason; /* enum gc_cycle_reason (cycle.h) */
+  int reason;              /* enum gc_cycle_reason (cycle.h) */
+  uintptr_t overflow_zeal; /* a marker of this mark began under zeal overflow (INV-OVERFLOW-1);
+                            * set with a relaxed atomic store as markers are made */
   /* The pacer's view when it decided to start a paced cycle (0 for the other reasons). */
   size_t paced_words;       /* alloc_words_since_cycle */
   size_t trigger_words;     /* trigger_words */
@@ -517,11 +521,12 @@ struct gc_heap {
   size_t mark_markers;     /* domains that marked this cycle (at the start, and spawned since) */
   uintptr_t cycle_slices;  /* atomic (relaxed, a statistic): slices of the current cycle */
   uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
-  uintptr_t marking_mode;           /* enum gc_marking_mode: cfg.marking as running domains read it
+  uintptr_t zeal;         /* cfg.zeal (gc.h, GC_ZEALS) as running domains read it: relaxed atomic */
+  uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */
-  gc_cycle_trace trace;             /* the current cycle's times and figures, for the trace line */
-  size_t marked_words;              /* whsize of the blocks marked this cycle, all markers */
-  size_t marked_blocks;             /* blocks marked this cycle */
+  gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */
+  size_t marked_words;    /* whsize of the blocks marked this cycle, all markers */
+  size_t marked_blocks;   /* blocks marked this cycle */
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
   uint64_t handoffs_at_mark_begin;  /* work.handoffs when this mark began */
   uint64_t shares_at_mark_begin;    /* work.shares when this mark began */

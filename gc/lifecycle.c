@@ -58,6 +58,7 @@ gc_heap *gc_heap_create(const gc_config *cfg) {
   gc_mutex_init(&heap->shade_lock);
   heap->alloc_colour = heap->colours.unmarked;
   heap->marking_mode = (uintptr_t)config.marking;
+  heap->zeal = config.zeal;
   heap->created_ns = gc_plat_now_ns();
   gc_pacer_plan(heap);
   heap->swept_reported = 1; /* nothing to sweep before the first cycle */
@@ -124,6 +125,8 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   /* The mode: read when a domain starts a cycle; a cycle under way ends in the mode it began. */
   heap->cfg.marking = next->marking;
   gc_atomic_store_relaxed(&heap->marking_mode, (uintptr_t)next->marking);
+  heap->cfg.zeal = next->zeal;
+  gc_atomic_store_relaxed(&heap->zeal, (uintptr_t)next->zeal);
   /* Read only with the world stopped (marking, pacing, tracing, the hook points), or here. */
   heap->cfg.gc_percent = next->gc_percent;
   heap->cfg.min_trigger_words = next->min_trigger_words;
@@ -132,6 +135,7 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   heap->cfg.trace = next->trace;
   heap->cfg.verify = next->verify;
   heap->cfg.compact_percent = next->compact_percent;
+  heap->cfg.mark_rechecks = next->mark_rechecks; /* read in a termination stop */
   gc_pacer_plan(heap);
 }
 

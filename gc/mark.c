@@ -33,7 +33,7 @@ static void note_overflow(gc_marker *m, gc_header *hp, gc_header hd) {
 /* The current buffer is full: publish it and take an empty one, or overflow. */
 static void push_slow(gc_marker *m, gc_value v, gc_header *hp, gc_header hd) {
   gc_mark_work *w = &m->heap->work;
-  gc_workbuf *fresh = gc_work_get_empty(w);
+  gc_workbuf *fresh = m->buf_entries == 0 ? NULL : gc_work_get_empty(w);
   if (fresh == NULL) {
     note_overflow(m, hp, hd);
     return;
@@ -275,7 +275,10 @@ static void mark_queued(void *ctx, gc_value v) {
 void gc_mark_init_marker(gc_heap *heap, gc_marker *m, int parallel) {
   memset(m, 0, sizeof *m);
   m->heap = heap;
-  m->buf_entries = heap->work.buf_entries;
+  /* Zeal overflow (gc.h): a marker whose buffers hold nothing overflows at every push. */
+  int overflow_zeal = (gc_atomic_load_relaxed(&heap->zeal) & GC_ZEAL_OVERFLOW) != 0;
+  m->buf_entries = overflow_zeal ? 0 : heap->work.buf_entries;
+  if (overflow_zeal) gc_atomic_store_relaxed(&heap->cycle_work.overflow_zeal, 1);
   m->unmarked = heap->colours.unmarked;
   m->marked = heap->colours.marked;
   m->parallel = parallel;
@@ -286,6 +289,7 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_work_begin(heap, markers);
   gc_atomic_store(&heap->work.overflowed, 0);
   heap->cycle_work.markers = markers;
+  heap->cycle_work.overflow_zeal = 0;
   heap->handoffs_at_mark_begin = heap->work.handoffs;
   heap->shares_at_mark_begin = heap->work.shares;
   for (size_t i = 0; i < heap->domain_count; i++) {

@@ -26,6 +26,8 @@ void gc_config_default(gc_config *cfg) {
   cfg->marking = GC_MARKING_INCREMENTAL;
   cfg->mark_slice_words = 4096;
   cfg->compact_percent = GC_PERCENT_OFF;
+  cfg->mark_rechecks = 8;
+  cfg->zeal = 0;
 }
 
 static gc_error param_error(char *err, size_t err_len, const char *fmt, ...) {
@@ -36,6 +38,40 @@ static gc_error param_error(char *err, size_t err_len, const char *fmt, ...) {
     va_end(ap);
   }
   return GC_ERR_PARAM;
+}
+
+/* "none", or zeal modes joined by '+' (gc.h, GC_ZEALS). */
+static gc_error parse_zeal(const char *value, unsigned *out, char *err, size_t err_len) {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } zeals[] = {
+#define GC_ZEAL_ROW(name, id, bit) {id, bit},
+      GC_ZEALS(GC_ZEAL_ROW)
+#undef GC_ZEAL_ROW
+  };
+  if (strcmp(value, "none") == 0) {
+    *out = 0;
+    return GC_OK;
+  }
+  unsigned modes = 0;
+  for (const char *p = value;;) {
+    size_t len = strcspn(p, "+");
+    unsigned bit = 0;
+    for (size_t i = 0; i < sizeof zeals / sizeof zeals[0]; i++) {
+      if (strlen(zeals[i].name) == len && strncmp(p, zeals[i].name, len) == 0) bit = zeals[i].bit;
+    }
+    if (bit == 0) {
+      return param_error(err, err_len,
+                         "zeal=%s: modes joined by '+' (slice, cycle, overflow, recheck), or none",
+                         value);
+    }
+    modes |= bit;
+    if (p[len] == '\0') break;
+    p += len + 1;
+  }
+  *out = modes;
+  return GC_OK;
 }
 
 /* A size with an optional K/M/G suffix (powers of 1024). */
@@ -110,6 +146,7 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     }
     return GC_OK;
   }
+  if (strcmp(key, "zeal") == 0) return parse_zeal(value, &cfg->zeal, err, err_len);
   if (strcmp(key, "percent") == 0 && strcmp(value, "off") == 0) {
     cfg->gc_percent = GC_PERCENT_OFF;
     return GC_OK;
@@ -152,13 +189,17 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     cfg->free_pools_kept = (size_t)n;
   } else if (strcmp(key, "failafter") == 0) {
     cfg->fail_alloc_after = n;
+  } else if (strcmp(key, "rechecks") == 0) {
+    if (n > 1000) return param_error(err, err_len, "rechecks=%llu: at most 1000", n);
+    cfg->mark_rechecks = (unsigned)n;
   } else if (strcmp(key, "trace") == 0) {
     if (n > 1) return param_error(err, err_len, "trace=%llu: 0 or 1", n);
     cfg->trace = (int)n;
   } else {
     return param_error(err, err_len,
                        "unknown parameter '%s' (known: percent, mintrigger, sweep, markstack, "
-                       "marking, markslice, limit, batch, keep, failafter, trace, verify, compact)",
+                       "marking, markslice, limit, batch, keep, failafter, trace, verify, compact, "
+                       "rechecks, zeal)",
                        key);
   }
   return GC_OK;

@@ -1,0 +1,142 @@
+/* Zeal (gc.h, GC_ZEALS) and the recheck limit: each mode makes its rare path run every time it
+ * can (counted by the rare events, GC_EVENTS), the heap keeps every live block meanwhile, and the
+ * parameters refuse what they cannot mean. */
+#include <string.h>
+
+#include "gc/check.h"
+#include "gc/gc.h"
+
+static uint64_t ev(gc_heap *h, gc_event e) { return gc_event_count(h, e); }
+
+static size_t live_blocks(gc_heap *h) {
+  gc_stats s;
+  gc_get_stats(h, &s);
+  return s.pool_live_blocks;
+}
+
+/* A heap with `params`, its main domain and a list of n two-field blocks held by *root (a frame
+ * slot the caller pushed). */
+typedef struct fixture {
+  gc_heap *h;
+  gc_domain *d;
+  gc_value root;
+  gc_frame frame;
+} fixture;
+
+static void open_fixture(fixture *f, const char *params) {
+  f->h = gc_heap_create(NULL);
+  CHECK(gc_set_params(f->h, params) == GC_OK);
+  f->d = gc_main_domain(f->h);
+  f->root = 0;
+  gc_frame_push(f->d, &f->frame, &f->root, 1);
+}
+
+static void grow_list(fixture *f, int n) {
+  for (int i = 0; i < n; i++) {
+    gc_value b = gc_alloc(f->d, 2, GC_TAG_SCAN);
+    CHECK(b != 0);
+    GC_FIELD(b, 0) = f->root; /* initialising store: b is this domain's newest block */
+    f->root = b;
+  }
+}
+
+static void close_fixture(fixture *f) {
+  gc_frame_pop(f->d, &f->frame);
+  gc_heap_destroy(f->h);
+}
+
+static void parameters(void) {
+  gc_config cfg;
+  char err[200];
+  gc_config_default(&cfg);
+  CHECK_EQ_U(cfg.mark_rechecks, 8);
+  CHECK_EQ_U(cfg.zeal, 0);
+  CHECK(gc_config_parse(&cfg, "zeal=slice+overflow,rechecks=0", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.zeal, GC_ZEAL_SLICE | GC_ZEAL_OVERFLOW);
+  CHECK_EQ_U(cfg.mark_rechecks, 0);
+  CHECK(gc_config_parse(&cfg, "zeal=none", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.zeal, 0);
+  CHECK(gc_config_parse(&cfg, "zeal=slice+cycle+overflow+recheck", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.zeal, GC_ZEAL_SLICE | GC_ZEAL_CYCLE | GC_ZEAL_OVERFLOW | GC_ZEAL_RECHECK);
+  const char *bad[] = {"zeal=slice+often", "zeal=",         "zeal=+slice",
+                       "zeal=slice+",      "rechecks=1001", "rechecks=x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    gc_config before = cfg;
+    CHECK(gc_config_parse(&cfg, bad[i], err, sizeof err) == GC_ERR_PARAM);
+    CHECK(memcmp(&before, &cfg, sizeof cfg) == 0); /* unchanged */
+    CHECK(strstr(err, bad[i][0] == 'z' ? "zeal=" : "rechecks=") != NULL);
+  }
+}
+
+static void slice_at_every_allocation(void) {
+  fixture f;
+  open_fixture(&f, "marking=incremental,percent=off,zeal=slice,markslice=1");
+  grow_list(&f, 300);
+  gc_collect(f.d, GC_COLLECT_START);
+  uint64_t slices = ev(f.h, GC_EVENT_MARK_SLICE), cycles = ev(f.h, GC_EVENT_CYCLE);
+  grow_list(&f, 50);
+  /* Each allocation ran a slice of one word while the cycle marked: 300 blocks take more. */
+  CHECK(ev(f.h, GC_EVENT_MARK_SLICE) - slices >= 50);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_CYCLE), cycles);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(live_blocks(f.h), 350);
+  close_fixture(&f);
+}
+
+static void cycle_at_every_allocation(void) {
+  fixture f;
+  open_fixture(&f, "marking=stw,percent=off,zeal=cycle");
+  uint64_t cycles = ev(f.h, GC_EVENT_CYCLE);
+  grow_list(&f, 40);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_CYCLE) - cycles, 40);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(live_blocks(f.h), 40);
+  close_fixture(&f);
+}
+
+static void overflow_at_every_push(void) {
+  fixture f;
+  open_fixture(&f, "marking=stw,percent=off,zeal=overflow");
+  grow_list(&f, 500);
+  gc_alloc(f.d, 3, GC_TAG_SCAN); /* garbage */
+  gc_collect(f.d, GC_COLLECT_FULL);
+  /* The list's head is the first push: every block is marked by re-darkening, a pass a link. */
+  CHECK(ev(f.h, GC_EVENT_MARK_OVERFLOW) >= 500);
+  CHECK(ev(f.h, GC_EVENT_MARK_REDARKEN) >= 2);
+  CHECK_EQ_U(live_blocks(f.h), 500);
+  /* Off again: the next mark pushes. */
+  CHECK(gc_set_params(f.h, "zeal=none") == GC_OK);
+  uint64_t overflows = ev(f.h, GC_EVENT_MARK_OVERFLOW);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_OVERFLOW), overflows);
+  CHECK_EQ_U(live_blocks(f.h), 500);
+  close_fixture(&f);
+}
+
+static void recheck_until_the_limit(void) {
+  fixture f;
+  open_fixture(&f, "marking=incremental,percent=off,zeal=recheck,rechecks=3");
+  grow_list(&f, 200);
+  for (int i = 0; i < 4; i++) gc_collect(f.d, GC_COLLECT_MAJOR);
+  uint64_t cycles = ev(f.h, GC_EVENT_CYCLE);
+  CHECK(cycles >= 4);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK), 3 * cycles);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK_LIMIT), cycles);
+  CHECK_EQ_U(live_blocks(f.h), 200);
+  /* No rechecks at all: every termination that finds work finishes the mark at once. */
+  CHECK(gc_set_params(f.h, "rechecks=0") == GC_OK);
+  uint64_t rechecks = ev(f.h, GC_EVENT_MARK_RECHECK);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK), rechecks);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK_LIMIT), cycles + 1);
+  close_fixture(&f);
+}
+
+int main(void) {
+  RUN(parameters);
+  RUN(slice_at_every_allocation);
+  RUN(cycle_at_every_allocation);
+  RUN(overflow_at_every_push);
+  RUN(recheck_until_the_limit);
+  CHECK_MAIN_END();
+}
