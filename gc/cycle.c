@@ -415,24 +415,26 @@ static int incremental_mode(gc_heap *heap) {
   return gc_atomic_load_relaxed(&heap->marking_mode) == GC_MARKING_INCREMENTAL;
 }
 
-/* A slice's budget is at most this many times markslice: an allocation of megabytes is paid
- * for over several slices (the domain's mark debt), not by one that stalls its mutator for the
- * whole mark. */
-#define GC_SLICE_MAX_FACTOR 32
+/* A slice's budget is at most slicecap (gc_config.mark_slice_cap, 32 by default) times markslice:
+ * an allocation of megabytes is paid for over several slices (the domain's mark debt), not by one
+ * that stalls its mutator for the whole mark. */
+static uint64_t slice_cap_words(gc_heap *heap) {
+  size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
+  size_t factor = gc_param_load(&heap->cfg.mark_slice_cap);
+  return slice_words <= UINT64_MAX / factor ? (uint64_t)slice_words * factor : UINT64_MAX;
+}
 
 int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   gc_heap *heap = d->heap;
   if (budget_words == 0) {
     /* Paced by allocation (an assist): the words allocated since the last slice owe mark work
-     * at the pacer's ratio (pacer.h), paid markslice to 32 markslice at a time. */
+     * at the pacer's ratio (pacer.h), paid markslice to slicecap markslices at a time. */
     size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
     uint64_t allocated = d->alloc_words - d->slice_alloc_words;
     uint64_t owed = gc_pacer_assist_words(heap, allocated);
     d->mark_debt_words =
         owed <= UINT64_MAX - d->mark_debt_words ? d->mark_debt_words + owed : UINT64_MAX;
-    uint64_t cap = slice_words <= UINT64_MAX / GC_SLICE_MAX_FACTOR
-                       ? (uint64_t)slice_words * GC_SLICE_MAX_FACTOR
-                       : UINT64_MAX;
+    uint64_t cap = slice_cap_words(heap);
     uint64_t budget = d->mark_debt_words < slice_words ? slice_words : d->mark_debt_words;
     if (budget > cap) budget = cap;
     budget_words = budget <= SIZE_MAX ? (size_t)budget : SIZE_MAX;
@@ -558,10 +560,7 @@ void gc_cycle_assist(gc_domain *d) {
    * slices found no grey work, another domain's slice held it). It waits for work and pays
    * before it allocates on, as Go's assists do, so the goal holds (the ceiling is the last
    * resort). Out of work with no other domain slicing, the step tries termination itself. */
-  size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
-  uint64_t cap = slice_words <= UINT64_MAX / GC_SLICE_MAX_FACTOR
-                     ? (uint64_t)slice_words * GC_SLICE_MAX_FACTOR
-                     : UINT64_MAX;
+  uint64_t cap = slice_cap_words(heap);
   while (d->mark_debt_words > cap && gc_atomic_load_relaxed(&d->head.marking) &&
          !gc_pacer_at_ceiling(heap)) {
     if (!gc_cycle_mark_step(d, (size_t)cap)) {

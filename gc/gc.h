@@ -150,6 +150,9 @@ typedef struct gc_config {
   int compact_percent;       /* GC_PERCENT_OFF (the default): gc_collect(GC_COLLECT_FULL) never
                               * moves a block; 0..100: it compacts (gc_compact) when, once swept,
                               * more than this % of the owned pools' slots are free */
+  size_t mark_buf_entries;   /* entries a work buffer holds at most (1..512; default 512) */
+  size_t mark_slice_cap;     /* incremental: a slice's budget is at most this many markslices
+                              * (1..1024; default 32), however much mark work allocation owes */
   unsigned mark_rechecks;    /* incremental: termination stops that may resume marking in one
                               * cycle before a stop finishes the mark itself (default 8) */
   unsigned zeal;             /* GC_ZEAL_* modes: 0 (the default) none */

@@ -135,7 +135,9 @@ static void apply_params(gc_heap *heap, const gc_config *next) {
   heap->cfg.trace = next->trace;
   heap->cfg.verify = next->verify;
   heap->cfg.compact_percent = next->compact_percent;
-  heap->cfg.mark_rechecks = next->mark_rechecks; /* read in a termination stop */
+  heap->cfg.mark_rechecks = next->mark_rechecks;       /* read in a termination stop */
+  heap->cfg.mark_buf_entries = next->mark_buf_entries; /* the work buffers: at the next mark */
+  gc_param_store(&heap->cfg.mark_slice_cap, next->mark_slice_cap);
   gc_pacer_plan(heap);
 }
 

@@ -14,7 +14,7 @@
  * allocated; cons/mark starts at its inverse), and the bounds of every ratio after it. Above 2
  * (what a slice paid before the pacer): a shorter runway means less allocated while marking,
  * which is also less born MARKED and so less floating garbage in the next goal's `kept`; a
- * slice is capped anyway (GC_SLICE_MAX_FACTOR, cycle.c), so a high ratio costs no long stall. */
+ * slice is capped anyway (slicecap, cycle.c), so a high ratio costs no long stall. */
 #define GC_PACER_START_RATIO 32
 #define GC_PACER_MIN_RATIO   2
 /* The longest runway: a mark planned at fewer than this many words of work per allocated word

@@ -27,6 +27,8 @@ void gc_config_default(gc_config *cfg) {
   cfg->mark_slice_words = 4096;
   cfg->compact_percent = GC_PERCENT_OFF;
   cfg->mark_rechecks = 8;
+  cfg->mark_buf_entries = 512;
+  cfg->mark_slice_cap = 32;
   cfg->zeal = 0;
 }
 
@@ -189,6 +191,14 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     cfg->free_pools_kept = (size_t)n;
   } else if (strcmp(key, "failafter") == 0) {
     cfg->fail_alloc_after = n;
+  } else if (strcmp(key, "markbuf") == 0) {
+    if (n < 1 || n > 512) return param_error(err, err_len, "markbuf=%llu: between 1 and 512", n);
+    cfg->mark_buf_entries = (size_t)n;
+  } else if (strcmp(key, "slicecap") == 0) {
+    if (n < 1 || n > 1024) {
+      return param_error(err, err_len, "slicecap=%llu: between 1 and 1024", n);
+    }
+    cfg->mark_slice_cap = (size_t)n;
   } else if (strcmp(key, "rechecks") == 0) {
     if (n > 1000) return param_error(err, err_len, "rechecks=%llu: at most 1000", n);
     cfg->mark_rechecks = (unsigned)n;
@@ -199,7 +209,7 @@ static gc_error apply_one(gc_config *cfg, const char *key, const char *value, ch
     return param_error(err, err_len,
                        "unknown parameter '%s' (known: percent, mintrigger, sweep, markstack, "
                        "marking, markslice, limit, batch, keep, failafter, trace, verify, compact, "
-                       "rechecks, zeal)",
+                       "markbuf, slicecap, rechecks, zeal)",
                        key);
   }
   return GC_OK;

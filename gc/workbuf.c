@@ -31,10 +31,11 @@ static gc_workbuf *first_empty_with_lock(gc_mark_work *w) {
 
 void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
   gc_mark_work *w = &heap->work;
-  /* Buffers of up to 512 entries, at least two per marker so a handoff can always find one. */
+  /* Buffers of up to markbuf entries (512 by default), at least two per marker so a handoff can
+   * always find one. */
   size_t entries = total_entries / (2 * markers);
   if (entries < 1) entries = 1;
-  if (entries > 512) entries = 512;
+  if (entries > heap->cfg.mark_buf_entries) entries = heap->cfg.mark_buf_entries;
   size_t count = total_entries / entries;
   if (count < 2 * markers) count = 2 * markers;
   if (w->arena != NULL && w->buf_entries == entries && w->buf_count == count) return;

@@ -1,6 +1,8 @@
-/* Zeal (gc.h, GC_ZEALS) and the recheck limit: each mode makes its rare path run every time it
- * can (counted by the rare events, GC_EVENTS), the heap keeps every live block meanwhile, and the
- * parameters refuse what they cannot mean. */
+/* Zeal (gc.h, GC_ZEALS) and the limits that were constants (rechecks, markbuf, slicecap): each
+ * mode makes its rare path run every time it can (counted by the rare events, GC_EVENTS), each
+ * limit reaches its corners, the heap keeps every live block meanwhile, and the parameters refuse
+ * what they cannot mean. */
+#include <stdio.h>
 #include <string.h>
 
 #include "gc/check.h"
@@ -64,7 +66,9 @@ static void parameters(void) {
     gc_config before = cfg;
     CHECK(gc_config_parse(&cfg, bad[i], err, sizeof err) == GC_ERR_PARAM);
     CHECK(memcmp(&before, &cfg, sizeof cfg) == 0); /* unchanged */
-    CHECK(strstr(err, bad[i][0] == 'z' ? "zeal=" : "rechecks=") != NULL);
+    char key[16];
+    snprintf(key, sizeof key, "%.*s", (int)(strchr(bad[i], '=') - bad[i] + 1), bad[i]);
+    CHECK(strstr(err, key) != NULL);
   }
 }
 
@@ -132,11 +136,51 @@ static void recheck_until_the_limit(void) {
   close_fixture(&f);
 }
 
+/* One-entry work buffers: every second push takes a buffer from the lists. */
+static void one_entry_buffers(void) {
+  fixture f;
+  open_fixture(&f, "marking=stw,percent=off,markbuf=1");
+  grow_list(&f, 300);
+  gc_value wide = gc_alloc(f.d, 64, GC_TAG_SCAN);
+  gc_store(f.d, f.root, 1, wide); /* reachable before the leaves' allocations */
+  for (int i = 0; i < 64; i++) gc_store(f.d, wide, (size_t)i, gc_alloc(f.d, 1, GC_TAG_SCAN));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(live_blocks(f.h), 300 + 1 + 64);
+  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_OVERFLOW), 0); /* a million one-entry buffers: room enough */
+  close_fixture(&f);
+}
+
+/* The slice cap: owed mark work is paid in more, smaller slices when the cap is low. */
+static uint64_t slices_with_cap(const char *cap) {
+  char params[128];
+  snprintf(params, sizeof params, "marking=incremental,percent=off,markslice=8,slicecap=%s", cap);
+  fixture f;
+  open_fixture(&f, params);
+  grow_list(&f, 2000);
+  gc_collect(f.d, GC_COLLECT_START);
+  uint64_t before = ev(f.h, GC_EVENT_MARK_SLICE);
+  /* Allocation owes mark work; each assist pays at most slicecap * markslice of it. */
+  while (gc_event_count(f.h, GC_EVENT_CYCLE) == 0 && ev(f.h, GC_EVENT_MARK_SLICE) - before < 5000) {
+    gc_alloc(f.d, 100, GC_TAG_RAW);
+  }
+  uint64_t slices = ev(f.h, GC_EVENT_MARK_SLICE) - before;
+  CHECK_EQ_U(live_blocks(f.h) >= 2000, 1);
+  close_fixture(&f);
+  return slices;
+}
+
+static void slice_cap(void) {
+  uint64_t low = slices_with_cap("1"), high = slices_with_cap("1024");
+  CHECK(low > high);
+}
+
 int main(void) {
   RUN(parameters);
   RUN(slice_at_every_allocation);
   RUN(cycle_at_every_allocation);
   RUN(overflow_at_every_push);
   RUN(recheck_until_the_limit);
+  RUN(one_entry_buffers);
+  RUN(slice_cap);
   CHECK_MAIN_END();
 }
