@@ -165,7 +165,7 @@ typedef struct fuzz_tunable {
   const char *what; /* one line: what V sets */
 } fuzz_tunable;
 
-enum { FUZZ_TUNABLES_MAX = 8 };
+enum { FUZZ_TUNABLES_MAX = 12 }; /* tune p0..p11: fuzz/lang/ops.h, FUZZ_TUNABLE_COUNT */
 
 /* ---- The heap ------------------------------------------------------------------------------ */
 

@@ -59,7 +59,7 @@ enum {
    * no body). So a finalizer runs at most FUZZ_BODY_MAX ops, bodies within it included. */
   FUZZ_BODY_MAX = 8,
   FUZZ_BODY_DEPTH = 2,
-  FUZZ_TUNABLE_COUNT = 8, /* tune p0..p7: a backend's parameters (fuzz/backend/backend.h) */
+  FUZZ_TUNABLE_COUNT = 12, /* tune p0..p11: a backend's parameters (fuzz/backend/backend.h) */
 };
 
 /* ---- Operand kinds ------------------------------------------------------------------------ */
@@ -77,7 +77,7 @@ enum {
   X(COLLECT, 1, "a collection: slice, major, full or start")                                \
   X(PARAM, 2,                                                                               \
     "a parameter (percent, mintrigger, sweep, markstack, batch, keep, marking, markslice, " \
-    "compact) and a value")                                                                 \
+    "compact, rechecks, markbuf, slicecap, zeal) and a value")                              \
   X(FAIL, 1, "an allocation count 1..64, or off")                                           \
   X(LIMIT, 1, "a heap limit: off or 32k, 64k, 96k, 128k, 256k, 512k, 1m, 4m")               \
   X(MISUSE, 1,                                                                              \
@@ -92,7 +92,7 @@ enum {
     "header), or end, end+N, end-N from one past its last field (-28..+27)")                \
   X(WORD, 8, "a 64-bit word in hex, 0x0..0xffffffffffffffff (no leading zeros)")            \
   X(BODY, 1, "a body length 0..8: the next N ops are the body")                             \
-  X(TUNABLE, 1, "a backend's tunable p0..p7 (replay --list-tunables --backend NAME)")       \
+  X(TUNABLE, 1, "a backend's tunable p0..p11 (replay --list-tunables --backend NAME)")      \
   X(CORRUPTION, 1,                                                                          \
     "a corruption: the verification kind it plants, e.g. reach.zero-header, or "            \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
@@ -124,6 +124,10 @@ typedef enum fuzz_param {
   FUZZ_PARAM_MARKING,   /* stw or incremental: the heap's marking mode from here on */
   FUZZ_PARAM_MARKSLICE, /* the incremental mark slice's least budget, in words */
   FUZZ_PARAM_COMPACT,   /* off, or the free share above which `collect full` compacts */
+  FUZZ_PARAM_RECHECKS,  /* the recheck limit of incremental termination (0: none) */
+  FUZZ_PARAM_MARKBUF,   /* entries a mark work buffer holds (1: every push but one takes one) */
+  FUZZ_PARAM_SLICECAP,  /* a slice's budget cap, in markslices */
+  FUZZ_PARAM_ZEAL,      /* zeal modes (gc.h): a rare path of the collector made the common one */
   FUZZ_PARAM_COUNT
 } fuzz_param;
 /* MISUSE values: calls the API must refuse with a documented error, changing nothing. */
@@ -273,8 +277,11 @@ typedef enum fuzz_corruption {
   X(PARAM, "param", PARAM, NONE, NONE,                                                            \
     "gc_set_params: percent, mintrigger (words), sweep (budget words), markstack (entries), "     \
     "batch (pools mapped at once), keep (empty pools kept), marking (stw or incremental: a "      \
-    "program runs stw until it says otherwise), markslice (words) or compact (off or a "          \
-    "percentage: a full collection compacts when more of the pools' slots than that are free)")   \
+    "program runs stw until it says otherwise), markslice (words), compact (off or a "            \
+    "percentage: a full collection compacts when more of the pools' slots than that are free), "  \
+    "rechecks (the incremental termination's limit), markbuf (work buffer entries), slicecap "    \
+    "(a slice's budget cap in markslices) or zeal (modes joined by +: slice, cycle, overflow, "   \
+    "recheck; none)")                                                                             \
   X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")       \
   X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")             \
   X(PIN, "pin", SLOT, NONE, NONE,                                                                 \

@@ -59,6 +59,19 @@ static const long markslice_values[] = {1, 16, 256, 4096, 65536};
 /* compact: off (-1), always (0: any free slot and a class in more pools than it needs), the
  * middle and the edge of never (100: no slot may be free, so it never compacts). */
 static const long compact_values[] = {-1, 0, 10, 50, 90, 100};
+/* The limits that were constants, at their corners (gc/README.md, "Parameters"). */
+static const long rechecks_values[] = {0, 1, 2, 8, 64};
+static const long markbuf_values[] = {1, 2, 3, 16, 512};
+static const long slicecap_values[] = {1, 2, 32, 1024};
+/* zeal: every mode alone, the pairs that meet in one mark, and all four (gc.h, GC_ZEALS). */
+static const char *const zeal_names[] = {"none",           "slice",
+                                         "cycle",          "overflow",
+                                         "recheck",        "slice+overflow",
+                                         "slice+recheck",  "overflow+recheck",
+                                         "cycle+overflow", "slice+cycle+overflow+recheck"};
+static const long zeal_values[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+_Static_assert(sizeof zeal_names / sizeof zeal_names[0] == sizeof zeal_values / sizeof(long),
+               "a name for every zeal value");
 
 static const struct {
   const char *name;
@@ -79,6 +92,10 @@ static const struct {
     [FUZZ_PARAM_MARKSLICE] = {"markslice", markslice_values,
                               sizeof markslice_values / sizeof(long)},
     [FUZZ_PARAM_COMPACT] = {"compact", compact_values, sizeof compact_values / sizeof(long)},
+    [FUZZ_PARAM_RECHECKS] = {"rechecks", rechecks_values, sizeof rechecks_values / sizeof(long)},
+    [FUZZ_PARAM_MARKBUF] = {"markbuf", markbuf_values, sizeof markbuf_values / sizeof(long)},
+    [FUZZ_PARAM_SLICECAP] = {"slicecap", slicecap_values, sizeof slicecap_values / sizeof(long)},
+    [FUZZ_PARAM_ZEAL] = {"zeal", zeal_values, sizeof zeal_values / sizeof(long), zeal_names},
 };
 
 const char *fuzz_param_name(fuzz_param p) { return param_table[p].name; }

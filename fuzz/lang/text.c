@@ -44,7 +44,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
     case FUZZ_OPND_INT: snprintf(tmp, sizeof tmp, "%d", arg.a); break;
     case FUZZ_OPND_COLLECT: snprintf(tmp, sizeof tmp, "%s", fuzz_collect_names[arg.a]); break;
     case FUZZ_OPND_PARAM: {
-      char value[16];
+      char value[40]; /* the longest: a zeal value, "slice+cycle+overflow+recheck" */
       format_param_value((fuzz_param)arg.a, (size_t)arg.b, value, sizeof value);
       snprintf(tmp, sizeof tmp, "%s %s", fuzz_param_name((fuzz_param)arg.a), value);
       break;
@@ -230,10 +230,10 @@ static int parse_param(line_cursor *lc, const char *tok, size_t len, size_t col,
       return 1;
     }
   }
-  char choices[160];
+  char choices[320];
   size_t used = 0;
   for (size_t i = 0; i < n && used < sizeof choices; i++) {
-    char v[16];
+    char v[40];
     format_param_value((fuzz_param)p, i, v, sizeof v);
     int k = snprintf(choices + used, sizeof choices - used, "%s%s", i ? ", " : "", v);
     if (k > 0) used += (size_t)k;

@@ -10,7 +10,7 @@
 void replay_list_ops(FILE *out);
 
 /* Every backend linked into the binary (fuzz/backend/registry.c): its name, what it is, its
- * capabilities, its tunables (tune p0..p7) and its op set's size. */
+ * capabilities, its tunables (tune p0..p11) and its op set's size. */
 void replay_list_backends(FILE *out);
 
 #endif /* FUZZ_REPLAY_LIST_H */

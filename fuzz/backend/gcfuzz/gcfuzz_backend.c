@@ -42,13 +42,20 @@ static const fuzz_tunable tunables[] = {
     {"keep", "empty pools kept (0, 1, 4, 64)"},
     {"marking", "stw or incremental"},
     {"markslice", "the incremental mark slice's least budget in words (1 .. 65536)"},
+    {"rechecks", "the incremental termination's recheck limit (0 .. 64)"},
+    {"markbuf", "entries a mark work buffer holds (1 .. 512)"},
+    {"slicecap", "a slice's budget cap in markslices (1 .. 1024)"},
+    {"zeal", "zeal modes: none, slice, cycle, overflow, recheck and combinations"},
 };
-/* compact, the last `param`, is not a tunable: tune has FUZZ_TUNABLE_COUNT of them, and a
- * backend compacts through its own op (compact, FUZZ_CAP_COMPACT), whose moves the oracle
- * follows; a `collect full` that compacted would move blocks without telling it. */
-_Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COMPACT &&
-                   FUZZ_PARAM_COMPACT == FUZZ_TUNABLE_COUNT,
+/* compact is the one `param` that is not a tunable: a backend compacts through its own op
+ * (compact, FUZZ_CAP_COMPACT), whose moves the oracle follows; a `collect full` that compacted
+ * would move blocks without telling it. So tunable i is param i, or i + 1 from compact on. */
+_Static_assert(sizeof tunables / sizeof tunables[0] == FUZZ_PARAM_COUNT - 1 &&
+                   FUZZ_PARAM_COUNT - 1 == FUZZ_TUNABLE_COUNT,
                "one tunable a `param` of the op language but compact, in its order");
+static fuzz_param param_of_tunable(unsigned tunable) {
+  return (fuzz_param)(tunable < FUZZ_PARAM_COMPACT ? tunable : tunable + 1);
+}
 
 _Thread_local unsigned gcfuzz_thread_on;
 
@@ -283,9 +290,10 @@ static void collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
 
 static size_t run_finalizers(fuzz_bheap *h) { return gc_run_finalizers(gcfuzz_dom(h)); }
 
-/* tune pN V: the op language's `param` N with the value V names in its table. */
+/* tune pN V: the op language's `param` of tunable N (param_of_tunable) with the value V names in
+ * its table. */
 static void tune(fuzz_bheap *h, unsigned param, unsigned value) {
-  fuzz_param p = (fuzz_param)param;
+  fuzz_param p = param_of_tunable(param);
   size_t i = value % fuzz_param_value_count(p);
   const char *name = fuzz_param_value_name(p, i);
   char text[64];
