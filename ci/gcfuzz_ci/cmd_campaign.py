@@ -236,6 +236,11 @@ def parse_args(argv):
     a.targets = list(layout.COVERAGE_TARGETS)
   a.targets = a.targets or list(layout.DEFAULT_TARGETS)
   foreign = [t for t in a.targets if layout.backend_of(t) != "gcfuzz"]
+  if os.environ.get("GCFUZZ_PARAMS") and a.mode != "report":
+    raise cli.UsageError("GCFUZZ_PARAMS is set (%s): the fuzz targets make their heaps from the "
+                         "programs alone, so that every finding replays from its input; unset "
+                         "it (parameters belong in the programs: `param KEY VALUE`)"
+                         % os.environ["GCFUZZ_PARAMS"])
   if a.mode == "census" and any(t not in layout.PROGRAM_TARGETS for t in a.targets):
     raise cli.UsageError("--census counts the events of the program targets (%s), not %s"
                          % (" ".join(layout.PROGRAM_TARGETS),

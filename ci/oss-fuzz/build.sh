@@ -78,10 +78,13 @@ done
 for pid in $pids; do wait "$pid"; done
 OBJS=""
 for src in $SOURCES; do OBJS="$OBJS $(obj_of "$src")"; done
-# Every target's custom mutator (the op-aware mutations; libFuzzer calls it, other engines do not).
-# shellcheck disable=SC2086
-compile "$TARGET_DIR/custom_mutator.c" $CFLAGS
-OBJS="$OBJS $(obj_of "$TARGET_DIR/custom_mutator.c")"
+# Every target's custom mutator (the op-aware mutations; libFuzzer calls it, other engines do not)
+# and what every target refuses from its environment (target_env.c).
+for f in custom_mutator.c target_env.c; do
+  # shellcheck disable=SC2086
+  compile "$TARGET_DIR/$f" $CFLAGS
+  OBJS="$OBJS $(obj_of "$TARGET_DIR/$f")"
+done
 
 # A host-side assembler for the seed corpus: the replay tool, built plainly (no sanitizer, no
 # engine, no optimization: it assembles a few dozen text files), whatever $CC and $CFLAGS ask of

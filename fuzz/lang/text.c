@@ -4,7 +4,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "fuzz/lang/shapes.h"
 
 /* ---- Printing ------------------------------------------------------------------------------ */
 
@@ -92,17 +95,38 @@ const char *fuzz_op_format(const fuzz_op *op, char *buf, size_t buf_len) {
   return buf;
 }
 
+/* A field operand past the end of its slot's block (shapes.h), as bytes may hold it: written
+ * `sN.F!`, which the assembler takes as meant (fuzz_assemble). `operand` counts the operands
+ * from 0; the line has room for the mark (FUZZ_OP_TEXT_MAX leaves it). */
+static void mark_unchecked(char *line, int operand) {
+  char *p = line + strspn(line, " ");  /* past the indent: the mnemonic */
+  for (int k = 0; k <= operand; k++) { /* to the operand's token */
+    p += strcspn(p, " ");
+    if (*p == '\0') return;
+    p++;
+  }
+  char *end = p + strcspn(p, " ");
+  memmove(end + 1, end, strlen(end) + 1);
+  *end = '!';
+}
+
 size_t fuzz_print_program(FILE *out, const fuzz_opset *set, const uint8_t *data, size_t size,
                           int numbered) {
   fuzz_decoder dec;
   fuzz_op op;
-  char line[FUZZ_OP_TEXT_MAX + 2 * FUZZ_BODY_DEPTH];
+  char line[FUZZ_OP_TEXT_MAX + 2 * FUZZ_BODY_DEPTH + 1]; /* + 1: the `!` of mark_unchecked */
+  fuzz_shapes shapes;
+  fuzz_shapes_init(&shapes);
   fuzz_decoder_init(&dec, set, data, size);
   while (fuzz_program_next(&dec, &op)) {
     /* A finalizer body's ops are indented under their fin_do, two blanks a level. */
     int indent = 2 * op.depth;
     fuzz_op_format(&op, line + indent, sizeof line - (size_t)indent);
     memset(line, ' ', (size_t)indent);
+    int operand;
+    fuzz_shape shape;
+    if (fuzz_shapes_field_past_end(&shapes, &op, &operand, &shape)) mark_unchecked(line, operand);
+    fuzz_shapes_step(&shapes, &op);
     if (numbered) {
       fprintf(out, "%-28s # op %zu\n", line, op.index);
     } else {
@@ -121,6 +145,8 @@ typedef struct line_cursor {
   size_t pos;
   size_t line_no;
   fuzz_text_error *err;
+  size_t field_col; /* the column of this line's field operand, 0 if none */
+  int unchecked;    /* its field was written sN.F!: meant even past the block's end */
 } line_cursor;
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -323,7 +349,11 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
     case FUZZ_OPND_NONE:
     case FUZZ_OPND_KIND_COUNT: break;
     case FUZZ_OPND_SLOT: ok = parse_indexed(tok, len, 's', FUZZ_SLOTS, &arg->a); break;
-    case FUZZ_OPND_FIELD: ok = parse_dotted(tok, len, 's', FUZZ_SLOTS, FUZZ_FIELDS, arg); break;
+    case FUZZ_OPND_FIELD:
+      lc->field_col = col;
+      lc->unchecked = len > 0 && tok[len - 1] == '!';
+      ok = parse_dotted(tok, len - (size_t)lc->unchecked, 's', FUZZ_SLOTS, FUZZ_FIELDS, arg);
+      break;
     case FUZZ_OPND_GLOBAL: ok = parse_indexed(tok, len, 'g', FUZZ_GLOBALS, &arg->a); break;
     case FUZZ_OPND_KIND:
       ok = parse_word(tok, len, fuzz_kind_names, FUZZ_KIND_COUNT, &arg->a);
@@ -392,7 +422,18 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
   return 1;
 }
 
-static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) {
+/* Where each assembled op came from, for the checks that need the whole program first. */
+typedef struct op_place {
+  size_t line, field_col;
+  int unchecked;
+} op_place;
+
+typedef struct op_places {
+  op_place *items;
+  size_t count, capacity;
+} op_places;
+
+static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out, op_places *places) {
   const char *tok;
   size_t len, col;
   if (!next_token(lc, &tok, &len, &col)) return 1; /* blank or comment */
@@ -417,6 +458,45 @@ static int assemble_line(line_cursor *lc, const fuzz_opset *set, fuzz_buf *out) 
   uint8_t bytes[FUZZ_OP_MAX_BYTES];
   size_t n = fuzz_op_encode(set, &op, bytes);
   if (!fuzz_buf_append(out, bytes, n)) return fail_at(lc, 1, "out of memory");
+  if (places->count == places->capacity) {
+    size_t capacity = places->capacity ? 2 * places->capacity : 64;
+    op_place *items = realloc(places->items, capacity * sizeof *items);
+    if (items == NULL) return fail_at(lc, 1, "out of memory");
+    places->items = items;
+    places->capacity = capacity;
+  }
+  places->items[places->count++] = (op_place){lc->line_no, lc->field_col, lc->unchecked};
+  return 1;
+}
+
+/* A field operand past the end of the block its slot is known to hold (shapes.h) does nothing
+ * when it runs: in text, a mistake, unless written sN.F! (as the printer writes what bytes
+ * hold). The program's ops from `from` on, decoded as the target reads them. */
+static int check_fields(const fuzz_opset *set, const fuzz_buf *out, size_t from,
+                        const op_places *places, fuzz_text_error *err) {
+  fuzz_shapes shapes;
+  fuzz_shapes_init(&shapes);
+  fuzz_decoder dec;
+  fuzz_op op;
+  fuzz_decoder_init(&dec, set, out->data + from, out->size - from);
+  while (fuzz_program_next(&dec, &op) && op.index < places->count) {
+    int operand;
+    fuzz_shape shape;
+    const op_place *at = &places->items[op.index];
+    if (!at->unchecked && fuzz_shapes_field_past_end(&shapes, &op, &operand, &shape)) {
+      const fuzz_arg *f = &op.args[operand];
+      err->line = at->line;
+      err->column = at->field_col;
+      snprintf(err->message, sizeof err->message,
+               "%s: field %d of s%d is past the end of its block: s%d holds the %zu-field block "
+               "made at line %zu (fields 0..%zu), and the op would do nothing (write s%d.%d! if "
+               "that is what you mean)",
+               fuzz_op_table[op.code].mnemonic, f->b, f->a, f->a, shape.fields,
+               places->items[shape.made_by].line, shape.fields - 1, f->a, f->b);
+      return 0;
+    }
+    fuzz_shapes_step(&shapes, &op);
+  }
   return 1;
 }
 
@@ -434,6 +514,8 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
   if (set == NULL) set = &fuzz_opset_graph;
   size_t line_no = 1;
   size_t pos = 0;
+  size_t from = out->size;
+  op_places places = {0};
   while (pos < len) {
     const char *nl = memchr(text + pos, '\n', len - pos);
     size_t line_len = nl ? (size_t)(nl - (text + pos)) : len - pos;
@@ -448,15 +530,21 @@ int fuzz_assemble(const fuzz_opset *set, const char *text, size_t len, fuzz_buf 
                  "unexpected byte 0x%02x (ops are ASCII; comments may hold any byte but a "
                  "control character)",
                  c);
+        free(places.items);
         return 0;
       }
     }
-    line_cursor lc = {text + pos, line_len, 0, line_no, err};
-    if (!assemble_line(&lc, set, out)) return 0;
+    line_cursor lc = {text + pos, line_len, 0, line_no, err, 0, 0};
+    if (!assemble_line(&lc, set, out, &places)) {
+      free(places.items);
+      return 0;
+    }
     pos += line_len + (nl ? 1 : 0);
     line_no++;
   }
-  return 1;
+  int ok = check_fields(set, out, from, &places, err);
+  free(places.items);
+  return ok;
 }
 
 int fuzz_assemble_file(const fuzz_opset *set, const char *path, fuzz_buf *out,

@@ -231,6 +231,19 @@ int replay_parse_args(int argc, char **argv, replay_args *args, int *first_file)
     int status = apply((replay_option)o, options[o].arg != NULL ? argv[++i] : NULL, args);
     if (status != REPLAY_GO_ON) return status;
   }
+  /* GCFUZZ_PARAMS is what a heap made with gc_heap_create(NULL) reads; replay makes its heaps
+   * from the program and --params, so it takes the variable as --params, and says so (the fuzz
+   * targets refuse it: fuzz/targets/target_env.h). --params, given too, wins. */
+  const char *env_params = getenv("GCFUZZ_PARAMS");
+  if (env_params != NULL && env_params[0] != '\0') {
+    if (args->params == NULL) {
+      args->params = env_params;
+      fprintf(stderr, "replay: GCFUZZ_PARAMS=%s taken as --params %s\n", env_params, env_params);
+    } else {
+      fprintf(stderr, "replay: GCFUZZ_PARAMS=%s ignored: --params %s is given\n", env_params,
+              args->params);
+    }
+  }
   if (args->events && args->backend != NULL) {
     fprintf(stderr,
             "replay: --events counts gcfuzz's own collector's events, run by the program "

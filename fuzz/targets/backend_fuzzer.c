@@ -11,6 +11,7 @@
 #include "fuzz/backend/backend.h"
 #include "fuzz/oracle/run.h"
 #include "fuzz/targets/custom_mutator.h"
+#include "fuzz/targets/target_env.h"
 
 #ifndef FUZZ_BACKEND
 #error "FUZZ_BACKEND names the backend, e.g. -DFUZZ_BACKEND=\"lua\""
@@ -24,6 +25,7 @@
 static const fuzz_backend *backend;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  fuzz_target_refuse_env_params(FUZZ_BACKEND "_fuzzer");
   backend = fuzz_backend_find(FUZZ_BACKEND);
   if (backend == NULL) {
     fprintf(stderr, "%s_fuzzer: the backend %s is not linked in\n", FUZZ_BACKEND, FUZZ_BACKEND);

@@ -11,10 +11,12 @@
 
 #include "fuzz/driver/driver.h"
 #include "fuzz/targets/custom_mutator.h"
+#include "fuzz/targets/target_env.h"
 
 /* Sanitizer findings also print their verdict line, with the op that ran into them; what the
  * target keeps between inputs is made before the first (fuzz_target_init). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  fuzz_target_refuse_env_params("schedule_fuzzer");
   fuzz_sanitizer_verdicts_install();
   fuzz_custom_mutator_init(&fuzz_opset_schedule, *argc, *argv);
   fuzz_target_init(&fuzz_opset_schedule);

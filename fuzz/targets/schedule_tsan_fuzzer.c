@@ -17,6 +17,7 @@
 
 #include "fuzz/driver/driver.h"
 #include "fuzz/targets/custom_mutator.h"
+#include "fuzz/targets/target_env.h"
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -41,6 +42,7 @@ __attribute__((disable_sanitizer_instrumentation)) const char *__tsan_default_op
 /* Sanitizer findings also print their verdict line, with the op that ran into them; what the
  * target keeps between inputs is made before the first (fuzz_target_init). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  fuzz_target_refuse_env_params("schedule_tsan_fuzzer");
   fuzz_sanitizer_verdicts_install();
   fuzz_custom_mutator_init(&fuzz_opset_schedule, *argc, *argv);
   fuzz_target_init_threads(&fuzz_opset_schedule, FUZZ_FREE_THREADS);

@@ -9,6 +9,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 from gcfuzz_ci import cmd_campaign, layout, libfuzzer, lock, paths, procs
 from gcfuzz_ci.tests import fakes
@@ -227,6 +228,14 @@ class ArgumentsTest(unittest.TestCase):
 
   def test_the_default_targets_leave_it_out(self):
     self.assertEqual(cmd_campaign.parse_args([]).targets, ["graph", "roots", "schedule"])
+
+  def test_gcfuzz_params_is_refused(self):
+    from gcfuzz_ci import cli
+    with mock.patch.dict(os.environ, {"GCFUZZ_PARAMS": "zeal=slice"}):
+      with self.assertRaises(cli.UsageError) as e:
+        cmd_campaign.parse_args(["graph"])
+      self.assertIn("GCFUZZ_PARAMS is set (zeal=slice)", str(e.exception))
+      self.assertEqual(cmd_campaign.parse_args(["--report", "x"]).mode, "report")
 
   def test_coverage_and_census_targets(self):
     from gcfuzz_ci import cli
