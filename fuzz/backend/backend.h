@@ -378,7 +378,10 @@ typedef struct fuzz_backend {
    * backend calls moved(user, id, start) once for each block that moved, with its identity and
    * its new start as `address` gives it, so that a driver aiming range words at addresses
    * follows (a word it wrote before names no moved block: those stay). Returns 1, or 0 when the
-   * collector refused (nothing moved). Not called from a finalizer. */
+   * collector refused (nothing moved). Not called from a finalizer. On a threaded heap the
+   * other domains are stopped meanwhile, maybe inside a call of their own, and `moved` is this
+   * call's alone: called on this thread for this call's moves, never for the moves of another
+   * thread's compact (which go to that call's `moved`), even when the two calls overlap. */
   int (*compact)(fuzz_bheap *h, void (*moved)(void *user, uint64_t id, uintptr_t start),
                  void *user);
 

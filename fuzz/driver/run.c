@@ -30,6 +30,31 @@ static void driver_check_cycle(driver *d, const mutator *m, gc_hook_point point)
   gc_verify_clear(d->verifier);
 }
 
+/* --trace, at a compaction's end: how many blocks it moved, and on scheduled threads where each
+ * other living domain's thread stood meanwhile: inside an op (parked at a safepoint of it, or
+ * in a blocking section it entered), between two ops, or blocked by `block`. What shows that a
+ * program moved blocks while another domain was in the middle of something. Scheduled threads
+ * only: one runs at a time, so the others' records hold still while this reads them. */
+static void trace_compacted(driver *d, const mutator *self) {
+  const gc_compact_move *moves;
+  fprintf(d->opt->trace, "        [compacted: %zu blocks moved", gc_compact_moves(d->heap, &moves));
+  for (int k = 0; d->opt->threads == FUZZ_SCHEDULED && k < FUZZ_DOMAINS; k++) {
+    const mutator *o = &d->muts[k];
+    if (o == self || d->domains[k] == NULL) continue;
+    if (o->op != NULL) {
+      char text[FUZZ_OP_TEXT_MAX];
+      fprintf(d->opt->trace, "; d%d inside op %zu `%s`", k, o->op->index,
+              fuzz_op_format(o->op, text, sizeof text));
+    } else if (o->last_op == NULL) {
+      fprintf(d->opt->trace, "; d%d in a blocking section, its part not begun or over", k);
+    } else {
+      fprintf(d->opt->trace, "; d%d between ops %zu and the next%s", k, o->last_op->index,
+              o->dom == NULL ? ", blocked" : "");
+    }
+  }
+  fprintf(d->opt->trace, "]\n");
+}
+
 /* Runs at every hook point: its comparisons are of the driver's own bookkeeping, nothing the
  * fuzzer can steer by, so it is left out of coverage (an OSS-Fuzz build traces the comparisons
  * of every file; the fuzz config already spares this one). */
@@ -59,6 +84,7 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   if (point == GC_HOOK_MARK_DONE && d->corrupt_armed != NULL) drv_corrupt_mark_done(d);
   /* Blocks moved: the model follows before anything reads it (whether or not its pass runs). */
   if (point == GC_HOOK_COMPACTED) gc_model_follow_compaction(d->model);
+  if (point == GC_HOOK_COMPACTED && d->opt->trace != NULL) trace_compacted(d, m);
   driver_check_cycle(d, m, point);
   if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
   if (point == GC_HOOK_CYCLED) d->in_stw = 0;

@@ -250,7 +250,17 @@ static void op_collect(driver *d, mutator *m, gc_collect_kind kind) {
 
 /* compact: gc_compact on the running domain. The model follows the moves in the driver's hook
  * (run.c, GC_HOOK_COMPACTED); the slots, frames and global cells are the collector's roots, so
- * it rewrites them itself. Out of memory for its tables is the one refusal gc.h allows. */
+ * it rewrites them itself. Out of memory for its tables is the one refusal gc.h allows.
+ *
+ * On threads the other domains are parked at a safepoint or in a blocking section meanwhile,
+ * some of them inside an op. That is sound because no op holds a block's address in a C
+ * variable across a call that can reach a safepoint (gc.h's rule for several domains): ops name
+ * blocks by model id and read the address (gc_model_value) right where they use it, with no
+ * collector call in between, and the model (invariants/model.c) hands o->val only to calls
+ * that never park (gc_store, gc_pin, gc_unpin, gc_finalizer_set and _clear take a lock at
+ * most). A domain parked inside gc_model_alloc has no block yet (an allocation parks before it
+ * takes a slot); the model's finalizer looks its block up by address before the body runs and
+ * not after (that block never moves anyway: INV-COMPACT-2). */
 static void op_compact(driver *d, mutator *m) {
   gc_error err = gc_compact(m->dom);
   if (err == GC_ERR_NOMEM) {
@@ -674,11 +684,7 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
       if (m->body_depth > 0) set_slot(d, m, a[0].a, m->fin_self);
       break;
     case FUZZ_OP_MARK_SLICE: op_mark_slice(d, m, a[0].a); break;
-    case FUZZ_OP_COMPACT:
-      /* One thread only: on threads another domain stopped by it may be inside an op, holding
-       * an address the compaction moves (fuzz/lang/program.c: the schedule op set). */
-      if (d->opt->threads == FUZZ_ONE_THREAD) op_compact(d, m);
-      break;
+    case FUZZ_OP_COMPACT: op_compact(d, m); break;
     /* The backends' ops (fuzz/oracle): no target of this driver's op sets names them. */
     case FUZZ_OP_TUNE:
     case FUZZ_OP_WEAK:

@@ -396,7 +396,9 @@ typedef struct fuzz_opset {
 
 extern const fuzz_opset fuzz_opset_graph; /* every op but pct and choose (schedule only) */
 extern const fuzz_opset fuzz_opset_roots;
-extern const fuzz_opset fuzz_opset_schedule; /* every op but fail and limit, pct and choose too */
+/* graph's ops but fail, limit and corrupt, with pct and choose (compact included: it moves
+ * blocks while other domains are parked on their threads) */
+extern const fuzz_opset fuzz_opset_schedule;
 /* The op set of a target by name, or NULL; the names, comma-separated, for error messages. */
 const fuzz_opset *fuzz_opset_find(const char *name);
 extern const char fuzz_opset_names[];

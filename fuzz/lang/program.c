@@ -149,10 +149,12 @@ const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / size
 
 /* Several domains on threads: every op but the two whose checks assume one thread (an injected
  * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
- * interleaving), corrupt, and compact (another domain stopped by it may be inside an op, holding
- * a block's address in a C variable across its own allocation, which gc.h promises never moves
- * for that domain's collections but another domain's compaction moves), plus the scheduling
- * ops. */
+ * interleaving) and corrupt (it breaks the heap for a moment, which no other thread may see),
+ * plus the scheduling ops. compact is here: a domain it stops is parked at a safepoint, possibly
+ * inside an op, and the driver and its model hold no block address in a C variable across one
+ * (they name blocks by model ids and read the address when they use it; gc.h's rule for several
+ * domains), so what the compaction moves is what the collector forwards and the model follows.
+ * Appended last, so the ops before it keep their bytes. */
 static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_ALLOC,      FUZZ_OP_ALLOC_LARGE, FUZZ_OP_STORE,     FUZZ_OP_STORE_IMM, FUZZ_OP_LOAD,
     FUZZ_OP_DROP,       FUZZ_OP_COPY,        FUZZ_OP_PUSH,      FUZZ_OP_POP,       FUZZ_OP_ROOT,
@@ -160,8 +162,11 @@ static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,       FUZZ_OP_TERMINATE, FUZZ_OP_ON,        FUZZ_OP_FIN,
     FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_BLOCK,     FUZZ_OP_UNBLOCK,
     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL,  FUZZ_OP_PCT,       FUZZ_OP_CHOOSE,    FUZZ_OP_FIN_DO,
-    FUZZ_OP_SELF,       FUZZ_OP_MARK_SLICE,
+    FUZZ_OP_SELF,       FUZZ_OP_MARK_SLICE,  FUZZ_OP_COMPACT,
 };
+_Static_assert(sizeof schedule_ops / sizeof schedule_ops[0] ==
+                   sizeof graph_ops / sizeof graph_ops[0] - 3 + 2,
+               "schedule_ops: graph's ops but fail, limit and corrupt, plus pct and choose");
 const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
                                         sizeof schedule_ops / sizeof schedule_ops[0]};
 

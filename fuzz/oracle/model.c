@@ -298,9 +298,13 @@ size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t sk
   reach_from_roots(m, strong, skip);
   size_t n = 0;
   for (size_t k = 0; k < m->count; k++) {
-    if ((m->reached[k] & strong) && !(m->reached[k] & BEFORE_BIT) && !m->objs[k].revived) {
+    if (!(m->reached[k] & strong) || (m->reached[k] & BEFORE_BIT)) continue;
+    /* Excused at every revival, not only the first: a weak reference made since an earlier one
+     * was not there to be excused then, and the collection this revival undoes may have
+     * cleared it. */
+    oracle_model_excuse_weak(m, (oracle_obj)k);
+    if (!m->objs[k].revived) {
       m->objs[k].revived = 1;
-      oracle_model_excuse_weak(m, (oracle_obj)k);
       n++;
     }
   }

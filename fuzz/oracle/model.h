@@ -164,7 +164,9 @@ typedef enum oracle_reach_kind {
 void oracle_model_reach(oracle_model *m, oracle_reach_kind kind, size_t skip);
 int oracle_model_reached(const oracle_model *m, oracle_reach_kind kind, oracle_obj o);
 /* A finalizer resurrects o into `cell`: the model's cell is set, and every object strong now
- * that was not before is marked revived. Returns how many were. */
+ * that was not before is marked revived, and the weak references to it excused
+ * (oracle_model_excuse_weak), whether or not an earlier revival had marked it. Returns how many
+ * were newly marked. */
 size_t oracle_model_revive(oracle_model *m, size_t cell, oracle_obj o, size_t skip);
 /* After a full collection and its finalizers: the first object whose finalizer is set and that
  * nothing keeps (no cell, no block the collection began with, no field of another block with a

@@ -491,21 +491,55 @@ static void aim(oracle_object *ob, oracle_obj a, oracle_obj b) {
   ob->after_finalizer = 0;
 }
 
+/* --trace, inside a compaction's stop: where each other domain's thread stands (a threaded run;
+ * one thread runs at a time, so the others' records hold still), into u->others. */
+static void note_others(runner *r, runner_mut *u) {
+  size_t n = 0;
+  u->others[0] = 0;
+  for (unsigned d = 0; r->threaded && d < FUZZ_DOMAINS; d++) {
+    const runner_mut *o = &r->muts[d];
+    if (o == u || (d != 0 && !r->spawned[d])) continue;
+    char text[FUZZ_OP_TEXT_MAX];
+    int w;
+    if (!r->attached[d]) {
+      w = snprintf(u->others + n, sizeof u->others - n, "; d%u parked, its part not begun or over",
+                   d);
+    } else if (o->op != NULL) {
+      w = snprintf(u->others + n, sizeof u->others - n, "; d%u inside op %zu `%s`", d, o->op->index,
+                   fuzz_op_format(o->op, text, sizeof text));
+    } else {
+      w = snprintf(u->others + n, sizeof u->others - n, "; d%u between ops%s", d,
+                   r->blocked[d] ? ", blocked" : "");
+    }
+    if (w < 0 || (size_t)w >= sizeof u->others - n) break; /* cut: the trace says enough */
+    n += (size_t)w;
+  }
+}
+
 /* A block the backend's compaction moved (backend.h: compact): its address follows, and any
  * other object whose recorded block overlaps where it went was freed before (a compaction moves
- * into free slots only), so a range word there names the moved block from now on. */
+ * into free slots only), so a range word there names the moved block from now on. Called on the
+ * thread whose compact op led the compaction, with every other domain stopped. */
 static void moved_to(void *user, uint64_t id, uintptr_t start) {
   runner *r = user;
+  runner_mut *u = runner_me(r);
+  if (r->opt->trace != NULL && u->moves++ == 0) note_others(r, u);
   oracle_model_moved(r->m, oracle_model_by_id(r->m, id), start);
 }
 
 /* compact: a collection for the model (it finishes the cycle marking now, whose finalizers then
  * run), then every cell and field must read back as before: the walk after it. */
 static void op_compact(runner *r) {
+  runner_mut *u = runner_me(r);
   oracle_model_count_collect(r->m);
   oracle_model_reach(r->m, ORACLE_REACH_AT_COLLECT, r->cell_self);
   if (r->opt->trace != NULL) fprintf(r->opt->trace, "        [compact]\n");
+  u->moves = 0;
+  u->others[0] = 0;
   r->b->compact(r->h, moved_to, r);
+  if (r->opt->trace != NULL) {
+    fprintf(r->opt->trace, "        [compacted: %zu blocks moved%s]\n", u->moves, u->others);
+  }
   runner_collected(r, FUZZ_COLLECT_MAJOR);
 }
 

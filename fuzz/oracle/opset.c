@@ -56,9 +56,11 @@ int oracle_op_allowed(fuzz_opcode code, unsigned caps) {
  * each because several threads would make its check unsound, not because the collector could
  * not run it. An injected failure counts allocating calls in one order, and on threads the
  * calls return in another; a heap limit makes any domain's failure everyone's excuse; a
- * finalizer body runs on whichever thread finalizes, on its bank, in the middle of that
- * thread's op; a compaction moves blocks while another thread may be inside an op holding a
- * block's address in a C variable (the backend's own, between two of its calls). */
+ * finalizer body (fin_do, and self in it) runs on whichever thread finalizes, on its bank, in
+ * the middle of that thread's op. compact stays: the runner names blocks by cell and object,
+ * never by an address held across a backend call, so a thread parked inside an op while
+ * another compacts finds its cells forwarded; the addresses the model keeps for range words
+ * follow the moves the backend reports to the compacting thread (backend.h: compact). */
 static int threads_allowed(fuzz_opcode code, unsigned caps) {
   if (!(caps & FUZZ_CAP_THREADS)) return 0;
   switch (code) {
@@ -67,8 +69,7 @@ static int threads_allowed(fuzz_opcode code, unsigned caps) {
     case FUZZ_OP_FAIL:
     case FUZZ_OP_LIMIT:
     case FUZZ_OP_FIN_DO:
-    case FUZZ_OP_SELF:
-    case FUZZ_OP_COMPACT: return 0;
+    case FUZZ_OP_SELF: return 0;
     default: return oracle_op_allowed(code, caps);
   }
 }

@@ -47,6 +47,10 @@ typedef struct runner_mut {
   int frames;          /* local frames pushed */
   int body_depth;      /* a finalizer body running: its depth (0: the program's own ops) */
   oracle_obj fin_self; /* ... and its block */
+  /* --trace: the moves reported to the compact op this thread runs, and where the other
+   * threads stood when the first came (ops.c: moved_to) */
+  size_t moves;
+  char others[256];
 } runner_mut;
 
 struct thread_plan;

@@ -360,25 +360,30 @@ static int address(fuzz_bheap *h, size_t c, uintptr_t *start, size_t *bsize) {
 
 static int ident_of(gc_value v, uint64_t *id, uint64_t *check);
 
-/* compact (backend.h): gc_compact on the calling domain; the hook reports the moves. */
+/* compact (backend.h): gc_compact on the calling domain; the hook reports the moves to the
+ * caller registered for that domain (gcfuzz_heap.h: moved). */
 static int compact(fuzz_bheap *h, void (*moved)(void *user, uint64_t id, uintptr_t start),
                    void *user) {
-  h->moved = moved;
-  h->moved_user = user;
+  unsigned on = gcfuzz_on(h);
+  h->moved[on].fn = moved;
+  h->moved[on].user = user;
   gc_error err = gc_compact(gcfuzz_dom(h));
-  h->moved = NULL;
-  h->moved_user = NULL;
+  h->moved[on].fn = NULL;
+  h->moved[on].user = NULL;
   gc_clear_error(h->heap);
   return err == GC_OK;
 }
 
 void gcfuzz_report_moves(fuzz_bheap *h) {
+  unsigned on = gcfuzz_on(h); /* the leader's: the thread that called compact */
+  if (h->moved[on].fn == NULL) return;
   const gc_compact_move *moves;
   size_t n = gc_compact_moves(h->heap, &moves);
   for (size_t i = 0; i < n; i++) {
     uint64_t id, check;
     if (ident_of(moves[i].to, &id, &check)) {
-      h->moved(h->moved_user, id, (uintptr_t)moves[i].to - sizeof(gc_value)); /* as `address` */
+      /* The start as `address` gives it. */
+      h->moved[on].fn(h->moved[on].user, id, (uintptr_t)moves[i].to - sizeof(gc_value));
     }
   }
 }

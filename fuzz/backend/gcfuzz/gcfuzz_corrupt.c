@@ -76,7 +76,7 @@ static void plant_check_repair(gcfuzz_corrupt_op *op) {
 void gcfuzz_hook(gc_heap *heap, gc_hook_point point, void *user) {
   fuzz_bheap *h = user;
   (void)heap;
-  if (point == GC_HOOK_COMPACTED && h->moved != NULL) gcfuzz_report_moves(h);
+  if (point == GC_HOOK_COMPACTED) gcfuzz_report_moves(h);
   if (point != GC_HOOK_MARK_DONE || h->corrupt_armed == NULL) return;
   gcfuzz_corrupt_op *op = h->corrupt_armed;
   h->corrupt_armed = NULL; /* once: a later cycle of the same call is ordinary */

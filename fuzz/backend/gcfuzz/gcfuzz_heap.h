@@ -65,9 +65,16 @@ struct fuzz_bheap {
                        * freed at destroy */
   gc_heapindex index; /* the walk's: every pool and large block the owners hold */
   /* compact's caller (backend.h), told of every block that moved, at GC_HOOK_COMPACTED (the
-   * collector's table of moves, gc_compact_moves, is readable there only); NULL otherwise. */
-  void (*moved)(void *user, uint64_t id, uintptr_t start);
-  void *moved_user;
+   * collector's table of moves, gc_compact_moves, is readable there only); NULL outside a
+   * compact call. One a domain, the calling one's: a compaction's hook runs on its leader, the
+   * thread that called gc_compact, and on a threaded heap one compact call may park (finishing
+   * the marking, waiting for the collection lock) while another domain's call runs and
+   * returns: a field they shared would be cleared under the first, whose moves then went
+   * unreported. */
+  struct {
+    void (*fn)(void *user, uint64_t id, uintptr_t start);
+    void *user;
+  } moved[FUZZ_DOMAINS];
   /* A corruption armed for the mark-done point of its own collection (gcfuzz_corrupt.c). */
   struct gcfuzz_corrupt_op *corrupt_armed;
 };
@@ -94,7 +101,8 @@ fuzz_plant_result gcfuzz_corrupt(fuzz_bheap *h, const char *name, size_t cell, u
 /* The heap's hook (gc_set_hook): a corruption armed is planted at its mark-done point, then the
  * passes due at the point run into the verifier's reports. */
 void gcfuzz_hook(gc_heap *heap, gc_hook_point point, void *user);
-/* At GC_HOOK_COMPACTED of a compact call: tell its caller where each moved block went. */
+/* At GC_HOOK_COMPACTED of a compact call, on its thread: tell its caller where each moved block
+ * went. */
 void gcfuzz_report_moves(fuzz_bheap *h);
 
 #endif /* FUZZ_BACKEND_GCFUZZ_GCFUZZ_HEAP_H */
