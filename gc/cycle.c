@@ -323,6 +323,7 @@ static int incremental_start(gc_domain *d, enum gc_cycle_reason reason) {
   gc_mark_start_incremental(heap, d);
   heap->alloc_colour = heap->colours.marked;
   heap->mark_rechecks = 0;
+  heap->cycle_work.rechecks = heap->cycle_work.recheck_limit = 0;
   heap->cycle_slices = 0;
   gc_pacer_mark_start(heap);
   allocated_total(heap, &heap->alloc_blocks_at_mark_start, &heap->alloc_words_at_mark_start);
@@ -360,8 +361,11 @@ static void incremental_terminate(gc_domain *d, int finish) {
   /* Zeal recheck (gc.h): a stop that could end the mark resumes it while rechecks are left. */
   int quiescent =
       gc_mark_quiescent(heap) && !(gc_atomic_load_relaxed(&heap->zeal) & GC_ZEAL_RECHECK);
+  gc_cycle_work *w = &heap->cycle_work;
+  if (w->recheck_limit < heap->cfg.mark_rechecks) w->recheck_limit = heap->cfg.mark_rechecks;
   if (!quiescent && heap->mark_rechecks < heap->cfg.mark_rechecks && !finish) {
     heap->mark_rechecks++;
+    w->rechecks++; /* INV-RECHECK-1: counted apart from mark_rechecks, which decides */
     gc_event_note(heap, GC_EVENT_MARK_RECHECK);
     gc_barrier_release(&heap->barrier);
     record_pause(heap, gc_plat_now_ns() - stop_start_ns);

@@ -254,6 +254,12 @@ typedef struct gc_mark_work {
  * flagged pool; their whsize bounds their fields). Re-darkening visits only what a
  * refused push flagged, and each flag once: redarkened <= flagged (equal once the mark is over).
  *
+ * INV-RECHECK-1: an incremental mark resumes after a termination stop (a recheck) only while its
+ * rechecks are fewer than the limit (gc_config.mark_rechecks, `rechecks`): a mark lets marking
+ * resume at most as many times as the largest limit one of its termination stops saw
+ * (recheck_limit below; the limit may change between stops). At the limit the stop finishes the
+ * mark itself, so a mutator that keeps storing cannot keep marking from ending.
+ *
  * INV-HANDOFF-1: a marker splits its buffer only for an idle marker, so a mark with one marker
  * makes no handoff.
  */
@@ -277,9 +283,11 @@ typedef struct gc_cycle_work {
    * scans every MARKED block of a flagged pool, born MARKED ones included: INV-MARKWORK-1 counts
    * their fields (at most these words) beside scan_fields_marked. */
   uint64_t born_marked_blocks, born_marked_words;
-  uint64_t handoffs;   /* buffers split for idle markers in this mark */
-  uint64_t shares;     /* partial buffers put on the full list in this mark (incremental) */
-  gc_mark_counts mark; /* the markers' counts, summed */
+  uint64_t handoffs;      /* buffers split for idle markers in this mark */
+  uint64_t rechecks;      /* incremental: termination stops of this mark that let it resume */
+  uint64_t recheck_limit; /* the largest `rechecks` limit one of its termination stops saw */
+  uint64_t shares;        /* partial buffers put on the full list in this mark (incremental) */
+  gc_mark_counts mark;    /* the markers' counts, summed */
 } gc_cycle_work;
 
 /* INV-MARKWORK-1's bound on fields_scanned, for the mark w counts. */

@@ -378,6 +378,13 @@ static int plant_lone_handoff(gc_corruption *c) {
   return 1;
 }
 
+/* perf_test rechecks_past_the_limit: one recheck more than the largest limit a stop saw. */
+static int plant_recheck_limit(gc_corruption *c) {
+  gc_cycle_work *w = &c->heap->cycle_work;
+  POKE(&c->undo, w->rechecks, w->recheck_limit + 1);
+  return 1;
+}
+
 /* perf_test pool_swept_twice / large_block_swept_twice: the running domain's sweep examined one
  * slot (one large block) more than it began with. */
 static int plant_sweep_work(gc_corruption *c) {
@@ -948,6 +955,7 @@ static int plant_moved_not_compacted(gc_corruption *c) {
   X(PERF_MARK_WORK, "", SWEPT, 0, plant_mark_work)                                                \
   X(PERF_MARK_WORK, "redarken", SWEPT, 0, plant_mark_work_redarken)                               \
   X(PERF_LONE_HANDOFF, "", SWEPT, 0, plant_lone_handoff)                                          \
+  X(PERF_RECHECK_LIMIT, "", SWEPT, 0, plant_recheck_limit)                                        \
   X(PERF_SWEEP_WORK, "", SWEPT, 0, plant_sweep_work)                                              \
   X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)                                   \
   X(STATS_SUM, "", SWEPT, NEED_BLOCK, plant_stats_sum)                                            \

@@ -141,6 +141,8 @@
     "only flagged pools")                                                                       \
   X(PERF_LONE_HANDOFF, PERF, "perf.lone-handoff", "INV-HANDOFF-1", MARK_DONE,                   \
     "a mark with one marker splits no work buffer")                                             \
+  X(PERF_RECHECK_LIMIT, PERF, "perf.recheck-limit", "INV-RECHECK-1", MARK_DONE,                 \
+    "an incremental mark resumes after at most `rechecks` termination stops")                   \
   X(PERF_SWEEP_WORK, PERF, "perf.sweep-work", "INV-SWEEPWORK-1", SWEPT,                         \
     "a sweep examines only the slots below the frontiers and the large blocks it began with")   \
   /* stats: the public statistics when every domain finished sweeping. */                       \

@@ -13,6 +13,7 @@
  *   perf.needless-overflow INV-OVERFLOW-1  an overflow needs more scanned blocks than fit
  *   perf.mark-work         INV-MARKWORK-1  fields scanned and pools re-darkened within bounds
  *   perf.lone-handoff      INV-HANDOFF-1   no handoff in a mark with one marker
+ *   perf.recheck-limit     INV-RECHECK-1   a mark resumes after at most `rechecks` termination stops
  *   perf.sweep-work        INV-SWEEPWORK-1 a sweep examines only the slots and large blocks due
  *
  * Cost: O(domains) at each point, a few comparisons; nothing walks the heap.
@@ -116,6 +117,15 @@ static size_t check_mark(const gc_verify_run *run) {
         "%llu work buffer(s) split for an idle marker in a mark with %zu "
         "marker(s): there was no other marker to take them (INV-HANDOFF-1)",
         (unsigned long long)w->handoffs, w->markers);
+  }
+  if (w->rechecks > w->recheck_limit) {
+    found += gc_verify_state_violation(
+        run, GC_VK_PERF_RECHECK_LIMIT, "the incremental termination",
+        "the mark resumed after %llu termination stops, but its limit allowed %llu "
+        "(rechecks=%llu at its largest): a stop at the limit must finish the mark itself "
+        "(INV-RECHECK-1)",
+        (unsigned long long)w->rechecks, (unsigned long long)w->recheck_limit,
+        (unsigned long long)w->recheck_limit);
   }
   return found;
 }

@@ -294,6 +294,53 @@ static void redarken_passes_not_counted(void) {
   mark_work_with("verify=perf,markstack=4", passes_uncounted, "times 1 + 0 re-darkening");
 }
 
+/* ---- perf.recheck-limit -------------------------------------------------------------------- */
+
+/* An incremental mark under zeal recheck spends exactly its `rechecks`: the counts say so, and one
+ * recheck more than the limit is the kind. */
+static void rechecks_past_the_limit(gc_heap *h, void *arg) {
+  h->cycle_work.rechecks = h->cycle_work.recheck_limit + 1;
+}
+
+static void rechecks_spent_to_the_limit_pass(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,zeal=recheck,rechecks=3,verify=perf", 200);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(reports(&f)->count, 0);
+  CHECK_EQ_U(f.h->cycle_work.rechecks, 3);
+  CHECK_EQ_U(f.h->cycle_work.recheck_limit, 3);
+  fixture_free(&f);
+}
+
+static void one_recheck_past_the_limit(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,zeal=recheck,rechecks=3,verify=perf", 200);
+  arm(&f, GC_HOOK_MARK_DONE, rechecks_past_the_limit);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  check_one(&f, GC_VK_PERF_RECHECK_LIMIT,
+            "resumed after 4 termination stops, but its limit "
+            "allowed 3");
+  fixture_free(&f);
+}
+
+/* rechecks=0: the first termination that finds work must finish the mark; called directly
+ * after the cycle, the counters are still there. */
+static void a_recheck_with_none_allowed(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,zeal=recheck,rechecks=0,verify=perf", 50);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK_EQ_U(f.h->cycle_work.rechecks, 0);
+  f.h->cycle_work.rechecks = 1;
+  gc_verify_reports out;
+  gc_verify_reports_init(&out);
+  CHECK_EQ_U(gc_verify_perf(f.h, &out), 1);
+  CHECK_ONLY_KIND(&out, GC_VK_PERF_RECHECK_LIMIT);
+  CHECK(out.count == 1 && strstr(out.items[0].what, "its limit allowed 0") != NULL);
+  gc_verify_reports_free(&out);
+  f.h->cycle_work.rechecks = 0;
+  fixture_free(&f);
+}
+
 /* ---- perf.lone-handoff --------------------------------------------------------------------- */
 
 /* Handoffs belong to the stw mode's parallel mark (incremental slices hand nothing off, and count
@@ -431,6 +478,9 @@ int main(void) {
   RUN(fields_scanned_above_the_bound);
   RUN(unflagged_pool_redarkened);
   RUN(redarken_passes_not_counted);
+  RUN(rechecks_spent_to_the_limit_pass);
+  RUN(one_recheck_past_the_limit);
+  RUN(a_recheck_with_none_allowed);
   RUN(handoff_with_one_marker);
   RUN(handoffs_seen_after_the_cycle);
   RUN(handoff_while_the_other_domain_blocks);

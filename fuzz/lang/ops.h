@@ -233,7 +233,8 @@ typedef enum fuzz_misuse {
   X(MOVED_STALE_REFERENCE, "moved.stale-reference")                         \
   X(MOVED_FORWARDING_LEFT, "moved.forwarding-left")                         \
   X(MOVED_PINNED_MOVED, "moved.pinned-moved")                               \
-  X(MOVED_NOT_COMPACTED, "moved.not-compacted")
+  X(MOVED_NOT_COMPACTED, "moved.not-compacted")                             \
+  X(PERF_RECHECK_LIMIT, "perf.recheck-limit")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
