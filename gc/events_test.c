@@ -4,6 +4,7 @@
 
 #include "gc/check.h"
 #include "gc/gc.h"
+#include "gc/list_fixture.h"
 
 static uint64_t ev(gc_heap *h, gc_event e) { return gc_event_count(h, e); }
 
@@ -23,25 +24,12 @@ static void catalogue_is_whole(void) {
   gc_heap_destroy(h);
 }
 
-/* A list of n blocks held by a root. */
-static void build_list(gc_domain *d, gc_value *root, int n) {
-  for (int i = 0; i < n; i++) {
-    gc_value b = gc_alloc(d, 2, GC_TAG_SCAN);
-    GC_FIELD(b, 0) = *root; /* initialising store: b is this domain's newest block */
-    *root = b;
-  }
-}
-
 static void cycles_slices_and_mid_mark_paths(void) {
-  gc_config cfg;
-  gc_config_default(&cfg);
-  gc_heap *h = gc_heap_create(&cfg);
-  CHECK(gc_set_params(h, "marking=incremental,markslice=16,percent=off") == GC_OK);
-  gc_domain *d = gc_main_domain(h);
-  gc_value root = 0;
-  gc_frame f;
-  gc_frame_push(d, &f, &root, 1);
-  build_list(d, &root, 4000);
+  list_fixture f;
+  list_fixture_open(&f, "marking=incremental,markslice=16,percent=off");
+  gc_heap *h = f.h;
+  gc_domain *d = f.d;
+  list_fixture_grow(&f, 4000);
   for (int i = 0; i < 3; i++) gc_collect(d, GC_COLLECT_FULL);
   gc_stats s;
   gc_get_stats(h, &s);
@@ -53,8 +41,8 @@ static void cycles_slices_and_mid_mark_paths(void) {
   uint64_t slices = ev(h, GC_EVENT_MARK_SLICE);
   gc_collect(d, GC_COLLECT_SLICE);
   CHECK(ev(h, GC_EVENT_MARK_SLICE) > slices);
-  CHECK(gc_pin(h, root) == GC_OK);
-  CHECK(gc_unpin(h, root) == GC_OK);
+  CHECK(gc_pin(h, f.root) == GC_OK);
+  CHECK(gc_unpin(h, f.root) == GC_OK);
   CHECK_EQ_U(ev(h, GC_EVENT_PIN_MARKING), 1);
   CHECK_EQ_U(ev(h, GC_EVENT_UNPIN_MARKING), 1);
   gc_domain *child = gc_domain_spawn(d);
@@ -68,33 +56,24 @@ static void cycles_slices_and_mid_mark_paths(void) {
   gc_collect(d, GC_COLLECT_MAJOR);
 
   /* Garbage, then allocation: the lazy sweep runs in slices. */
-  root = 0;
+  f.root = 0;
   gc_collect(d, GC_COLLECT_MAJOR);
   uint64_t sweeps = ev(h, GC_EVENT_SWEEP_SLICE);
-  build_list(d, &root, 2000);
+  list_fixture_grow(&f, 2000);
   CHECK(ev(h, GC_EVENT_SWEEP_SLICE) > sweeps);
-  gc_frame_pop(d, &f);
-  gc_heap_destroy(h);
+  list_fixture_close(&f);
 }
 
 static void overflow_and_recovery(void) {
-  gc_heap *h = gc_heap_create(NULL);
-  CHECK(gc_set_params(h, "marking=stw,markstack=4,percent=off") == GC_OK);
-  gc_domain *d = gc_main_domain(h);
-  gc_value root = 0;
-  gc_frame f;
-  gc_frame_push(d, &f, &root, 1);
+  list_fixture f;
+  list_fixture_open(&f, "marking=stw,markstack=4,percent=off");
   /* A wide block: its fields overflow a four-entry mark stack at once. */
-  root = gc_alloc(d, 64, GC_TAG_SCAN);
-  for (int i = 0; i < 64; i++) {
-    gc_value leaf = gc_alloc(d, 1, GC_TAG_SCAN);
-    gc_store(d, root, (size_t)i, leaf);
-  }
-  gc_collect(d, GC_COLLECT_MAJOR);
-  CHECK(ev(h, GC_EVENT_MARK_OVERFLOW) > 0);
-  CHECK(ev(h, GC_EVENT_MARK_REDARKEN) > 0);
-  gc_frame_pop(d, &f);
-  gc_heap_destroy(h);
+  f.root = gc_alloc(f.d, 64, GC_TAG_SCAN);
+  for (int i = 0; i < 64; i++) gc_store(f.d, f.root, (size_t)i, gc_alloc(f.d, 1, GC_TAG_SCAN));
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  CHECK(ev(f.h, GC_EVENT_MARK_OVERFLOW) > 0);
+  CHECK(ev(f.h, GC_EVENT_MARK_REDARKEN) > 0);
+  list_fixture_close(&f);
 }
 
 /* A finalizer that allocates, and one that collects. */
@@ -119,12 +98,10 @@ static void finalizers_that_allocate_and_collect(void) {
 }
 
 static void orphans_adopted_and_compaction(void) {
-  gc_heap *h = gc_heap_create(NULL);
-  CHECK(gc_set_params(h, "percent=off") == GC_OK);
-  gc_domain *d = gc_main_domain(h);
-  gc_value root = 0;
-  gc_frame f;
-  gc_frame_push(d, &f, &root, 1);
+  list_fixture f;
+  list_fixture_open(&f, "percent=off");
+  gc_heap *h = f.h;
+  gc_domain *d = f.d;
   gc_domain *child = gc_domain_spawn(d);
   CHECK_EQ_U(ev(h, GC_EVENT_SPAWN_IDLE), 1);
   /* The child's blocks outlive it through a global root; its pools become orphans. */
@@ -132,7 +109,7 @@ static void orphans_adopted_and_compaction(void) {
   gc_leave_blocking(child);
   gc_value kept = 0;
   CHECK(gc_root_register(h, &kept) == GC_OK);
-  build_list(child, &kept, 3000);
+  list_grow_on(child, &kept, 3000);
   CHECK(gc_domain_terminate(child) == GC_OK);
   gc_leave_blocking(d);
   CHECK_EQ_U(ev(h, GC_EVENT_ADOPT_STOP), 0);
@@ -143,8 +120,7 @@ static void orphans_adopted_and_compaction(void) {
   CHECK(gc_compact(d) == GC_OK);
   CHECK_EQ_U(ev(h, GC_EVENT_COMPACTION), 1);
   gc_root_unregister(h, &kept);
-  gc_frame_pop(d, &f);
-  gc_heap_destroy(h);
+  list_fixture_close(&f);
 }
 
 int main(void) {

@@ -7,45 +7,7 @@
 
 #include "gc/check.h"
 #include "gc/gc.h"
-
-static uint64_t ev(gc_heap *h, gc_event e) { return gc_event_count(h, e); }
-
-static size_t live_blocks(gc_heap *h) {
-  gc_stats s;
-  gc_get_stats(h, &s);
-  return s.pool_live_blocks;
-}
-
-/* A heap with `params`, its main domain and a list of n two-field blocks held by *root (a frame
- * slot the caller pushed). */
-typedef struct fixture {
-  gc_heap *h;
-  gc_domain *d;
-  gc_value root;
-  gc_frame frame;
-} fixture;
-
-static void open_fixture(fixture *f, const char *params) {
-  f->h = gc_heap_create(NULL);
-  CHECK(gc_set_params(f->h, params) == GC_OK);
-  f->d = gc_main_domain(f->h);
-  f->root = 0;
-  gc_frame_push(f->d, &f->frame, &f->root, 1);
-}
-
-static void grow_list(fixture *f, int n) {
-  for (int i = 0; i < n; i++) {
-    gc_value b = gc_alloc(f->d, 2, GC_TAG_SCAN);
-    CHECK(b != 0);
-    GC_FIELD(b, 0) = f->root; /* initialising store: b is this domain's newest block */
-    f->root = b;
-  }
-}
-
-static void close_fixture(fixture *f) {
-  gc_frame_pop(f->d, &f->frame);
-  gc_heap_destroy(f->h);
-}
+#include "gc/list_fixture.h"
 
 static void parameters(void) {
   gc_config cfg;
@@ -73,99 +35,102 @@ static void parameters(void) {
 }
 
 static void slice_at_every_allocation(void) {
-  fixture f;
-  open_fixture(&f, "marking=incremental,percent=off,zeal=slice,markslice=1");
-  grow_list(&f, 300);
+  list_fixture f;
+  list_fixture_open(&f, "marking=incremental,percent=off,zeal=slice,markslice=1");
+  list_fixture_grow(&f, 300);
   gc_collect(f.d, GC_COLLECT_START);
-  uint64_t slices = ev(f.h, GC_EVENT_MARK_SLICE), cycles = ev(f.h, GC_EVENT_CYCLE);
-  grow_list(&f, 50);
+  uint64_t slices = list_fixture_event(&f, GC_EVENT_MARK_SLICE),
+           cycles = list_fixture_event(&f, GC_EVENT_CYCLE);
+  list_fixture_grow(&f, 50);
   /* Each allocation ran a slice of one word while the cycle marked: 300 blocks take more. */
-  CHECK(ev(f.h, GC_EVENT_MARK_SLICE) - slices >= 50);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_CYCLE), cycles);
+  CHECK(list_fixture_event(&f, GC_EVENT_MARK_SLICE) - slices >= 50);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE), cycles);
   gc_collect(f.d, GC_COLLECT_FULL);
-  CHECK_EQ_U(live_blocks(f.h), 350);
-  close_fixture(&f);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 350);
+  list_fixture_close(&f);
 }
 
 static void cycle_at_every_allocation(void) {
-  fixture f;
-  open_fixture(&f, "marking=stw,percent=off,zeal=cycle");
-  uint64_t cycles = ev(f.h, GC_EVENT_CYCLE);
-  grow_list(&f, 40);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_CYCLE) - cycles, 40);
+  list_fixture f;
+  list_fixture_open(&f, "marking=stw,percent=off,zeal=cycle");
+  uint64_t cycles = list_fixture_event(&f, GC_EVENT_CYCLE);
+  list_fixture_grow(&f, 40);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE) - cycles, 40);
   gc_collect(f.d, GC_COLLECT_FULL);
-  CHECK_EQ_U(live_blocks(f.h), 40);
-  close_fixture(&f);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 40);
+  list_fixture_close(&f);
 }
 
 static void overflow_at_every_push(void) {
-  fixture f;
-  open_fixture(&f, "marking=stw,percent=off,zeal=overflow");
-  grow_list(&f, 500);
+  list_fixture f;
+  list_fixture_open(&f, "marking=stw,percent=off,zeal=overflow");
+  list_fixture_grow(&f, 500);
   gc_alloc(f.d, 3, GC_TAG_SCAN); /* garbage */
   gc_collect(f.d, GC_COLLECT_FULL);
   /* The list's head is the first push: every block is marked by re-darkening, a pass a link. */
-  CHECK(ev(f.h, GC_EVENT_MARK_OVERFLOW) >= 500);
-  CHECK(ev(f.h, GC_EVENT_MARK_REDARKEN) >= 2);
-  CHECK_EQ_U(live_blocks(f.h), 500);
+  CHECK(list_fixture_event(&f, GC_EVENT_MARK_OVERFLOW) >= 500);
+  CHECK(list_fixture_event(&f, GC_EVENT_MARK_REDARKEN) >= 2);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 500);
   /* Off again: the next mark pushes. */
   CHECK(gc_set_params(f.h, "zeal=none") == GC_OK);
-  uint64_t overflows = ev(f.h, GC_EVENT_MARK_OVERFLOW);
+  uint64_t overflows = list_fixture_event(&f, GC_EVENT_MARK_OVERFLOW);
   gc_collect(f.d, GC_COLLECT_FULL);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_OVERFLOW), overflows);
-  CHECK_EQ_U(live_blocks(f.h), 500);
-  close_fixture(&f);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_OVERFLOW), overflows);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 500);
+  list_fixture_close(&f);
 }
 
 static void recheck_until_the_limit(void) {
-  fixture f;
-  open_fixture(&f, "marking=incremental,percent=off,zeal=recheck,rechecks=3");
-  grow_list(&f, 200);
+  list_fixture f;
+  list_fixture_open(&f, "marking=incremental,percent=off,zeal=recheck,rechecks=3");
+  list_fixture_grow(&f, 200);
   for (int i = 0; i < 4; i++) gc_collect(f.d, GC_COLLECT_MAJOR);
-  uint64_t cycles = ev(f.h, GC_EVENT_CYCLE);
+  uint64_t cycles = list_fixture_event(&f, GC_EVENT_CYCLE);
   CHECK(cycles >= 4);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK), 3 * cycles);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK_LIMIT), cycles);
-  CHECK_EQ_U(live_blocks(f.h), 200);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_RECHECK), 3 * cycles);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_RECHECK_LIMIT), cycles);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 200);
   /* No rechecks at all: every termination that finds work finishes the mark at once. */
   CHECK(gc_set_params(f.h, "rechecks=0") == GC_OK);
-  uint64_t rechecks = ev(f.h, GC_EVENT_MARK_RECHECK);
+  uint64_t rechecks = list_fixture_event(&f, GC_EVENT_MARK_RECHECK);
   gc_collect(f.d, GC_COLLECT_MAJOR);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK), rechecks);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_RECHECK_LIMIT), cycles + 1);
-  close_fixture(&f);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_RECHECK), rechecks);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_RECHECK_LIMIT), cycles + 1);
+  list_fixture_close(&f);
 }
 
 /* One-entry work buffers: every second push takes a buffer from the lists. */
 static void one_entry_buffers(void) {
-  fixture f;
-  open_fixture(&f, "marking=stw,percent=off,markbuf=1");
-  grow_list(&f, 300);
+  list_fixture f;
+  list_fixture_open(&f, "marking=stw,percent=off,markbuf=1");
+  list_fixture_grow(&f, 300);
   gc_value wide = gc_alloc(f.d, 64, GC_TAG_SCAN);
   gc_store(f.d, f.root, 1, wide); /* reachable before the leaves' allocations */
   for (int i = 0; i < 64; i++) gc_store(f.d, wide, (size_t)i, gc_alloc(f.d, 1, GC_TAG_SCAN));
   gc_collect(f.d, GC_COLLECT_FULL);
-  CHECK_EQ_U(live_blocks(f.h), 300 + 1 + 64);
-  CHECK_EQ_U(ev(f.h, GC_EVENT_MARK_OVERFLOW), 0); /* a million one-entry buffers: room enough */
-  close_fixture(&f);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 300 + 1 + 64);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_OVERFLOW),
+             0); /* a million one-entry buffers: room enough */
+  list_fixture_close(&f);
 }
 
 /* The slice cap: owed mark work is paid in more, smaller slices when the cap is low. */
 static uint64_t slices_with_cap(const char *cap) {
   char params[128];
   snprintf(params, sizeof params, "marking=incremental,percent=off,markslice=8,slicecap=%s", cap);
-  fixture f;
-  open_fixture(&f, params);
-  grow_list(&f, 2000);
+  list_fixture f;
+  list_fixture_open(&f, params);
+  list_fixture_grow(&f, 2000);
   gc_collect(f.d, GC_COLLECT_START);
-  uint64_t before = ev(f.h, GC_EVENT_MARK_SLICE);
+  uint64_t before = list_fixture_event(&f, GC_EVENT_MARK_SLICE);
   /* Allocation owes mark work; each assist pays at most slicecap * markslice of it. */
-  while (gc_event_count(f.h, GC_EVENT_CYCLE) == 0 && ev(f.h, GC_EVENT_MARK_SLICE) - before < 5000) {
+  while (list_fixture_event(&f, GC_EVENT_CYCLE) == 0 &&
+         list_fixture_event(&f, GC_EVENT_MARK_SLICE) - before < 5000) {
     gc_alloc(f.d, 100, GC_TAG_RAW);
   }
-  uint64_t slices = ev(f.h, GC_EVENT_MARK_SLICE) - before;
-  CHECK_EQ_U(live_blocks(f.h) >= 2000, 1);
-  close_fixture(&f);
+  uint64_t slices = list_fixture_event(&f, GC_EVENT_MARK_SLICE) - before;
+  CHECK_EQ_U(list_fixture_live_blocks(&f) >= 2000, 1);
+  list_fixture_close(&f);
   return slices;
 }
 
