@@ -183,8 +183,112 @@ static void four_domains_tiny_slices_tiny_stack(void) {
   world_run("marking=incremental,markslice=1,markstack=4,mintrigger=4K", 2500);
 }
 
+/* ---- Two domains slicing one tree ----------------------------------------------------------
+ *
+ * Both domains mark the same large tree in explicit slices, with two-entry buffers: every other
+ * block a slice scans fills its buffer, which goes to the full list (push_slow) while the slice
+ * goes on with a fresh one. The slice's periodic sharing must look at the buffer it holds now:
+ * the one it popped from may already be the other domain's. Under ThreadSanitizer a slice that
+ * touches a buffer it gave away is a report. */
+
+enum { GRAPH_NODES = 2048, FANOUT = 96, SLICER_CYCLES = 40 };
+
+/* GRAPH_NODES nodes of 1 + FANOUT fields (ID, then the edges): field 1 names the next node, so
+ * the first reaches them all; the others name nodes at random. Scanning one pushes what its
+ * edges find first, past the prefetch FIFO, so a slice publishes buffers in the middle of a
+ * scan. Built through `all`, a scanned block rooted by the caller's frame slot. */
+static gc_value graph_make(gc_domain *d, gc_value *all) {
+  unsigned seed = 7;
+  *all = gc_alloc(d, GRAPH_NODES, GC_TAG_SCAN);
+  CHECK(*all != 0);
+  for (int i = 0; i < GRAPH_NODES; i++) GC_FIELD(*all, i) = 0; /* initialising */
+  for (int i = 0; i < GRAPH_NODES; i++) {
+    gc_value v = gc_alloc(d, 1 + FANOUT, GC_TAG_SCAN);
+    CHECK(v != 0);
+    GC_FIELD(v, ID) = gc_val_int(MAGIC);                  /* initialising */
+    for (int k = 1; k <= FANOUT; k++) GC_FIELD(v, k) = 0; /* initialising */
+    gc_store(d, *all, (size_t)i, v);
+  }
+  for (int i = 0; i < GRAPH_NODES; i++) {
+    gc_value v = GC_FIELD(*all, i);
+    gc_store(d, v, 1, GC_FIELD(*all, (i + 1) % GRAPH_NODES));
+    for (int k = 2; k <= FANOUT; k++)
+      gc_store(d, v, (size_t)k, GC_FIELD(*all, rnd(&seed) % GRAPH_NODES));
+  }
+  return GC_FIELD(*all, 0);
+}
+
+/* Every node along the chain, and every node its edges name, still a node. */
+static int graph_ok(gc_value first) {
+  gc_value v = first;
+  for (int i = 0; i < GRAPH_NODES; i++, v = GC_FIELD(v, 1)) {
+    if (!node_ok(v)) return 0;
+    for (int k = 1; k <= FANOUT; k++) {
+      if (!node_ok(GC_FIELD(v, k))) return 0;
+    }
+  }
+  return v == first;
+}
+
+typedef struct slicer {
+  gc_domain *d;
+  int leads; /* starts the cycles */
+  volatile int *cycles_done;
+} slicer;
+
+static void *slice_run(void *arg) {
+  slicer *s = arg;
+  gc_leave_blocking(s->d);
+  for (int c = 0; c < SLICER_CYCLES; c++) {
+    if (s->leads) gc_collect(s->d, GC_COLLECT_START);
+    for (int i = 0; i < 400; i++) gc_collect(s->d, GC_COLLECT_SLICE);
+    if (s->leads) {
+      gc_collect(s->d, GC_COLLECT_MAJOR);
+      __atomic_store_n(s->cycles_done, c + 1, __ATOMIC_RELEASE);
+    }
+  }
+  gc_enter_blocking(s->d);
+  return NULL;
+}
+
+static void two_domains_slice_one_tree(void) {
+  gc_config cfg;
+  gc_config_default(&cfg);
+  char err[200];
+  CHECK(gc_config_parse(&cfg,
+                        "marking=incremental,markslice=512,markbuf=2,markstack=4K,mintrigger=1G",
+                        err, sizeof err) == GC_OK);
+  gc_heap *heap = gc_heap_create(&cfg);
+  gc_domain *main = gc_main_domain(heap);
+  static gc_value graph;
+  gc_root_register(heap, &graph);
+  gc_value all = 0;
+  gc_frame f;
+  gc_frame_push(main, &f, &all, 1);
+  graph = graph_make(main, &all);
+  gc_frame_pop(main, &f);
+  volatile int cycles_done = 0;
+  slicer slicers[2] = {{main, 1, &cycles_done}, {gc_domain_create(heap), 0, &cycles_done}};
+  gc_enter_blocking(main);
+  pthread_t tids[2];
+  for (int t = 0; t < 2; t++) pthread_create(&tids[t], NULL, slice_run, &slicers[t]);
+  for (int t = 0; t < 2; t++) pthread_join(tids[t], NULL);
+  gc_leave_blocking(slicers[1].d);
+  CHECK(gc_domain_terminate(slicers[1].d) == GC_OK);
+  gc_leave_blocking(main);
+  CHECK_EQ_U(cycles_done, SLICER_CYCLES);
+  CHECK(graph_ok(graph));
+  gc_stats s;
+  gc_get_stats(heap, &s);
+  CHECK(s.mark_slices > 2 * SLICER_CYCLES);
+  fprintf(stderr, "two domains, one graph: %llu cycles, %llu slices\n",
+          (unsigned long long)s.cycles, (unsigned long long)s.mark_slices);
+  gc_heap_destroy(heap);
+}
+
 int main(void) {
   RUN(four_domains_mark_in_slices);
   RUN(four_domains_tiny_slices_tiny_stack);
+  RUN(two_domains_slice_one_tree);
   CHECK_MAIN_END();
 }

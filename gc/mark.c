@@ -458,7 +458,9 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       gc_value v = b->items[--b->count];
       done_words += gc_hd_whsize(gc_atomic_load_word(gc_hp_val(v)));
       scan_block(m, v);
-      if ((++m->pops & 63) == 0) gc_work_maybe_share(&d->heap->work, b);
+      /* m->buf, not b: a push that found b full published it (push_slow), and another domain's
+       * slice may already be popping from it. */
+      if ((++m->pops & 63) == 0) gc_work_maybe_share(&d->heap->work, m->buf);
     }
     int flushed = flush_prefetch(m);
     if (done_words >= budget_words) {
