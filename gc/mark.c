@@ -109,14 +109,17 @@ static inline __attribute__((always_inline)) void scan_block(gc_marker *m, gc_va
   scan_fields(m, v);
 }
 
-/* Empty the FIFO into mark_block; returns 1 if it held anything. */
+/* Empty the FIFO into mark_block, oldest first; returns 1 if it held anything. The FIFO fills
+ * from empty one slot after another and is emptied only here, so its prefetch_count pointers
+ * are the slots just before prefetch_head: a flush of a few pointers (a small heap's every
+ * drain) reads those few, not all GC_MARK_PREFETCH slots. */
 static int flush_prefetch(gc_marker *m) {
-  if (m->prefetch_count == 0) return 0;
+  unsigned n = m->prefetch_count;
+  if (n == 0) return 0;
   m->prefetch_count = 0;
-  for (unsigned k = 0; k < GC_MARK_PREFETCH; k++) {
-    unsigned i = (m->prefetch_head + k) % GC_MARK_PREFETCH;
+  for (unsigned k = n; k > 0; k--) {
+    unsigned i = (m->prefetch_head + GC_MARK_PREFETCH - k) % GC_MARK_PREFETCH;
     gc_value v = m->prefetch[i];
-    if (v == 0) continue;
     m->prefetch[i] = 0;
     mark_block(m, v);
   }
