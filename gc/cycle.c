@@ -386,6 +386,9 @@ static void incremental_terminate(gc_domain *d, int finish) {
   heap->cycle_work.born_marked_words = words - heap->alloc_words_at_mark_start;
   heap->marked_blocks += heap->cycle_work.born_marked_blocks;
   heap->marked_words += heap->cycle_work.born_marked_words;
+  /* Pinned while MARKED: counted with the pinned ones now (INV-MARKCOUNT-1). */
+  heap->marked_blocks -= heap->mark_pinned_blocks;
+  heap->marked_words -= heap->mark_pinned_words;
   heap->cycle_work.markers = heap->mark_markers;
   set_marking(heap, 0);
   gc_cycle_trace *t = &heap->trace;

@@ -533,8 +533,18 @@ struct gc_heap {
   uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */
   gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */
-  size_t marked_words;    /* whsize of the blocks marked this cycle, all markers */
-  size_t marked_blocks;   /* blocks marked this cycle */
+  /* INV-MARKCOUNT-1: when a mark ends (GC_HOOK_MARK_DONE), marked_blocks is exactly the blocks
+   * coloured MARKED and marked_words their whsize words: each counted once, by the marker whose
+   * compare-and-swap coloured it or, born MARKED, from the allocation counters (born_marked_*);
+   * a block pinned while MARKED leaves the count and one unpinned mid-mark joins it (roots.c),
+   * pinned blocks being counted apart (heap->pinned). The pacer takes marked_words for the live
+   * heap; the checkmark pass counts the colours again (checkmark.mark-count). */
+  size_t marked_words;  /* whsize of the blocks marked this cycle, all markers */
+  size_t marked_blocks; /* blocks marked this cycle */
+  /* Blocks pinned while MARKED during this mark and their words (under shade_lock): taken out of
+   * the counts above when the mark ends, after the blocks born MARKED are added (a born block may
+   * be among them, so the markers' sum alone may be smaller). */
+  size_t mark_pinned_blocks, mark_pinned_words;
   gc_cycle_work cycle_work;         /* what this cycle did, for the perf pass (see its type) */
   uint64_t handoffs_at_mark_begin;  /* work.handoffs when this mark began */
   uint64_t shares_at_mark_begin;    /* work.shares when this mark began */

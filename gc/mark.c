@@ -293,6 +293,7 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_atomic_store(&heap->work.overflowed, 0);
   heap->cycle_work.markers = markers;
   heap->cycle_work.overflow_zeal = 0;
+  heap->mark_pinned_blocks = heap->mark_pinned_words = 0;
   heap->handoffs_at_mark_begin = heap->work.handoffs;
   heap->shares_at_mark_begin = heap->work.shares;
   for (size_t i = 0; i < heap->domain_count; i++) {
@@ -539,6 +540,13 @@ void gc_mark_finish_incremental(gc_heap *heap, gc_domain *leader) {
   flush_prefetch(m);
   mark_loop(m);
   gc_mark_finish(heap, leader);
+}
+
+void gc_mark_count_pinned(gc_heap *heap, gc_header hd) {
+  gc_mutex_lock(&heap->shade_lock);
+  heap->mark_pinned_words += gc_hd_whsize(hd);
+  heap->mark_pinned_blocks++;
+  gc_mutex_unlock(&heap->shade_lock);
 }
 
 size_t gc_mark_marked_blocks(const gc_heap *heap) { return heap->marked_blocks; }

@@ -55,6 +55,9 @@ void gc_mark_darken(gc_domain *d, gc_value v);
 void gc_mark_shade_fields(gc_heap *heap, gc_value v);
 /* Count an unpinned block (NOT_MARKABLE -> MARKED by its caller) as marked this cycle. */
 void gc_mark_count_unpinned(gc_heap *heap, gc_header hd);
+/* Take a pinned block (MARKED -> NOT_MARKABLE by its caller) out of this cycle's marked count:
+ * pinned blocks are counted apart (heap->pinned), INV-MARKCOUNT-1. */
+void gc_mark_count_pinned(gc_heap *heap, gc_header hd);
 /* d's buffer to the shared lists (entering a blocking section while marking). */
 void gc_mark_flush(gc_domain *d);
 /* gc_mark_flush, and d's counts kept by the shade marker (d terminates while marking). */

@@ -55,7 +55,10 @@ void gc_pacer_mark_done(gc_heap *heap) {
     p->cons_mark_x1024 = (p->cons_mark_x1024 + measured) / 2;
   }
   p->kept_words = heap->marked_words;
-  p->reached_words = heap->marked_words - born_words;
+  /* What the markers reached: the count less the blocks born MARKED, plus the ones pinned while
+   * MARKED, which a marker (or their birth) counted before they left the count (INV-MARKCOUNT-1;
+   * a born block may be among those, so the count alone may be below born_words). */
+  p->reached_words = heap->marked_words + heap->mark_pinned_words - born_words;
   p->scan_words = scan_words;
 }
 

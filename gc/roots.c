@@ -101,14 +101,16 @@ static gc_error root_scanner_remove_with_lock(gc_heap *heap, gc_scan_roots_fn fn
 static int marking_now(gc_heap *heap) { return gc_atomic_load_relaxed(&heap->marking) != 0; }
 
 /* Give the header at hp `colour`: while a cycle marks by compare-and-swap, since markers may
- * colour the header meanwhile; otherwise no marker runs, and a relaxed store is enough. */
-static void repaint(gc_heap *heap, gc_header *hp, gc_header colour) {
+ * colour the header meanwhile; otherwise no marker runs, and a relaxed store is enough. Returns
+ * the header it replaced. */
+static gc_header repaint(gc_heap *heap, gc_header *hp, gc_header colour) {
   gc_header hd = gc_atomic_load_word(hp);
   if (!marking_now(heap)) {
     gc_atomic_store_relaxed(hp, gc_hd_with_colour(hd, colour));
-    return;
+    return hd;
   }
   while (!gc_atomic_cas(hp, hd, gc_hd_with_colour(hd, colour))) hd = gc_atomic_load_word(hp);
+  return hd;
 }
 
 static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
@@ -124,11 +126,15 @@ static gc_error pin_with_lock(gc_heap *heap, gc_value v) {
    * block itself is lost if its push overflows): its fields, roots from now on, are darkened
    * here, and whatever a mutator overwrites in them later the barrier darkens. Then it is
    * repainted, by compare-and-swap since markers may colour the header meanwhile. */
-  if (marking_now(heap)) {
+  int marking = marking_now(heap);
+  if (marking) {
     gc_mark_shade_fields(heap, v);
     gc_event_note(heap, GC_EVENT_PIN_MARKING);
   }
-  repaint(heap, hp, GC_NOT_MARKABLE);
+  /* A block a marker (or its birth) coloured MARKED was counted as marked; pinned, it is counted
+   * with the pinned ones instead (INV-MARKCOUNT-1). */
+  gc_header was = repaint(heap, hp, GC_NOT_MARKABLE);
+  if (marking && gc_hd_colour(was) == heap->colours.marked) gc_mark_count_pinned(heap, was);
   return GC_OK;
 }
 

@@ -14,7 +14,9 @@
  * The other way (INV-MARK-2): every MARKED block must be one that mark reached, and every
  * NOT_MARKABLE block must be pinned; a block the collector kept without a root is
  * checkmark.over-retained, with why the collector reached it when that can be known (see
- * "Over-retention" below).
+ * "Over-retention" below). The same count of colours is a second reader of the collector's own
+ * count (INV-MARKCOUNT-1): the blocks and words the mark says it marked, which the pacer takes
+ * for the live heap, must be the MARKED blocks and their words (checkmark.mark-count).
  *
  * Before the walk it checks that marking is really over, so that a marker still at work when the
  * leader declared the end (an off-by-one in termination) is named as such, not found later as the
@@ -448,27 +450,47 @@ static size_t kept_not_pinned(over *o) {
  * function into one whose sanitizer attributes differ.) */
 GC_VERIFY_NOT_INSTRUMENTED static void count_colours(const gc_header *slot, const gc_header *limit,
                                                      size_t whsize, gc_header marked,
-                                                     size_t *marked_count,
+                                                     size_t *marked_count, size_t *marked_words,
                                                      size_t *not_markable_count) {
-  size_t m = 0, n = 0;
+  size_t m = 0, mw = 0, n = 0;
   for (; slot < limit; slot += whsize) {
     gc_header colour = *slot & GC_HD_COLOUR_MASK;
-    m += *slot != 0 && colour == marked;
+    int is_marked = *slot != 0 && colour == marked;
+    m += is_marked;
+    mw += is_marked ? gc_hd_whsize(*slot) : 0;
     n += *slot != 0 && colour == GC_NOT_MARKABLE;
   }
   *marked_count += m;
+  *marked_words += mw;
   *not_markable_count += n;
 }
 
-/* After the walk, in its scratch memory. */
-static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen *seen) {
+/* INV-MARKCOUNT-1: the collector's count of what this mark coloured, against the colours. */
+static size_t check_mark_count(const gc_verify_run *run, size_t marked, size_t marked_words) {
+  const gc_heap *heap = run->heap;
+  if (marked == heap->marked_blocks && marked_words == heap->marked_words) return 0;
+  const gc_cycle_work *w = &heap->cycle_work;
+  return gc_verify_state_violation(
+      run, GC_VK_CHECKMARK_MARK_COUNT, "the mark's counts (heap->marked_blocks, marked_words)",
+      "the mark counted %zu blocks and %zu words marked, but %zu blocks of %zu words are MARKED "
+      "(%llu of them born MARKED, %zu pinned apart; the pacer takes the words for the live "
+      "heap) (INV-MARKCOUNT-1)",
+      heap->marked_blocks, heap->marked_words, marked, marked_words,
+      (unsigned long long)w->born_marked_blocks, heap->pinned.count);
+}
+
+/* After the walk, in its scratch memory; `found` is what the pass reported so far. The count of
+ * colours is compared with the collector's own only when no block was found wrongly coloured:
+ * a block left unmarked or kept without a root also puts the counts out, and is named better. */
+static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen *seen,
+                                   size_t found) {
   over o;
   memset(&o, 0, sizeof o);
   o.run = run;
   o.ix = &run->scratch->index;
   o.seen = &run->scratch->reached;
   o.marked = run->heap->colours.marked;
-  size_t marked = 0, not_markable = 0;
+  size_t marked = 0, marked_words = 0, not_markable = 0;
   gc_heapindex_cursor c;
   gc_heapindex_block b;
   gc_heapindex_cursor_start(&c, o.ix);
@@ -476,20 +498,22 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
    * the pool (it yields the first, the rest follow), a large block by itself. */
   while (gc_heapindex_next_block(&c, &b)) {
     if (!c.larges) {
-      count_colours(gc_hp_val(b.v), c.limit, c.slot_whsize, o.marked, &marked, &not_markable);
+      count_colours(gc_hp_val(b.v), c.limit, c.slot_whsize, o.marked, &marked, &marked_words,
+                    &not_markable);
       c.slot = c.limit; /* the pool is counted */
       continue;
     }
     if (b.hd == 0) continue;
     marked += gc_hd_colour(b.hd) == o.marked;
+    marked_words += gc_hd_colour(b.hd) == o.marked ? gc_hd_whsize(b.hd) : 0;
     not_markable += gc_hd_colour(b.hd) == GC_NOT_MARKABLE;
   }
   words_the_rule_ignores(&o); /* o.index allocates on its first key */
-  size_t found = 0;
   if (o.count > 0 || marked != seen->blocks_of_colour[o.marked >> GC_HD_COLOUR_SHIFT]) {
     found += kept_marked(&o);
   }
   if (not_markable != run->heap->pinned.count) found += kept_not_pinned(&o);
+  if (found == 0) found += check_mark_count(run, marked, marked_words);
   if (o.out_of_memory) {
     fprintf(stderr,
             "gcfuzz verify: out of memory in the checkmark pass's over-retention search; it "
@@ -523,7 +547,7 @@ size_t gc_verify_checkmark_run(const gc_verify_run *run) {
   rules.key_colours = rules.allowed_colours;
   gc_walk_seen seen;
   size_t found = check_marking_over(&r) + gc_walk_run(&r, &rules, &seen);
-  if (seen.complete) found += check_over_retention(&r, &seen);
+  if (seen.complete) found = check_over_retention(&r, &seen, found);
   if (r.scratch == &own) gc_verify_scratch_free(&own);
   return found;
 }

@@ -643,6 +643,13 @@ static int plant_over_retained_unpinned(gc_corruption *c) {
   return set_colour(c, GC_NOT_MARKABLE);
 }
 
+/* checkmark_test marked_count_off_by_one: the mark says it marked one block more than it
+ * coloured. */
+static int plant_mark_count(gc_corruption *c) {
+  POKE(&c->undo, c->heap->marked_blocks, c->heap->marked_blocks + 1);
+  return 1;
+}
+
 /* ---- The model (model_test) ---------------------------------------------------------------- */
 
 /* A check that finds the object dead marks it lost and never compares it again: the repair
@@ -936,6 +943,7 @@ static int plant_moved_not_compacted(gc_corruption *c) {
   X(CHECKMARK_OVER_RETAINED, "", MARK_DONE, NEED_POOL, plant_over_retained)                       \
   X(CHECKMARK_OVER_RETAINED, "free-slot", MARK_DONE, NEED_POOL, plant_over_retained_free_slot)    \
   X(CHECKMARK_OVER_RETAINED, "unpinned", MARK_DONE, NEED_BLOCK, plant_over_retained_unpinned)     \
+  X(CHECKMARK_MARK_COUNT, "", MARK_DONE, 0, plant_mark_count)                                     \
   X(SATB_UNMARKED, "", MARK_DONE, NEED_BLOCK, plant_snapshot_unmarked)                            \
   X(SATB_BORN_WHITE, "", MARK_DONE, NEED_POOL, plant_born_white)                                  \
   X(MODEL_DEAD, "", CYCLED, NEED_OBJECT, plant_model_garbage)                                     \

@@ -118,6 +118,8 @@
   X(CHECKMARK_OVER_RETAINED, CHECKMARK, "checkmark.over-retained", "INV-MARK-2", MARK_DONE,     \
     "every MARKED block is reachable from the roots (conservative words by gc.h's rule), and "  \
     "every NOT_MARKABLE block is pinned")                                                       \
+  X(CHECKMARK_MARK_COUNT, CHECKMARK, "checkmark.mark-count", "INV-MARKCOUNT-1", MARK_DONE,      \
+    "the mark's count of blocks and words marked is the MARKED blocks' count and words")        \
   /* model: the driver's shadow graph against the heap. */                                      \
   X(MODEL_DEAD, MODEL, "model.dead", "API-LIVE", CYCLED,                                        \
     "an object reachable in the model is a live block in the heap (non-zero, not GARBAGE)")     \
