@@ -390,6 +390,7 @@ static void incremental_terminate(gc_domain *d, int finish) {
   heap->marked_blocks -= heap->mark_pinned_blocks;
   heap->marked_words -= heap->mark_pinned_words;
   heap->cycle_work.markers = heap->mark_markers;
+  heap->cycle_work.domain_id_at_end = heap->next_domain_id; /* INV-MARKERS-1 */
   set_marking(heap, 0);
   gc_cycle_trace *t = &heap->trace;
   t->mark_ns = gc_plat_now_ns() - t->mark_start_ns;

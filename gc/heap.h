@@ -279,6 +279,15 @@ typedef struct gc_cycle_work {
   /* The mark. */
   size_t markers; /* markers of the parallel part (the leader and the parked); with
                         * incremental marking every domain that marked and the shade marker */
+  /* INV-MARKERS-1: an incremental mark's markers are the domains there were at its start, the
+   * shade marker, and every domain made while it marked: markers == domains_at_start + 1 +
+   * (domain_id_at_end - domain_id_at_start). The markers are counted as domains join the mark
+   * (domain.c); the witness reads the domain ids handed out meanwhile (heap->next_domain_id),
+   * each id one domain made. Both ids are read with the world stopped, at the mark's two stops;
+   * incremental is 0 for a stop-the-world mark, which the rule does not cover. */
+  int incremental;
+  size_t domains_at_start;
+  unsigned domain_id_at_start, domain_id_at_end;
   /* Incremental marking: blocks born MARKED this cycle and their whsize words. Re-darkening
    * scans every MARKED block of a flagged pool, born MARKED ones included: INV-MARKWORK-1 counts
    * their fields (at most these words) beside scan_fields_marked. */

@@ -292,6 +292,7 @@ void gc_mark_begin(gc_heap *heap, size_t markers) {
   gc_work_begin(heap, markers);
   gc_atomic_store(&heap->work.overflowed, 0);
   heap->cycle_work.markers = markers;
+  heap->cycle_work.incremental = 0;
   heap->cycle_work.overflow_zeal = 0;
   heap->mark_pinned_blocks = heap->mark_pinned_words = 0;
   heap->handoffs_at_mark_begin = heap->work.handoffs;
@@ -428,6 +429,9 @@ void gc_mark_set_parallel(gc_heap *heap, int parallel) {
 
 void gc_mark_start_incremental(gc_heap *heap, gc_domain *leader) {
   gc_mark_begin(heap, heap->domain_count + 1); /* every domain, and the shade marker */
+  heap->cycle_work.incremental = 1; /* INV-MARKERS-1's witness: the domains and ids now */
+  heap->cycle_work.domains_at_start = heap->domain_count;
+  heap->cycle_work.domain_id_at_start = heap->next_domain_id;
   heap->mark_markers = heap->domain_count + 1;
   gc_mark_set_parallel(heap, heap->domain_count > 1);
   gc_marker *m = &leader->marker;

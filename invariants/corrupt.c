@@ -385,6 +385,15 @@ static int plant_recheck_limit(gc_corruption *c) {
   return 1;
 }
 
+/* perf_test an_id_no_marker_counts: a domain id handed out during the last incremental mark
+ * that no marker counts; no-op after a stop-the-world mark, which the rule does not cover. */
+static int plant_markers(gc_corruption *c) {
+  gc_cycle_work *w = &c->heap->cycle_work;
+  if (!w->incremental) return 0;
+  POKE(&c->undo, w->domain_id_at_end, w->domain_id_at_end + 1);
+  return 1;
+}
+
 /* perf_test pool_swept_twice / large_block_swept_twice: the running domain's sweep examined one
  * slot (one large block) more than it began with. */
 static int plant_sweep_work(gc_corruption *c) {
@@ -964,6 +973,7 @@ static int plant_moved_not_compacted(gc_corruption *c) {
   X(PERF_MARK_WORK, "redarken", SWEPT, 0, plant_mark_work_redarken)                               \
   X(PERF_LONE_HANDOFF, "", SWEPT, 0, plant_lone_handoff)                                          \
   X(PERF_RECHECK_LIMIT, "", SWEPT, 0, plant_recheck_limit)                                        \
+  X(PERF_MARKERS, "", SWEPT, 0, plant_markers)                                                    \
   X(PERF_SWEEP_WORK, "", SWEPT, 0, plant_sweep_work)                                              \
   X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)                                   \
   X(STATS_SUM, "", SWEPT, NEED_BLOCK, plant_stats_sum)                                            \

@@ -14,6 +14,8 @@
  *   perf.mark-work         INV-MARKWORK-1  fields scanned and pools re-darkened within bounds
  *   perf.lone-handoff      INV-HANDOFF-1   no handoff in a mark with one marker
  *   perf.recheck-limit     INV-RECHECK-1   a mark resumes after at most `rechecks` termination stops
+ *   perf.markers           INV-MARKERS-1   an incremental mark's markers: its domains, the shade
+ *                                          marker, and the domains made while it marked
  *   perf.sweep-work        INV-SWEEPWORK-1 a sweep examines only the slots and large blocks due
  *
  * Cost: O(domains) at each point, a few comparisons; nothing walks the heap.
@@ -126,6 +128,18 @@ static size_t check_mark(const gc_verify_run *run) {
         "(INV-RECHECK-1)",
         (unsigned long long)w->rechecks, (unsigned long long)w->recheck_limit,
         (unsigned long long)w->recheck_limit);
+  }
+  if (w->incremental) {
+    /* The ids handed out while it marked, each a domain that joined it (unsigned: wraps alike). */
+    size_t joined = (unsigned)(w->domain_id_at_end - w->domain_id_at_start);
+    if (w->markers != w->domains_at_start + 1 + joined) {
+      found += gc_verify_state_violation(
+          run, GC_VK_PERF_MARKERS, "the incremental mark's markers",
+          "the mark counted %zu markers, but %zu domains began it, %zu were made while it "
+          "marked (domain ids %u to %u) and the shade marker is one: %zu (INV-MARKERS-1)",
+          w->markers, w->domains_at_start, joined, w->domain_id_at_start, w->domain_id_at_end,
+          w->domains_at_start + 1 + joined);
+    }
   }
   return found;
 }

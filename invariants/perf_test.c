@@ -341,6 +341,60 @@ static void a_recheck_with_none_allowed(void) {
   fixture_free(&f);
 }
 
+/* ---- perf.markers -------------------------------------------------------------------------- */
+
+/* Two domains made while an incremental cycle marks join it: at its end it counts the main
+ * domain, the shade marker and those two. Planted: one marker fewer (a join not counted), or a
+ * domain id handed out that no marker counts. */
+static void markers_one_short(gc_heap *h, void *arg) { h->cycle_work.markers--; }
+static void an_id_more(gc_heap *h, void *arg) { h->cycle_work.domain_id_at_end++; }
+
+static void mark_with_two_domains_made_mid_mark(fixture *f) {
+  gc_collect(f->d, GC_COLLECT_START);
+  gc_domain *made[2] = {gc_domain_create(f->h), gc_domain_create(f->h)}; /* born blocking */
+  gc_collect(f->d, GC_COLLECT_MAJOR); /* finishes this mark (markers 4), then a whole cycle */
+  gc_enter_blocking(f->d);
+  for (int i = 0; i < 2; i++) {
+    gc_leave_blocking(made[i]);
+    CHECK(gc_domain_terminate(made[i]) == GC_OK);
+  }
+  gc_leave_blocking(f->d);
+}
+
+static size_t markers_seen;
+static void note_markers(gc_heap *h, void *arg) {
+  if (markers_seen == 0) markers_seen = h->cycle_work.markers;
+}
+
+static void domains_made_mid_mark_are_markers(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf", 200);
+  markers_seen = 0;
+  arm(&f, GC_HOOK_MARK_DONE, note_markers);
+  mark_with_two_domains_made_mid_mark(&f);
+  CHECK_EQ_U(markers_seen, 4);
+  CHECK_EQ_U(reports(&f)->count, 0);
+  fixture_free(&f);
+}
+
+static void a_join_not_counted(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf", 200);
+  arm(&f, GC_HOOK_MARK_DONE, markers_one_short);
+  mark_with_two_domains_made_mid_mark(&f);
+  check_one(&f, GC_VK_PERF_MARKERS, "counted 3 markers, but 1 domains began it, 2 were made");
+  fixture_free(&f);
+}
+
+static void an_id_no_marker_counts(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf", 200);
+  arm(&f, GC_HOOK_MARK_DONE, an_id_more);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  check_one(&f, GC_VK_PERF_MARKERS, "counted 2 markers, but 1 domains began it, 1 were made");
+  fixture_free(&f);
+}
+
 /* ---- perf.lone-handoff --------------------------------------------------------------------- */
 
 /* Handoffs belong to the stw mode's parallel mark (incremental slices hand nothing off, and count
@@ -480,6 +534,9 @@ int main(void) {
   RUN(redarken_passes_not_counted);
   RUN(rechecks_spent_to_the_limit_pass);
   RUN(one_recheck_past_the_limit);
+  RUN(domains_made_mid_mark_are_markers);
+  RUN(a_join_not_counted);
+  RUN(an_id_no_marker_counts);
   RUN(a_recheck_with_none_allowed);
   RUN(handoff_with_one_marker);
   RUN(handoffs_seen_after_the_cycle);

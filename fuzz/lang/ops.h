@@ -235,7 +235,8 @@ typedef enum fuzz_misuse {
   X(MOVED_PINNED_MOVED, "moved.pinned-moved")                               \
   X(MOVED_NOT_COMPACTED, "moved.not-compacted")                             \
   X(PERF_RECHECK_LIMIT, "perf.recheck-limit")                               \
-  X(CHECKMARK_MARK_COUNT, "checkmark.mark-count")
+  X(CHECKMARK_MARK_COUNT, "checkmark.mark-count")                           \
+  X(PERF_MARKERS, "perf.markers")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
