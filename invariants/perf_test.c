@@ -74,6 +74,18 @@ static void check_one(fixture *f, gc_verify_kind kind, const char *needle) {
   }
 }
 
+/* A major collection on a fresh fixture of `cells` cells with `params`, `fn` run at its
+ * mark-done point: exactly one report, of `kind`, saying `needle`. */
+static void planted_at_mark_done(const char *params, int cells, breaking_fn fn, gc_verify_kind kind,
+                                 const char *needle) {
+  fixture f;
+  fixture_build(&f, params, cells);
+  arm(&f, GC_HOOK_MARK_DONE, fn);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  check_one(&f, kind, needle);
+  fixture_free(&f);
+}
+
 /* ---- Clean runs ---------------------------------------------------------------------------- */
 
 static void clean_cycles_pass(const char *params) {
@@ -220,12 +232,8 @@ static void lost_work_buffers_overflow(void) {
 static void fake_overflow(gc_heap *h, void *arg) { h->cycle_work.mark.overflows = 1; }
 
 static void overflow_of_a_small_mark(void) {
-  fixture f;
-  fixture_build(&f, "verify=perf", 10);
-  arm(&f, GC_HOOK_MARK_DONE, fake_overflow);
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  check_one(&f, GC_VK_PERF_NEEDLESS_OVERFLOW, "which fit in it");
-  fixture_free(&f);
+  planted_at_mark_done("verify=perf", 10, fake_overflow, GC_VK_PERF_NEEDLESS_OVERFLOW,
+                       "which fit in it");
 }
 
 /* Two markers and a handoff: the floor is (B - 2 + 1 - 1)E + 1. At the floor an overflow is a
@@ -313,14 +321,10 @@ static void rechecks_spent_to_the_limit_pass(void) {
 }
 
 static void one_recheck_past_the_limit(void) {
-  fixture f;
-  fixture_build(&f, "marking=incremental,zeal=recheck,rechecks=3,verify=perf", 200);
-  arm(&f, GC_HOOK_MARK_DONE, rechecks_past_the_limit);
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  check_one(&f, GC_VK_PERF_RECHECK_LIMIT,
-            "resumed after 4 termination stops, but its limit "
-            "allowed 3");
-  fixture_free(&f);
+  planted_at_mark_done("marking=incremental,zeal=recheck,rechecks=3,verify=perf", 200,
+                       rechecks_past_the_limit, GC_VK_PERF_RECHECK_LIMIT,
+                       "resumed after 4 termination stops, but its limit "
+                       "allowed 3");
 }
 
 /* rechecks=0: the first termination that finds work must finish the mark; called directly
@@ -387,12 +391,8 @@ static void a_join_not_counted(void) {
 }
 
 static void an_id_no_marker_counts(void) {
-  fixture f;
-  fixture_build(&f, "marking=incremental,verify=perf", 200);
-  arm(&f, GC_HOOK_MARK_DONE, an_id_more);
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  check_one(&f, GC_VK_PERF_MARKERS, "counted 2 markers, but 1 domains began it, 1 were made");
-  fixture_free(&f);
+  planted_at_mark_done("marking=incremental,verify=perf", 200, an_id_more, GC_VK_PERF_MARKERS,
+                       "counted 2 markers, but 1 domains began it, 1 were made");
 }
 
 /* ---- perf.lone-handoff --------------------------------------------------------------------- */
@@ -403,14 +403,9 @@ static void an_id_no_marker_counts(void) {
 static void one_handoff(gc_heap *h, void *arg) { h->cycle_work.handoffs = 1; }
 
 static void handoff_with_one_marker(void) {
-  fixture f;
-  fixture_build(&f, "marking=stw,verify=perf", 3000);
-  arm(&f, GC_HOOK_MARK_DONE, one_handoff);
-  gc_collect(f.d, GC_COLLECT_MAJOR);
-  check_one(&f, GC_VK_PERF_LONE_HANDOFF,
-            "1 work buffer(s) split for an idle marker in a mark "
-            "with 1 marker(s)");
-  fixture_free(&f);
+  planted_at_mark_done("marking=stw,verify=perf", 3000, one_handoff, GC_VK_PERF_LONE_HANDOFF,
+                       "1 work buffer(s) split for an idle marker in a mark "
+                       "with 1 marker(s)");
 }
 
 /* Called directly after the cycle: the mark's counters are still there. */
