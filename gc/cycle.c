@@ -432,22 +432,10 @@ static uint64_t slice_cap_words(gc_heap *heap) {
   return slice_words <= UINT64_MAX / factor ? (uint64_t)slice_words * factor : UINT64_MAX;
 }
 
-int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
+/* One slice of marking on d and its accounting, without termination: the part of a mark step
+ * that is no safepoint. *others_slicing: another domain was in a slice when this one ended. */
+static int mark_slice_only(gc_domain *d, size_t budget_words, int *others_slicing) {
   gc_heap *heap = d->heap;
-  if (budget_words == 0) {
-    /* Paced by allocation (an assist): the words allocated since the last slice owe mark work
-     * at the pacer's ratio (pacer.h), paid markslice to slicecap markslices at a time. */
-    size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
-    uint64_t allocated = d->alloc_words - d->slice_alloc_words;
-    uint64_t owed = gc_pacer_assist_words(heap, allocated);
-    d->mark_debt_words =
-        owed <= UINT64_MAX - d->mark_debt_words ? d->mark_debt_words + owed : UINT64_MAX;
-    uint64_t cap = slice_cap_words(heap);
-    uint64_t budget = d->mark_debt_words < slice_words ? slice_words : d->mark_debt_words;
-    if (budget > cap) budget = cap;
-    budget_words = budget <= SIZE_MAX ? (size_t)budget : SIZE_MAX;
-  }
-  d->slice_alloc_words = d->alloc_words;
   gc_plat_point_reached(GC_PLAT_MARK, d);
   d->in_collection = 1;
   gc_atomic_fetch_add(&heap->work.slicing, 1);
@@ -464,14 +452,40 @@ int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
   /* Out of work while another domain is in a slice: that one ends with its leftover shared, or
    * out of work too and then it tries; stopping the world now would find its work and only
    * resume (a recheck for every handover of the last buffer between two domains). */
-  int others_slicing = gc_atomic_fetch_sub(&heap->work.slicing, 1) != 1;
+  *others_slicing = gc_atomic_fetch_sub(&heap->work.slicing, 1) != 1;
   d->mark_slices++;
   gc_event_note(d->heap, GC_EVENT_MARK_SLICE);
   gc_atomic_add_relaxed(&heap->cycle_slices, 1);
   gc_heap_call_slice_hook(d);
   d->in_collection = 0;
+  return more;
+}
+
+int gc_cycle_mark_step(gc_domain *d, size_t budget_words) {
+  gc_heap *heap = d->heap;
+  if (budget_words == 0) {
+    /* Paced by allocation (an assist): the words allocated since the last slice owe mark work
+     * at the pacer's ratio (pacer.h), paid markslice to slicecap markslices at a time. */
+    size_t slice_words = gc_param_load(&heap->cfg.mark_slice_words);
+    uint64_t allocated = d->alloc_words - d->slice_alloc_words;
+    uint64_t owed = gc_pacer_assist_words(heap, allocated);
+    d->mark_debt_words =
+        owed <= UINT64_MAX - d->mark_debt_words ? d->mark_debt_words + owed : UINT64_MAX;
+    uint64_t cap = slice_cap_words(heap);
+    uint64_t budget = d->mark_debt_words < slice_words ? slice_words : d->mark_debt_words;
+    if (budget > cap) budget = cap;
+    budget_words = budget <= SIZE_MAX ? (size_t)budget : SIZE_MAX;
+  }
+  d->slice_alloc_words = d->alloc_words;
+  int others_slicing;
+  int more = mark_slice_only(d, budget_words, &others_slicing);
   if (!more && !others_slicing) incremental_terminate(d, 0);
   return more || !others_slicing;
+}
+
+void gc_cycle_store_slice(gc_domain *d) {
+  int others_slicing;
+  (void)mark_slice_only(d, gc_param_load(&d->heap->cfg.mark_slice_words), &others_slicing);
 }
 
 /* Mark on d until this cycle's marking is over (other domains may end it meanwhile). */

@@ -28,6 +28,10 @@ void gc_cycle_start(gc_domain *d, enum gc_cycle_reason reason);
  * domain in a slice, tries to end marking (a stop of the world). 0 when it found no work but
  * left termination to a domain still slicing. */
 int gc_cycle_mark_step(gc_domain *d, size_t budget_words);
+/* Zeal store (gc.h): one mark slice of `markslice` words on d, from gc_store's slow path while
+ * a cycle marks. No termination, however little work is left, and no safepoint: the store's
+ * caller may hold blocks that no root names. */
+void gc_cycle_store_slice(gc_domain *d);
 /* d leaves a blocking section while an incremental mark that began with one domain marks with
  * plain stores: stop the world and make every marker colour headers by compare-and-swap before
  * d can mark beside them. */

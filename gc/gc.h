@@ -167,12 +167,18 @@ typedef struct gc_config {
  *   overflow: every push of the mark finds no room: each block to scan is flagged instead, and
  *             marking proceeds by re-darkening passes alone.
  *   recheck:  every incremental termination stop resumes marking while rechecks are left, so
- *             every cycle spends its `rechecks` and ends in the stop that finishes the mark. */
+ *             every cycle spends its `rechecks` and ends in the stop that finishes the mark.
+ *   store:    every store while a cycle marks beside the mutators (gc_store's slow path) runs a
+ *             mark slice first, between the mutator's load of a field and the barrier. Never a
+ *             termination: a store is no safepoint (its caller may hold blocks in C variables
+ *             that no root names), so a slice that runs out of work leaves termination to the
+ *             next allocation or slice. */
 #define GC_ZEALS(X)                \
   X(SLICE, "slice", 1u << 0)       \
   X(CYCLE, "cycle", 1u << 1)       \
   X(OVERFLOW, "overflow", 1u << 2) \
-  X(RECHECK, "recheck", 1u << 3)
+  X(RECHECK, "recheck", 1u << 3)   \
+  X(STORE, "store", 1u << 4)
 enum {
 #define GC_ZEAL_ENUM(name, id, bit) GC_ZEAL_##name = bit,
   GC_ZEALS(GC_ZEAL_ENUM)

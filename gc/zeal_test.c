@@ -20,8 +20,9 @@ static void parameters(void) {
   CHECK_EQ_U(cfg.mark_rechecks, 0);
   CHECK(gc_config_parse(&cfg, "zeal=none", err, sizeof err) == GC_OK);
   CHECK_EQ_U(cfg.zeal, 0);
-  CHECK(gc_config_parse(&cfg, "zeal=slice+cycle+overflow+recheck", err, sizeof err) == GC_OK);
-  CHECK_EQ_U(cfg.zeal, GC_ZEAL_SLICE | GC_ZEAL_CYCLE | GC_ZEAL_OVERFLOW | GC_ZEAL_RECHECK);
+  CHECK(gc_config_parse(&cfg, "zeal=slice+cycle+overflow+recheck+store", err, sizeof err) == GC_OK);
+  CHECK_EQ_U(cfg.zeal,
+             GC_ZEAL_SLICE | GC_ZEAL_CYCLE | GC_ZEAL_OVERFLOW | GC_ZEAL_RECHECK | GC_ZEAL_STORE);
   const char *bad[] = {"zeal=slice+often", "zeal=",         "zeal=+slice",
                        "zeal=slice+",      "rechecks=1001", "rechecks=x"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -47,6 +48,33 @@ static void slice_at_every_allocation(void) {
   CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE), cycles);
   gc_collect(f.d, GC_COLLECT_FULL);
   CHECK_EQ_U(list_fixture_live_blocks(&f), 350);
+  list_fixture_close(&f);
+}
+
+/* Zeal store: every store while the cycle marks runs one slice first, and none ends the mark,
+ * even with every block marked: termination waits for a safepoint (a slice, an allocation). */
+static void slice_at_every_store(void) {
+  list_fixture f;
+  list_fixture_open(&f, "marking=incremental,percent=off,zeal=store,markslice=1");
+  list_fixture_grow(&f, 300);
+  gc_value wide = gc_alloc(f.d, 4, GC_TAG_SCAN);
+  gc_store(f.d, f.root, 1, wide); /* marking is off: no slice */
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_SLICE), 0);
+  gc_collect(f.d, GC_COLLECT_START);
+  uint64_t slices = list_fixture_event(&f, GC_EVENT_MARK_SLICE),
+           cycles = list_fixture_event(&f, GC_EVENT_CYCLE);
+  for (int i = 0; i < 1000; i++) gc_store(f.d, wide, (size_t)(i % 4), gc_val_int(i));
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_MARK_SLICE) - slices, 1000);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE), cycles);
+  CHECK(__atomic_load_n(&((gc_domain_head *)f.d)->marking, __ATOMIC_RELAXED) != 0);
+  /* A slice at a safepoint finds the mark done and ends it. */
+  for (int i = 0; i < 10 && list_fixture_event(&f, GC_EVENT_CYCLE) == cycles; i++) {
+    gc_collect(f.d, GC_COLLECT_SLICE);
+  }
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE), cycles + 1);
+  CHECK_EQ_U(GC_FIELD(wide, 3), gc_val_int(999));
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 301);
   list_fixture_close(&f);
 }
 
@@ -142,6 +170,7 @@ static void slice_cap(void) {
 int main(void) {
   RUN(parameters);
   RUN(slice_at_every_allocation);
+  RUN(slice_at_every_store);
   RUN(cycle_at_every_allocation);
   RUN(overflow_at_every_push);
   RUN(recheck_until_the_limit);
