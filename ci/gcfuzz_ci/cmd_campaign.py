@@ -37,6 +37,9 @@ ThreadSanitizer, which finds data races.
   ci/campaign --throughput --rounds 5 graph
                                the median of five such runs, with the lowest and highest
   ci/campaign --report [DIR]   (re)write DIR/report.html from DIR's files, no fuzzing
+  ci/campaign --zeal store --workdir .gcfuzz-zeal
+                               a campaign under the collector's zeal store: a mark slice at
+                               every store while a cycle marks
   ci/campaign --engine afl     the same campaign with AFL++ as the fuzzing engine
 
 What a campaign does, per target:
@@ -132,6 +135,15 @@ Options:
                        average), coverage and corpus per target and writes
                        <workdir>/throughput.json. The measure behind the throughput figures of
                        bench/MEASUREMENTS.md; run it on an otherwise idle machine
+  --zeal MODES         with a campaign or --throughput of the program targets (graph, roots,
+                       schedule, schedule-tsan): run under the collector's zeal modes, the
+                       values of `param zeal` (store, slice+recheck, ...; fuzz/README.md).
+                       Every input the mutator makes begins with `param zeal MODES` (after
+                       `param marking incremental` for store and recheck), so every input of
+                       the corpus and every crash replays the zeal by itself; the seeds run as
+                       they are. Modes the programs cannot say are refused before fuzzing.
+                       Give it a --workdir of its own: the corpus it grows is the zeal's.
+                       --census on that work directory counts what the zeal made happen
   --core N             with --throughput: the core to pin to (default: the last one)
   --rounds N           with --throughput: run each target N times, one round of every target
                        after another, round k with libFuzzer's -seed=k (one round: libFuzzer
@@ -201,6 +213,7 @@ def parse_args(argv):
   mode.add_argument("--report", nargs="?", const="", metavar="DIR")
   p.add_argument("--core")
   p.add_argument("--rounds")
+  p.add_argument("--zeal")
   p.add_argument("--with-tests", action="store_true")
   p.add_argument("--no-install", action="store_true")
   p.add_argument("targets", nargs="*")
@@ -216,6 +229,11 @@ def parse_args(argv):
   if a.rounds is not None and a.mode != "throughput":
     raise cli.UsageError("--rounds goes with --throughput")
   a.rounds = 1 if a.rounds is None else cli.decimal(a.rounds, "--rounds", minimum=1, maximum=99)
+  if a.zeal is not None:
+    if a.mode not in ("campaign", "throughput") or a.engine != "libfuzzer":
+      raise cli.UsageError("--zeal goes with a libFuzzer campaign or --throughput")
+    if not a.zeal or a.zeal.startswith("-"):
+      raise cli.UsageError("--zeal needs modes (store, slice+recheck, ...; fuzz/README.md)")
   for t in a.targets:
     if t.startswith("-"):
       raise cli.UsageError("unknown option '%s' (see %s --help)" % (t, PROG))
@@ -241,6 +259,12 @@ def parse_args(argv):
                          "programs alone, so that every finding replays from its input; unset "
                          "it (parameters belong in the programs: `param KEY VALUE`)"
                          % os.environ["GCFUZZ_PARAMS"])
+  if a.zeal is not None and any(layout.programs_of(t) not in layout.PROGRAM_TARGETS
+                                for t in a.targets):
+    raise cli.UsageError("--zeal runs the program targets (%s, schedule-tsan), not %s"
+                         % (" ".join(layout.PROGRAM_TARGETS),
+                            [t for t in a.targets
+                             if layout.programs_of(t) not in layout.PROGRAM_TARGETS][0]))
   if a.mode == "census" and any(t not in layout.PROGRAM_TARGETS for t in a.targets):
     raise cli.UsageError("--census counts the events of the program targets (%s), not %s"
                          % (" ".join(layout.PROGRAM_TARGETS),
@@ -293,10 +317,31 @@ class Campaign:
       print("%s: building %s (--config=%s)" % (PROG, " ".join(labels[1:]), config), flush=True)
       self.bindirs[config] = self.build("build-" + config, config_flags(config), labels)
     self.replay = self.replay_of(self.a.targets[0])
+    if self.a.zeal is not None:
+      self.check_zeal()
     if self.a.engine == "afl":
       labels = [layout.label(self.lay.fuzzer(t)) for t in self.a.targets]
       print("%s: building %s (--config=%s)" % (PROG, " ".join(labels), afl.CONFIG), flush=True)
       self.bindirs[afl.CONFIG] = self.build("build-" + afl.CONFIG, config_flags(afl.CONFIG), labels)
+
+  def check_zeal(self):
+    """GCFUZZ_ZEAL for every fuzzer this run starts, once each target's fuzzer has accepted it
+    (its custom mutator refuses modes its programs cannot say, before any input runs)."""
+    os.environ["GCFUZZ_ZEAL"] = self.a.zeal
+    empty = tempfile.mkdtemp(prefix="zeal-check.", dir=self.w)
+    try:
+      for t in self.a.targets:
+        p = subprocess.run([self.fuzzer(t), "-runs=0", empty], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, errors="replace")
+        if p.returncode != 0:
+          said = [l for l in p.stdout.splitlines() if "GCFUZZ_ZEAL" in l]
+          raise cli.UsageError("--zeal %s: %s" % (self.a.zeal, said[0] if said else
+                                                   "the %s fuzzer refused it (exit %d)"
+                                                   % (t, p.returncode)))
+    finally:
+      shutil.rmtree(empty, ignore_errors=True)
+    print("%s: under zeal %s: every mutated input begins with `param zeal %s`"
+          % (PROG, self.a.zeal, self.a.zeal), flush=True)
 
   def fuzzer(self, t):
     return os.path.join(self.bindirs[layout.config_of(t)], self.lay.fuzzer(t))
@@ -419,16 +464,19 @@ def new_row(t):
 SUMMARY_FMT = "%-13s %7s %10s %8s %7s %7s %8s"
 
 
-def summary_json(rows, interrupted, engine="libfuzzer"):
+def summary_json(rows, interrupted, engine="libfuzzer", zeal=None):
   out = []
   for r in rows:
     r = dict(r)
     r.pop("crash_files", None)
     out.append(r)
-  return {"engine": engine, "interrupted": interrupted, "targets": out}
+  summary = {"engine": engine, "interrupted": interrupted, "targets": out}
+  if zeal is not None:
+    summary["zeal"] = zeal
+  return summary
 
 
-def write_summary(w, rows, interrupted, engine="libfuzzer"):
+def write_summary(w, rows, interrupted, engine="libfuzzer", zeal=None):
   print()
   print("==== summary (work directory %s)%s" % (w, " INTERRUPTED" if interrupted else ""))
   print(SUMMARY_FMT % ("target", "seconds", "execs", "exec/s", "cov", "corpus", "crashes"))
@@ -439,7 +487,7 @@ def write_summary(w, rows, interrupted, engine="libfuzzer"):
       print(SUMMARY_FMT % (r["name"], r["seconds"], r["execs"], r["exec_per_s"], r["coverage"],
                            r["corpus"], r["crashes"]))
   path = os.path.join(w, "summary.json")
-  jsonout.write(path, summary_json(rows, interrupted, engine))
+  jsonout.write(path, summary_json(rows, interrupted, engine, zeal))
   print("summary.json: %s" % path, flush=True)
 
 
@@ -634,12 +682,12 @@ def mode_campaign(c):
       left -= secs
   except procs.Interrupted as e:
     procs.kill_all()
-    write_summary(c.w, rows, interrupted=True, engine=c.a.engine)
+    write_summary(c.w, rows, interrupted=True, engine=c.a.engine, zeal=c.a.zeal)
     write_report(c.w)
     print("%s: interrupted (%s); the summary holds the figures so far" % (PROG, e),
           file=sys.stderr)
     return 2
-  write_summary(c.w, rows, interrupted=False, engine=c.a.engine)
+  write_summary(c.w, rows, interrupted=False, engine=c.a.engine, zeal=c.a.zeal)
   write_report(c.w)
   if any_crash:
     print("%s: CRASHES found (saved under %s/<target>/crashes/); to keep one as a regression, "
@@ -979,13 +1027,15 @@ def mode_throughput(c):
     del r["seed"]
     out.append(dict(r, core=c.a.core))
   print()
-  print("==== throughput (one core, from the seeds%s)"
-        % ("" if c.a.rounds == 1 else "; the median of %d rounds" % c.a.rounds))
+  print("==== throughput (one core, from the seeds%s%s)"
+        % ("" if c.a.rounds == 1 else "; the median of %d rounds" % c.a.rounds,
+           "" if c.a.zeal is None else "; under zeal %s" % c.a.zeal))
   print(THROUGHPUT_FMT % ("target", "seconds", "execs", "exec/s", "lowest-highest", "cov",
                           "corpus"))
   print("\n".join(rows))
   path = os.path.join(c.w, "throughput.json")
-  jsonout.write(path, {"rounds": c.a.rounds, "targets": out})
+  jsonout.write(path, dict({"rounds": c.a.rounds, "targets": out},
+                           **({} if c.a.zeal is None else {"zeal": c.a.zeal})))
   print("throughput.json: %s" % path)
   return 1 if stopped else 0
 

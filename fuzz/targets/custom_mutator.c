@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuzz/lang/mutate.h"
+#include "fuzz/lang/text.h"
 
 /* libFuzzer's own mutations. Weak: a target linked with another engine's driver (AFL++'s, which
  * never calls LLVMFuzzerCustomMutator) links without it. */
@@ -16,6 +17,50 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 static fuzz_dict dict;
 static fuzz_mutator mutator;
 static int bytes_only; /* GCFUZZ_MUTATOR=bytes: libFuzzer's mutations alone, to compare */
+/* GCFUZZ_ZEAL=MODES: the ops every mutated input begins with (zeal_prefix_text), assembled for
+ * the target; empty without it. */
+static fuzz_buf zeal_prefix;
+
+/* The ops of GCFUZZ_ZEAL=MODES: `param zeal MODES`, after `param marking incremental` when a mode
+ * acts only while a cycle marks beside the mutators (store, recheck), since programs start in
+ * the stw mode. Returns 0 when the text does not fit. */
+static int zeal_prefix_text(const char *modes, char *text, size_t len) {
+  int incremental = strstr(modes, "store") != NULL || strstr(modes, "recheck") != NULL;
+  int n = snprintf(text, len, "%sparam zeal %s\n", incremental ? "param marking incremental\n" : "",
+                   modes);
+  return n > 0 && (size_t)n < len;
+}
+
+/* A campaign under zeal: every input the mutator returns begins with the zeal ops, so every
+ * input of the corpus, and every crash, replays the zeal by itself (no flag to remember). */
+static void zeal_init(const fuzz_opset *set) {
+  fuzz_buf_free(&zeal_prefix);
+  const char *modes = getenv("GCFUZZ_ZEAL");
+  if (modes == NULL || modes[0] == '\0') return;
+  char text[256];
+  fuzz_text_error err = {.message = "too long"};
+  if (!zeal_prefix_text(modes, text, sizeof text) ||
+      !fuzz_assemble(set, text, strlen(text), &zeal_prefix, &err)) {
+    fprintf(stderr,
+            "gcfuzz: GCFUZZ_ZEAL=%s: not zeal modes of this target's programs (%s; the values "
+            "of `param zeal` in fuzz/README.md)\n",
+            modes, err.message);
+    exit(2);
+  }
+}
+
+/* The input with the zeal ops in front unless it begins with them; its tail is cut when both do
+ * not fit in max_size. */
+static size_t keep_zeal_prefix(uint8_t *data, size_t size, size_t max_size) {
+  size_t n = zeal_prefix.size;
+  if (n == 0 || n > max_size || (size >= n && memcmp(data, zeal_prefix.data, n) == 0)) {
+    return size;
+  }
+  size_t kept = size <= max_size - n ? size : max_size - n;
+  memmove(data + n, data, kept);
+  memcpy(data, zeal_prefix.data, n);
+  return n + kept;
+}
 
 void fuzz_custom_mutator_init(const fuzz_opset *set, int argc, char **argv) {
   const char *path = NULL;
@@ -39,9 +84,12 @@ void fuzz_custom_mutator_init(const fuzz_opset *set, int argc, char **argv) {
             mode);
     exit(2);
   }
+  zeal_init(set);
 }
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  if (bytes_only && LLVMFuzzerMutate != NULL) return LLVMFuzzerMutate(data, size, max_size);
-  return fuzz_mutate(&mutator, data, size, max_size, seed);
+  if (bytes_only && LLVMFuzzerMutate != NULL) {
+    return keep_zeal_prefix(data, LLVMFuzzerMutate(data, size, max_size), max_size);
+  }
+  return keep_zeal_prefix(data, fuzz_mutate(&mutator, data, size, max_size, seed), max_size);
 }

@@ -213,6 +213,24 @@ class ArgumentsTest(unittest.TestCase):
         cmd_campaign.parse_args(argv)
       self.assertIn(message, str(e.exception))
 
+  def test_zeal_goes_with_program_campaigns(self):
+    from gcfuzz_ci import cli
+    self.assertEqual(cmd_campaign.parse_args(["--zeal", "store", "graph"]).zeal, "store")
+    self.assertEqual(cmd_campaign.parse_args(["--throughput", "--zeal", "slice+recheck",
+                                              "schedule-tsan"]).zeal, "slice+recheck")
+    self.assertIsNone(cmd_campaign.parse_args(["graph"]).zeal)
+    for argv, message in ((["--census", "--zeal", "store"], "--zeal goes with"),
+                          (["--engine", "afl", "--zeal", "store"], "--zeal goes with"),
+                          (["--zeal", "store", "gcfuzz"], "--zeal runs the program targets"),
+                          (["--zeal", "--throughput"], "argument --zeal: expected one argument"),
+                          (["--zeal", "", "graph"], "--zeal needs modes")):
+      with self.assertRaises(cli.UsageError) as e:
+        cmd_campaign.parse_args(argv)
+      self.assertIn(message, str(e.exception))
+    summary = cmd_campaign.summary_json([], False, zeal="store")
+    self.assertEqual(summary["zeal"], "store")
+    self.assertNotIn("zeal", cmd_campaign.summary_json([], False))
+
   def test_throughput_row_is_the_median_run(self):
     runs = [{"seed": k, "execs": 60 * eps, "exec_per_s": eps, "coverage": k, "corpus": k}
             for k, eps in ((1, 14906), (2, 12326), (3, 12954), (4, 15101), (5, 15017))]
