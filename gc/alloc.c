@@ -11,6 +11,7 @@
 #include "gc/pool.h"
 #include "gc/stw.h"
 #include "gc/sweep.h"
+#include "gc/zeal.h"
 
 static inline gc_header *pop_free_slot(gc_domain *d, gc_sizeclass c) {
   gc_pool *p = d->avail[c];
@@ -136,10 +137,12 @@ static int injected_failure_due(gc_heap *heap) {
 }
 
 /* Zeal modes that act at every allocation (gc.h): they send each one down the slow path. */
-enum { ZEAL_ON_ALLOCATION = GC_ZEAL_SLICE | GC_ZEAL_CYCLE };
+enum { ZEAL_ON_ALLOCATION = GC_ZEAL_SLICE | GC_ZEAL_CYCLE | GC_ZEAL_DOMAINS };
 
 /* The collector's step a zeal mode asks of every allocation, before the block is taken. */
 static void zeal_step(gc_domain *d, unsigned zeal) {
+  if (zeal & GC_ZEAL_DOMAINS) gc_zeal_domains(d);
+  if (!(zeal & (GC_ZEAL_SLICE | GC_ZEAL_CYCLE))) return;
   if (gc_atomic_load_relaxed(&d->head.marking)) {
     if (zeal & GC_ZEAL_SLICE) gc_cycle_collect(d, GC_COLLECT_SLICE, GC_CYCLE_FORCED);
   } else if (zeal & GC_ZEAL_CYCLE) {

@@ -14,6 +14,8 @@
 
 #include <stdlib.h>
 
+#include "gc/cycle.h"
+
 static int vec_push(gc_finalizer_vec *v, gc_finalizer f) {
   if (v->count == v->capacity) {
     size_t capacity = v->capacity ? v->capacity * 2 : 16;
@@ -115,6 +117,12 @@ size_t gc_run_finalizers(gc_domain *d) {
     uint64_t allocated_before = d->alloc_blocks, cycles_before = heap->cycles;
     f.fn(heap, f.block, f.user);
     heap->fin_running = 0;
+    /* Zeal finalizer (gc.h): a whole cycle from inside the loop, as a finalizer's last act
+     * would run it, but with its block no longer a root: what the finalizer returned from is
+     * what the embedder was promised, and only its own revival keeps the block. */
+    if (gc_atomic_load_relaxed(&heap->zeal) & GC_ZEAL_FINALIZER) {
+      gc_cycle_collect(d, GC_COLLECT_MAJOR, GC_CYCLE_FORCED);
+    }
     gc_event_note(heap, GC_EVENT_FIN_RUN);
     if (d->alloc_blocks != allocated_before) gc_event_note(heap, GC_EVENT_FIN_ALLOCATED);
     if (heap->cycles != cycles_before) gc_event_note(heap, GC_EVENT_FIN_COLLECTED);

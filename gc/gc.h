@@ -172,13 +172,25 @@ typedef struct gc_config {
  *             mark slice first, between the mutator's load of a field and the barrier. Never a
  *             termination: a store is no safepoint (its caller may hold blocks in C variables
  *             that no root names), so a slice that runs out of work leaves termination to the
- *             next allocation or slice. */
+ *             next allocation or slice.
+ *   domains:  at the first allocation after each phase boundary a domain crosses (marking
+ *             begins, marking ends, sweeping ends), a phantom domain of the collector's own
+ *             joins, leaves its blocking section and enters it again, or terminates, in turn:
+ *             every phase meets domains that spawn, block and exit (their work handed over,
+ *             their pools orphaned and adopted, their counts retired). The allocating domain
+ *             waits in a blocking section meanwhile, so the allocation is a safepoint as ever.
+ *   finalizer: after every finalizer returns, a major cycle on the domain running it, from
+ *             inside the finalizer loop (its block no longer a root, as after any finalizer):
+ *             every finalizer is followed by a collection, and the cycles it starts queue more
+ *             finalizers for the same loop. */
 #define GC_ZEALS(X)                \
   X(SLICE, "slice", 1u << 0)       \
   X(CYCLE, "cycle", 1u << 1)       \
   X(OVERFLOW, "overflow", 1u << 2) \
   X(RECHECK, "recheck", 1u << 3)   \
-  X(STORE, "store", 1u << 4)
+  X(STORE, "store", 1u << 4)       \
+  X(DOMAINS, "domains", 1u << 5)   \
+  X(FINALIZER, "finalizer", 1u << 6)
 enum {
 #define GC_ZEAL_ENUM(name, id, bit) GC_ZEAL_##name = bit,
   GC_ZEALS(GC_ZEAL_ENUM)

@@ -538,7 +538,14 @@ struct gc_heap {
   size_t mark_markers;     /* domains that marked this cycle (at the start, and spawned since) */
   uintptr_t cycle_slices;  /* atomic (relaxed, a statistic): slices of the current cycle */
   uint64_t alloc_words_at_mark_start, alloc_blocks_at_mark_start; /* all domains and retired */
-  uintptr_t zeal;         /* cfg.zeal (gc.h, GC_ZEALS) as running domains read it: relaxed atomic */
+  uintptr_t zeal; /* cfg.zeal (gc.h, GC_ZEALS) as running domains read it: relaxed atomic */
+  /* Zeal domains (zeal.c): the phantom domain, owned by the domain that set `zeal_acting` (an
+   * atomic flag) and touched only by it; the phase of the last boundary it acted at (atomic);
+   * the boundaries of its life so far. */
+  gc_domain *zeal_phantom;
+  uintptr_t zeal_acting;
+  uintptr_t zeal_phase;
+  unsigned zeal_phantom_age;
   uintptr_t marking_mode; /* enum gc_marking_mode: cfg.marking as running domains read it
                            * (INV-PARAM-1), when they start a cycle */
   gc_cycle_trace trace;   /* the current cycle's times and figures, for the trace line */

@@ -64,9 +64,10 @@ static gc_error parse_zeal(const char *value, unsigned *out, char *err, size_t e
       if (strlen(zeals[i].name) == len && strncmp(p, zeals[i].name, len) == 0) bit = zeals[i].bit;
     }
     if (bit == 0) {
-      return param_error(
-          err, err_len,
-          "zeal=%s: modes joined by '+' (slice, cycle, overflow, recheck, store), or none", value);
+      return param_error(err, err_len,
+                         "zeal=%s: modes joined by '+' (slice, cycle, overflow, recheck, store, "
+                         "domains, finalizer), or none",
+                         value);
     }
     modes |= bit;
     if (p[len] == '\0') break;

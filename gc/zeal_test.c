@@ -78,6 +78,63 @@ static void slice_at_every_store(void) {
   list_fixture_close(&f);
 }
 
+/* Zeal domains: across cycles whose boundaries alternate (marking begins, marking ends), the
+ * phantom spawns, blocks and terminates in both phases, and the list keeps every block. */
+static void domains_at_every_boundary(void) {
+  list_fixture f;
+  list_fixture_open(&f, "marking=incremental,percent=off,zeal=domains");
+  list_fixture_grow(&f, 100);
+  for (int i = 0; i < 20; i++) {
+    gc_collect(f.d, GC_COLLECT_START);
+    list_fixture_grow(&f, 1); /* the first allocation while marking: the phantom acts */
+    gc_collect(f.d, GC_COLLECT_MAJOR);
+    list_fixture_grow(&f, 1); /* the first while sweeping */
+  }
+  static const gc_event acts[] = {GC_EVENT_SPAWN_MARKING,     GC_EVENT_SPAWN_SWEEPING,
+                                  GC_EVENT_TERMINATE_MARKING, GC_EVENT_TERMINATE_SWEEPING,
+                                  GC_EVENT_BLOCK_MARKING,     GC_EVENT_BLOCK_SWEEPING};
+  for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++) {
+    CHECK(list_fixture_event(&f, acts[k]) >= 2);
+  }
+  /* 40 boundaries, a life of five: eight phantoms, each spawned once and terminated once. */
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_SPAWN_MARKING) +
+                 list_fixture_event(&f, GC_EVENT_SPAWN_SWEEPING) +
+                 list_fixture_event(&f, GC_EVENT_SPAWN_IDLE),
+             8);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 140);
+  list_fixture_close(&f);
+}
+
+/* Zeal finalizer: each finalizer is followed by a cycle from inside the loop, which finds the
+ * rest of the queue still queued; every finalizer still runs exactly once. */
+static int finalized;
+static void count_finalizer(gc_heap *h, gc_value block, void *user) {
+  (void)h, (void)block, (void)user;
+  finalized++;
+}
+
+static void collect_after_every_finalizer(void) {
+  list_fixture f;
+  list_fixture_open(&f, "marking=stw,percent=off,zeal=finalizer");
+  for (int i = 0; i < 5; i++) {
+    gc_value b = gc_alloc(f.d, 2, GC_TAG_SCAN);
+    CHECK(gc_finalizer_set(f.h, b, count_finalizer, NULL) == GC_OK);
+  }
+  finalized = 0;
+  uint64_t cycles = list_fixture_event(&f, GC_EVENT_CYCLE);
+  gc_collect(f.d, GC_COLLECT_FULL); /* runs the queue on its way out */
+  gc_run_finalizers(f.d);
+  CHECK_EQ_U(finalized, 5);
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_FIN_COLLECTED), 5);
+  /* The full collection's cycle, then one after each finalizer. */
+  CHECK_EQ_U(list_fixture_event(&f, GC_EVENT_CYCLE) - cycles, 1 + 5);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_EQ_U(list_fixture_live_blocks(&f), 0);
+  CHECK_EQ_U(finalized, 5);
+  list_fixture_close(&f);
+}
+
 static void cycle_at_every_allocation(void) {
   list_fixture f;
   list_fixture_open(&f, "marking=stw,percent=off,zeal=cycle");
@@ -171,6 +228,8 @@ int main(void) {
   RUN(parameters);
   RUN(slice_at_every_allocation);
   RUN(slice_at_every_store);
+  RUN(domains_at_every_boundary);
+  RUN(collect_after_every_finalizer);
   RUN(cycle_at_every_allocation);
   RUN(overflow_at_every_push);
   RUN(recheck_until_the_limit);

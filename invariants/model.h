@@ -19,8 +19,8 @@
  *                      cycle keeps them, and every object allocated while it marks (born MARKED),
  *                      whatever the mutator drops meanwhile: with incremental marking that is
  *                      floating garbage, freed by the next cycle if still unreachable then. (A
- *                      finalizer queued by the last cycle that has not run by now is
- *                      model.finalizer-count.)
+ *                      finalizer queued by the last cycle that has not run by now, with the
+ *                      collector's finalizer loop not running, is model.finalizer-count.)
  *   GC_HOOK_MARK_DONE  every object the cycle does not keep (not in the snapshot, not born since,
  *                      not reached from the roots as they are now: the termination stop scans
  *                      the conservative ranges again) is "doomed": this cycle must free it.

@@ -226,12 +226,15 @@ static size_t check_reachable_and_roots(mcheck *ck) {
   return blocks;
 }
 
-/* MARK_START: the finalizers queued by the last cycle have run (outside a finalizer: a collection
- * from inside one finds the rest of the queue still queued, gc_finalizer_fn in gc/gc.h), and
- * those that did are ordinary objects from this mark on. */
+/* MARK_START: the finalizers queued by the last cycle have run (outside the collector's finalizer
+ * loop: a collection from inside it, a finalizer's own or the one zeal finalizer runs after each
+ * finalizer, finds the rest of the queue still queued, gc_finalizer_fn in gc/gc.h), and those
+ * that did are ordinary objects from this mark on. The loop's flag is read in the stop that
+ * starts the mark: the domain running the loop is parked there or is the one starting it. */
 static void settle_finalizers(mcheck *ck) {
   gc_model *m = ck->m;
   if (m->fin_count == 0) return; /* no object has a finalizer state otherwise */
+  int loop_running = gc_atomic_load(&m->heap->running_finalizers) != 0;
   for (size_t id = 0; id < m->obj_count; id++) {
     gc_mobj *o = &m->objs[id];
     if (o->state == GC_MOBJ_FREE) continue;
@@ -240,7 +243,7 @@ static void settle_finalizers(mcheck *ck) {
       m->fin_count--;
       gc_model_touch(m);
     }
-    if (o->fin == GC_MFIN_QUEUED && m->running_depth == 0) {
+    if (o->fin == GC_MFIN_QUEUED && m->running_depth == 0 && !loop_running) {
       violation(ck, GC_VK_MODEL_FINALIZER_COUNT, (gc_model_id)id,
                 "the finalizer of model object #%u, queued by cycle %llu, has not run by the "
                 "next cycle's mark",

@@ -284,7 +284,7 @@ typedef enum fuzz_corruption {
     "percentage: a full collection compacts when more of the pools' slots than that are free), "  \
     "rechecks (the incremental termination's limit), markbuf (work buffer entries), slicecap "    \
     "(a slice's budget cap in markslices) or zeal (modes joined by +: slice, cycle, overflow, "   \
-    "recheck, store; none)")                                                                      \
+    "recheck, store, domains, finalizer; none)")                                                  \
   X(FAIL, "fail", FAIL, NONE, NONE, "inject a failure: the N-th allocation from now fails")       \
   X(LIMIT, "limit", LIMIT, NONE, NONE, "set the heap limit (pools and large blocks)")             \
   X(PIN, "pin", SLOT, NONE, NONE,                                                                 \

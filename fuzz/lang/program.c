@@ -64,14 +64,16 @@ static const long rechecks_values[] = {0, 1, 2, 8, 64};
 static const long markbuf_values[] = {1, 2, 3, 16, 512};
 static const long slicecap_values[] = {1, 2, 32, 1024};
 /* zeal: every mode alone, the pairs that meet in one mark, and the first four together (gc.h,
- * GC_ZEALS). store came last: appended, so the bytes of older inputs keep their modes. */
+ * GC_ZEALS). Modes added later are appended, so the bytes of older inputs keep their modes. */
 static const char *const zeal_names[] = {"none",           "slice",
                                          "cycle",          "overflow",
                                          "recheck",        "slice+overflow",
                                          "slice+recheck",  "overflow+recheck",
                                          "cycle+overflow", "slice+cycle+overflow+recheck",
-                                         "store",          "store+recheck"};
-static const long zeal_values[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+                                         "store",          "store+recheck",
+                                         "domains",        "finalizer",
+                                         "domains+slice"};
+static const long zeal_values[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
 _Static_assert(sizeof zeal_names / sizeof zeal_names[0] == sizeof zeal_values / sizeof(long),
                "a name for every zeal value");
 

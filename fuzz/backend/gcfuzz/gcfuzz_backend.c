@@ -45,7 +45,9 @@ static const fuzz_tunable tunables[] = {
     {"rechecks", "the incremental termination's recheck limit (0 .. 64)"},
     {"markbuf", "entries a mark work buffer holds (1 .. 512)"},
     {"slicecap", "a slice's budget cap in markslices (1 .. 1024)"},
-    {"zeal", "zeal modes: none, slice, cycle, overflow, recheck, store and combinations"},
+    {"zeal",
+     "zeal modes: none, slice, cycle, overflow, recheck, store, domains, finalizer and "
+     "combinations"},
 };
 /* compact is the one `param` that is not a tunable: a backend compacts through its own op
  * (compact, FUZZ_CAP_COMPACT), whose moves the oracle follows; a `collect full` that compacted
