@@ -109,6 +109,8 @@ typedef struct gc_mark_counts {
   size_t redarkened;         /* pools and large blocks re-darkened */
   size_t ephe_rounds;        /* passes over an ephemeron list (ephemeron_mark.c) */
   size_t ephe_data;          /* data it marked, each because its key was MARKED */
+  size_t handoffs;           /* offers of half its buffer that came back with the buffer smaller:
+                              * INV-HANDOFFCOUNT-1's count from the giver's side */
 } gc_mark_counts;
 
 /* One marker's private state (mark.c); each domain marks with its own. */
@@ -262,6 +264,20 @@ typedef struct gc_mark_work {
  *
  * INV-HANDOFF-1: a marker splits its buffer only for an idle marker, so a mark with one marker
  * makes no handoff.
+ *
+ * Three counts have a second, independent count (the perf pass compares them; the verifier
+ * records gc_get_stats at GC_HOOK_MARK_START and counts the GC_HOOK_MARK_SLICE calls itself):
+ * INV-OVERFLOWCOUNT-1: the re-darkening passes a mark counts (heap->mark_overflows, gc_stats'
+ * mark_overflows; the marker's redarken_passes) are at least one iff a push of the mark was
+ * refused (mark.overflows, counted by each marker at the refusal) and at most one per refused
+ * push: each pass clears the overflow flag that only a refused push sets, and the mark ends
+ * only after a pass found it clear.
+ * INV-HANDOFFCOUNT-1: the buffers the work lists split in a mark (handoffs, work.handoffs'
+ * growth, gc_stats' handoffs) are the offers whose giver saw its buffer shrink (mark.handoffs,
+ * per marker, a terminated domain's carried by the shade marker).
+ * INV-SLICECOUNT-1: the slices a mark counts (gc_stats' mark_slices, every domain's plus the
+ * retired ones'; cycle_slices for the trace line) are the GC_HOOK_MARK_SLICE calls between its
+ * two stops: every slice calls the hook once, after it is counted, before any stop.
  */
 typedef struct gc_cycle_work {
   int reason;              /* enum gc_cycle_reason (cycle.h) */

@@ -126,13 +126,23 @@ static int flush_prefetch(gc_marker *m) {
   return 1;
 }
 
+/* Offer half of m's buffer to another marker (`offer`: gc_work_maybe_handoff or _share). The
+ * giver counts a handoff when its buffer came back smaller (INV-HANDOFFCOUNT-1): seen from its
+ * own buffer, apart from work.handoffs, which the lists count under their lock. */
+static void offer_half(gc_marker *m, void (*offer)(gc_mark_work *, gc_workbuf *)) {
+  gc_workbuf *b = m->buf;
+  size_t before = b->count;
+  offer(&m->heap->work, b);
+  if (b->count < before) m->counts.handoffs++;
+}
+
 /* Scan until this marker's buffer and FIFO are empty. */
 static void drain_local(gc_marker *m) {
   do {
     gc_workbuf *b;
     while ((b = m->buf) != NULL && b->count > 0) {
       scan_block(m, b->items[--b->count]);
-      if (m->parallel && (++m->pops & 63) == 0) gc_work_maybe_handoff(&m->heap->work, m->buf);
+      if (m->parallel && (++m->pops & 63) == 0) offer_half(m, gc_work_maybe_handoff);
     }
   } while (flush_prefetch(m));
 }
@@ -338,6 +348,7 @@ static void add_counts(gc_marker *acc, const gc_marker *o) {
   sum->redarkened += o->counts.redarkened;
   sum->ephe_rounds += o->counts.ephe_rounds;
   sum->ephe_data += o->counts.ephe_data;
+  sum->handoffs += o->counts.handoffs;
 }
 
 void gc_mark_finish(gc_heap *heap, gc_domain *leader) {
@@ -468,7 +479,7 @@ int gc_mark_slice(gc_domain *d, size_t budget_words) {
       scan_block(m, v);
       /* m->buf, not b: a push that found b full published it (push_slow), and another domain's
        * slice may already be popping from it. */
-      if ((++m->pops & 63) == 0) gc_work_maybe_share(&d->heap->work, m->buf);
+      if ((++m->pops & 63) == 0) offer_half(m, gc_work_maybe_share);
     }
     int flushed = flush_prefetch(m);
     if (done_words >= budget_words) {

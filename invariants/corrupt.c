@@ -350,6 +350,10 @@ static int plant_needless_overflow(gc_corruption *c) {
   gc_mark_counts *m = &c->heap->cycle_work.mark;
   POKE(&c->undo, m->overflows, m->overflows + 1);
   POKE(&c->undo, m->scan_blocks_marked, 0);
+  if (m->redarken_passes == 0) { /* and recovered, as INV-OVERFLOWCOUNT-1 says it would be */
+    POKE(&c->undo, m->redarken_passes, 1);
+    POKE(&c->undo, c->heap->mark_overflows, c->heap->mark_overflows + 1);
+  }
   return 1;
 }
 
@@ -375,6 +379,9 @@ static int plant_lone_handoff(gc_corruption *c) {
   gc_cycle_work *w = &c->heap->cycle_work;
   POKE(&c->undo, w->markers, 1);
   POKE(&c->undo, w->handoffs, w->handoffs + 1);
+  /* Seen by its giver and in the statistics, as INV-HANDOFFCOUNT-1 says it would be. */
+  POKE(&c->undo, w->mark.handoffs, w->mark.handoffs + 1);
+  POKE(&c->undo, c->heap->work.handoffs, c->heap->work.handoffs + 1);
   return 1;
 }
 
@@ -391,6 +398,39 @@ static int plant_markers(gc_corruption *c) {
   gc_cycle_work *w = &c->heap->cycle_work;
   if (!w->incremental) return 0;
   POKE(&c->undo, w->domain_id_at_end, w->domain_id_at_end + 1);
+  return 1;
+}
+
+/* The verifier's record of the last mark start, if it fits the last mark (pass.h): the stats
+ * witnesses compare against it, so a planted count it does not cover would go unseen. */
+static const gc_verify_mark_record *fitting_record(gc_corruption *c) {
+  const gc_verify_mark_record *rec = gc_verify_mark_record_of(c->verifier);
+  return gc_verify_mark_record_fits(rec, c->heap, 0) ? rec : NULL;
+}
+
+/* perf_test overflow_pass_without_refusal: one re-darkening pass more than the refused pushes
+ * (the heap's count, gc_stats.mark_overflows, and the marker's alike). */
+static int plant_overflow_count(gc_corruption *c) {
+  const gc_verify_mark_record *rec = fitting_record(c);
+  if (rec == NULL) return 0;
+  gc_mark_counts *m = &c->heap->cycle_work.mark;
+  POKE(&c->undo, m->redarken_passes, m->overflows + 1);
+  POKE(&c->undo, c->heap->mark_overflows, rec->mark_overflows + m->overflows + 1);
+  return 1;
+}
+
+/* perf_test split_the_giver_never_saw: a handoff the givers did not see split. */
+static int plant_handoff_count(gc_corruption *c) {
+  gc_mark_counts *m = &c->heap->cycle_work.mark;
+  POKE(&c->undo, m->handoffs, m->handoffs + 1);
+  return 1;
+}
+
+/* perf_test slice_counted_twice: the running domain's slice count one high, as a slice counted
+ * without its hook. */
+static int plant_slice_count(gc_corruption *c) {
+  if (fitting_record(c) == NULL) return 0;
+  POKE(&c->undo, c->dom->mark_slices, c->dom->mark_slices + 1);
   return 1;
 }
 
@@ -974,6 +1014,9 @@ static int plant_moved_not_compacted(gc_corruption *c) {
   X(PERF_LONE_HANDOFF, "", SWEPT, 0, plant_lone_handoff)                                          \
   X(PERF_RECHECK_LIMIT, "", SWEPT, 0, plant_recheck_limit)                                        \
   X(PERF_MARKERS, "", SWEPT, 0, plant_markers)                                                    \
+  X(PERF_OVERFLOW_COUNT, "", SWEPT, 0, plant_overflow_count)                                      \
+  X(PERF_HANDOFF_COUNT, "", SWEPT, 0, plant_handoff_count)                                        \
+  X(PERF_SLICE_COUNT, "", SWEPT, 0, plant_slice_count)                                            \
   X(PERF_SWEEP_WORK, "", SWEPT, 0, plant_sweep_work)                                              \
   X(PERF_SWEEP_WORK, "large", SWEPT, 0, plant_sweep_work_large)                                   \
   X(STATS_SUM, "", SWEPT, NEED_BLOCK, plant_stats_sum)                                            \

@@ -148,6 +148,12 @@
   X(PERF_MARKERS, PERF, "perf.markers", "INV-MARKERS-1", MARK_DONE,                              \
     "an incremental mark's markers are its starting domains, the shade marker and every domain " \
     "made while it marked")                                                                      \
+  X(PERF_OVERFLOW_COUNT, PERF, "perf.overflow-count", "INV-OVERFLOWCOUNT-1", MARK_DONE,          \
+    "a mark counts an overflow pass iff a push of it was refused, at most one per refused push") \
+  X(PERF_HANDOFF_COUNT, PERF, "perf.handoff-count", "INV-HANDOFFCOUNT-1", MARK_DONE,             \
+    "the handoffs a mark counts are the splits its giving markers saw")                          \
+  X(PERF_SLICE_COUNT, PERF, "perf.slice-count", "INV-SLICECOUNT-1", MARK_DONE,                   \
+    "the slices a mark counts are the mark-slice hook calls between its two stops")              \
   X(PERF_SWEEP_WORK, PERF, "perf.sweep-work", "INV-SWEEPWORK-1", SWEPT,                          \
     "a sweep examines only the slots below the frontiers and the large blocks it began with")    \
   /* stats: the public statistics when every domain finished sweeping. */                        \

@@ -69,6 +69,26 @@ typedef struct gc_verify_history {
 
 void gc_verify_stats_record(gc_verify_history *h, gc_heap *heap);
 
+/* The verifier's own record of the current (or last) mark, for the perf pass's second counts
+ * (INV-OVERFLOWCOUNT-1, INV-HANDOFFCOUNT-1, INV-SLICECOUNT-1 in gc/heap.h): taken at every
+ * GC_HOOK_MARK_START the verifier sees, whatever its mask, from gc_get_stats as an embedder reads
+ * it; `slices` counts the GC_HOOK_MARK_SLICE calls the collector made since, on any thread. */
+typedef struct gc_verify_mark_record {
+  int taken;            /* a mark start was recorded */
+  uint64_t cycles;      /* heap->cycles then: the mark recorded ends cycle cycles + 1 */
+  uint64_t mark_slices; /* gc_stats' counters then */
+  uint64_t handoffs;
+  uint64_t mark_overflows;
+  uint64_t slices; /* slice hook calls since: relaxed atomic adds (slices end on
+                               * several threads at once), read in a later stop */
+} gc_verify_mark_record;
+
+/* The record fits the mark whose counters the heap holds now: at GC_HOOK_MARK_DONE the mark under
+ * way, otherwise (called directly) the last one, no other marking since. */
+int gc_verify_mark_record_fits(const gc_verify_mark_record *rec, gc_heap *heap, int at_mark_done);
+/* The verifier's record (the corruption catalogue checks it fits before planting on it). */
+gc_verify_mark_record *gc_verify_mark_record_of(gc_verifier *v);
+
 /* One run of one pass. */
 typedef struct gc_verify_run {
   gc_heap *heap;
@@ -94,6 +114,9 @@ typedef struct gc_verify_run {
   /* The verifier's record of the heap when the current cycle's marking began (snapshot.h), for
    * the passes that need it (GC_VERIFY_NEEDS_SNAPSHOT); NULL when the pass runs on its own. */
   struct gc_verify_snapshot *snapshot;
+  /* The verifier's record of the mark start (above); NULL when the pass runs on its own (the
+   * perf pass then checks only the second counts the collector keeps). */
+  const gc_verify_mark_record *mark_record;
   /* At GC_HOOK_MARK_SLICE: the domain whose slice ended, the only one whose state a pass may
    * read then (the world runs); NULL at every other point. */
   gc_domain *domain;

@@ -16,7 +16,16 @@
  *   perf.recheck-limit     INV-RECHECK-1   a mark resumes after at most `rechecks` termination stops
  *   perf.markers           INV-MARKERS-1   an incremental mark's markers: its domains, the shade
  *                                          marker, and the domains made while it marked
+ *   perf.overflow-count    INV-OVERFLOWCOUNT-1 overflow passes counted iff a push was refused,
+ *                                          at most one per refused push
+ *   perf.handoff-count     INV-HANDOFFCOUNT-1 handoffs the lists counted = splits givers saw
+ *   perf.slice-count       INV-SLICECOUNT-1 slices counted = mark-slice hook calls
  *   perf.sweep-work        INV-SWEEPWORK-1 a sweep examines only the slots and large blocks due
+ *
+ * The three count witnesses compare a count its readers take (gc_get_stats, the trace line, the
+ * bounds above) with a second one kept apart from it: the refused pushes each marker counts, the
+ * splits each giving marker saw in its own buffer, the slice hook calls the verifier counted
+ * (its record of the mark start, pass.h; called on its own, the pass checks what needs none).
  *
  * Cost: O(domains) at each point, a few comparisons; nothing walks the heap.
  */
@@ -144,6 +153,101 @@ static size_t check_mark(const gc_verify_run *run) {
   return found;
 }
 
+/* ---- The counts and their witnesses ------------------------------------------------------- */
+
+/* How far a counter grew since the record: 0 and *fell set when it is below it (no wrap). */
+static uint64_t growth(uint64_t now, uint64_t then, int *fell) {
+  if (now < then) {
+    *fell = 1;
+    return 0;
+  }
+  return now - then;
+}
+
+/* INV-OVERFLOWCOUNT-1: the re-darkening passes against the refused pushes the markers counted,
+ * each where it refused. */
+static size_t check_overflow_passes(const gc_verify_run *run, uint64_t passes, uint64_t refused) {
+  if ((passes > 0) == (refused > 0) && passes <= refused) return 0;
+  return gc_verify_state_violation(
+      run, GC_VK_PERF_OVERFLOW_COUNT, "the mark's overflow count",
+      "the mark counted %llu overflow pass(es) (re-darkening) while its markers refused %llu "
+      "push(es): a mark recovers from overflow iff a push was refused, at most once per refused "
+      "push (INV-OVERFLOWCOUNT-1)",
+      (unsigned long long)passes, (unsigned long long)refused);
+}
+
+static size_t check_counts(const gc_verify_run *run, int at_mark_done) {
+  gc_heap *heap = run->heap;
+  const gc_cycle_work *w = &heap->cycle_work;
+  const gc_mark_counts *c = &w->mark;
+  const gc_verify_mark_record *rec = run->mark_record;
+  int fits = gc_verify_mark_record_fits(rec, heap, at_mark_done);
+  gc_stats s;
+  if (fits) gc_get_stats(heap, &s);
+  size_t found = 0;
+
+  /* Overflows: the passes the marker counted against the refusals; the statistics' growth
+   * against the passes. */
+  found += check_overflow_passes(run, c->redarken_passes, c->overflows);
+  if (fits) {
+    int fell = 0;
+    uint64_t grew = growth(s.mark_overflows, rec->mark_overflows, &fell);
+    if (fell || grew != c->redarken_passes) {
+      found += gc_verify_state_violation(
+          run, GC_VK_PERF_OVERFLOW_COUNT, "gc_stats.mark_overflows",
+          "gc_stats.mark_overflows went from %llu at the mark's start to %llu at its end, but its "
+          "re-darkening loop ran %zu pass(es) (INV-OVERFLOWCOUNT-1)",
+          (unsigned long long)rec->mark_overflows, (unsigned long long)s.mark_overflows,
+          c->redarken_passes);
+    }
+  }
+
+  /* Handoffs: the lists' count against the givers'; the statistics' growth against the lists'. */
+  if (w->handoffs != c->handoffs) {
+    found += gc_verify_state_violation(
+        run, GC_VK_PERF_HANDOFF_COUNT, "the mark's handoff count",
+        "the work lists split %llu buffer(s) for other markers in this mark, but the giving "
+        "markers saw %zu of their buffers split (INV-HANDOFFCOUNT-1)",
+        (unsigned long long)w->handoffs, c->handoffs);
+  }
+  if (fits) {
+    int fell = 0;
+    uint64_t grew = growth(s.handoffs, rec->handoffs, &fell);
+    if (fell || grew != w->handoffs) {
+      found += gc_verify_state_violation(
+          run, GC_VK_PERF_HANDOFF_COUNT, "gc_stats.handoffs",
+          "gc_stats.handoffs went from %llu at the mark's start to %llu at its end, but the "
+          "work lists split %llu buffer(s) in it (INV-HANDOFFCOUNT-1)",
+          (unsigned long long)rec->handoffs, (unsigned long long)s.handoffs,
+          (unsigned long long)w->handoffs);
+    }
+  }
+
+  /* Slices: the statistics' and the trace's counts against the hook calls. */
+  if (fits) {
+    uint64_t hooks = __atomic_load_n(&rec->slices, __ATOMIC_RELAXED);
+    int fell = 0;
+    uint64_t grew = growth(s.mark_slices, rec->mark_slices, &fell);
+    if (fell || grew != hooks) {
+      found += gc_verify_state_violation(
+          run, GC_VK_PERF_SLICE_COUNT, "gc_stats.mark_slices",
+          "gc_stats.mark_slices went from %llu at the mark's start to %llu at its end, but the "
+          "collector called the mark-slice hook %llu time(s) between them (INV-SLICECOUNT-1)",
+          (unsigned long long)rec->mark_slices, (unsigned long long)s.mark_slices,
+          (unsigned long long)hooks);
+    }
+    uint64_t traced = gc_atomic_load_relaxed(&heap->cycle_slices);
+    if (w->incremental && traced != hooks) {
+      found += gc_verify_state_violation(
+          run, GC_VK_PERF_SLICE_COUNT, "the trace line's slices",
+          "the cycle counted %llu slice(s) for its trace line, but the collector called the "
+          "mark-slice hook %llu time(s) since its mark began (INV-SLICECOUNT-1)",
+          (unsigned long long)traced, (unsigned long long)hooks);
+    }
+  }
+  return found;
+}
+
 /* ---- The sweep ----------------------------------------------------------------------------- */
 
 static size_t check_sweep(const gc_verify_run *run) {
@@ -169,7 +273,7 @@ size_t gc_verify_perf_run(const gc_verify_run *run) {
   int mark_done = run->at_hook && run->hook == GC_HOOK_MARK_DONE;
   int swept = run->at_hook && run->hook == GC_HOOK_SWEPT;
   size_t found = 0;
-  if (!swept) found += check_start(run) + check_mark(run);
+  if (!swept) found += check_start(run) + check_mark(run) + check_counts(run, mark_done);
   if (!mark_done) found += check_sweep(run);
   return found;
 }

@@ -229,7 +229,25 @@ static void lost_work_buffers_overflow(void) {
   fixture_free(&f);
 }
 
-static void fake_overflow(gc_heap *h, void *arg) { h->cycle_work.mark.overflows = 1; }
+/* A refused push, recovered by a re-darkening pass that the marker and the statistics count:
+ * what INV-OVERFLOWCOUNT-1 says a refusal comes with, so only the overflow bound can object. */
+static void fake_refused_push(gc_heap *h) {
+  gc_mark_counts *c = &h->cycle_work.mark;
+  c->overflows++;
+  if (c->redarken_passes == 0) {
+    c->redarken_passes = 1;
+    h->mark_overflows++;
+  }
+}
+static void fake_overflow(gc_heap *h, void *arg) { fake_refused_push(h); }
+
+/* `n` handoffs more (n may be negative to take them back), seen alike by the lists, their
+ * givers and the statistics (INV-HANDOFFCOUNT-1), so only the handoff rules can object. */
+static void fake_handoffs(gc_heap *h, int n) {
+  h->cycle_work.handoffs += (uint64_t)(int64_t)n;
+  h->cycle_work.mark.handoffs += (size_t)(ptrdiff_t)n;
+  h->work.handoffs += (uint64_t)(int64_t)n;
+}
 
 static void overflow_of_a_small_mark(void) {
   planted_at_mark_done("verify=perf", 10, fake_overflow, GC_VK_PERF_NEEDLESS_OVERFLOW,
@@ -245,11 +263,12 @@ static void overflow_bound_with_handoffs(void) {
   CHECK_NO_REPORT(reports(&f));
   gc_cycle_work *w = &f.h->cycle_work;
   gc_cycle_work saved = *w;
+  uint64_t saved_handoffs = f.h->work.handoffs, saved_overflows = f.h->mark_overflows;
   size_t b = f.h->work.buf_count, e = f.h->work.buf_entries;
   CHECK(b >= 4);
   w->markers = 2;
-  w->handoffs = 1;
-  w->mark.overflows = 1;
+  fake_handoffs(f.h, 1);
+  fake_refused_push(f.h);
   w->mark.scan_blocks_marked = (b - 2) * e + 1 + 1;
   CHECK_EQ_U(gc_verify_perf(f.h, NULL), 0);
   w->mark.scan_blocks_marked = (b - 2) * e + 1;
@@ -259,6 +278,8 @@ static void overflow_bound_with_handoffs(void) {
   CHECK_ONLY_KIND(&out, GC_VK_PERF_NEEDLESS_OVERFLOW);
   gc_verify_reports_free(&out);
   *w = saved;
+  f.h->work.handoffs = saved_handoffs;
+  f.h->mark_overflows = saved_overflows;
   fixture_free(&f);
 }
 
@@ -276,6 +297,10 @@ static void unflagged_redarkened(gc_heap *h, void *arg) {
 static void passes_uncounted(gc_heap *h, void *arg) {
   gc_mark_counts *c = &h->cycle_work.mark;
   CHECK(c->redarken_passes > 0 && c->fields_scanned > c->scan_fields_marked);
+  /* The refusals and the statistics' passes go with them, so INV-OVERFLOWCOUNT-1 still holds:
+   * only the work bound is left to see the scans the passes made. */
+  h->mark_overflows -= c->redarken_passes;
+  c->overflows = 0;
   c->redarken_passes = 0;
 }
 
@@ -400,7 +425,7 @@ static void an_id_no_marker_counts(void) {
 /* Handoffs belong to the stw mode's parallel mark (incremental slices hand nothing off, and count
  * the shade marker among the markers): these tests say marking=stw. */
 
-static void one_handoff(gc_heap *h, void *arg) { h->cycle_work.handoffs = 1; }
+static void one_handoff(gc_heap *h, void *arg) { fake_handoffs(h, 1); }
 
 static void handoff_with_one_marker(void) {
   planted_at_mark_done("marking=stw,verify=perf", 3000, one_handoff, GC_VK_PERF_LONE_HANDOFF,
@@ -413,14 +438,14 @@ static void handoffs_seen_after_the_cycle(void) {
   fixture f;
   fixture_build(&f, "marking=stw,verify=perf", 10);
   gc_collect(f.d, GC_COLLECT_FULL);
-  f.h->cycle_work.handoffs = 3;
+  fake_handoffs(f.h, 3);
   gc_verify_reports out;
   gc_verify_reports_init(&out);
   CHECK_EQ_U(gc_verify_perf(f.h, &out), 1);
   CHECK_ONLY_KIND(&out, GC_VK_PERF_LONE_HANDOFF);
   CHECK(out.count == 1 && strcmp(out.items[0].point, "direct") == 0);
   gc_verify_reports_free(&out);
-  f.h->cycle_work.handoffs = 0;
+  fake_handoffs(f.h, -3);
   fixture_free(&f);
 }
 
@@ -439,6 +464,147 @@ static void handoff_while_the_other_domain_blocks(void) {
   CHECK_EQ_U(gc_verify_perf(f.h, NULL), 0);
   gc_leave_blocking(other);
   gc_domain_terminate(other);
+  fixture_free(&f);
+}
+
+/* ---- perf.overflow-count ------------------------------------------------------------------- */
+
+/* A 4-entry stack overflows a mark of 3000 cells: refusals, passes and the statistics agree,
+ * under zeal overflow too, in both modes. Planted: a pass with no refusal; refusals lost (as a
+ * terminating domain's marker that kept them); a pass the statistics missed. */
+static void clean_overflowing_marks_pass(void) {
+  const char *params[] = {"marking=stw,verify=perf,markstack=4",
+                          "marking=incremental,verify=perf,markstack=4",
+                          "marking=incremental,verify=perf,zeal=overflow",
+                          "marking=stw,verify=perf,zeal=overflow+slice"};
+  for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+    fixture f;
+    fixture_build(&f, params[i], 3000);
+    make_wide(&f, 100);
+    gc_collect(f.d, GC_COLLECT_MAJOR);
+    gc_collect(f.d, GC_COLLECT_FULL);
+    CHECK(f.h->cycle_work.mark.overflows > 0 && f.h->cycle_work.mark.redarken_passes > 0);
+    CHECK_NO_REPORT(reports(&f));
+    fixture_free(&f);
+  }
+}
+
+static void a_pass_without_refusal(gc_heap *h, void *arg) {
+  gc_mark_counts *c = &h->cycle_work.mark;
+  CHECK_EQ_U(c->overflows, 0);
+  c->redarken_passes++;
+  h->mark_overflows++;
+}
+static void refusals_lost(gc_heap *h, void *arg) {
+  CHECK(h->cycle_work.mark.overflows > 0);
+  h->cycle_work.mark.overflows = 0;
+}
+static void stats_pass_missed(gc_heap *h, void *arg) {
+  CHECK(h->mark_overflows > 0);
+  h->mark_overflows--;
+}
+
+static void overflow_pass_without_refusal(void) {
+  planted_at_mark_done("verify=perf", 10, a_pass_without_refusal, GC_VK_PERF_OVERFLOW_COUNT,
+                       "counted 1 overflow pass(es) (re-darkening) while its markers refused 0");
+}
+/* A wide block under a 4-entry stack: its mark overflows. */
+static void planted_in_an_overflowing_mark(const char *params, breaking_fn fn, const char *needle) {
+  fixture f;
+  fixture_build(&f, params, 10);
+  make_wide(&f, 100);
+  arm(&f, GC_HOOK_MARK_DONE, fn);
+  gc_collect(f.d, GC_COLLECT_MAJOR);
+  check_one(&f, GC_VK_PERF_OVERFLOW_COUNT, needle);
+  fixture_free(&f);
+}
+static void overflow_refusals_lost(void) {
+  planted_in_an_overflowing_mark("marking=stw,verify=perf,markstack=4", refusals_lost,
+                                 "while its markers refused 0 push(es)");
+}
+static void overflow_pass_not_in_the_stats(void) {
+  planted_in_an_overflowing_mark("marking=incremental,verify=perf,markstack=4", stats_pass_missed,
+                                 "gc_stats.mark_overflows went from");
+}
+
+/* ---- perf.handoff-count -------------------------------------------------------------------- */
+
+static void giver_saw_one_more(gc_heap *h, void *arg) { h->cycle_work.mark.handoffs++; }
+static void stats_handoff_more(gc_heap *h, void *arg) { h->work.handoffs++; }
+
+static void split_the_giver_never_saw(void) {
+  planted_at_mark_done("marking=stw,verify=perf", 10, giver_saw_one_more, GC_VK_PERF_HANDOFF_COUNT,
+                       "the work lists split 0 buffer(s) for other markers in this mark, but the "
+                       "giving markers saw 1");
+}
+static void handoff_only_in_the_stats(void) {
+  planted_at_mark_done("marking=incremental,verify=perf", 10, stats_handoff_more,
+                       GC_VK_PERF_HANDOFF_COUNT, "gc_stats.handoffs went from");
+}
+/* Called directly after the cycle, as the corruption catalogue does. */
+static void giver_count_seen_after_the_cycle(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf", 10);
+  gc_collect(f.d, GC_COLLECT_FULL);
+  CHECK_NO_REPORT(reports(&f));
+  f.h->cycle_work.mark.handoffs += 2;
+  gc_verify_reports out;
+  gc_verify_reports_init(&out);
+  CHECK_EQ_U(gc_verify_perf(f.h, &out), 1);
+  CHECK_ONLY_KIND(&out, GC_VK_PERF_HANDOFF_COUNT);
+  gc_verify_reports_free(&out);
+  f.h->cycle_work.mark.handoffs -= 2;
+  CHECK_EQ_U(gc_verify_perf(f.h, NULL), 0);
+  fixture_free(&f);
+}
+
+/* ---- perf.slice-count ---------------------------------------------------------------------- */
+
+/* An incremental mark with slices on the main domain and on a domain made mid-mark, which
+ * slices and terminates before the mark ends: its slices are the retired ones'. */
+static void mark_with_a_slicing_domain_that_leaves(fixture *f) {
+  gc_collect(f->d, GC_COLLECT_START);
+  gc_collect(f->d, GC_COLLECT_SLICE);
+  gc_domain *o = gc_domain_create(f->h); /* born blocking */
+  CHECK(o != NULL);
+  gc_enter_blocking(f->d);
+  gc_leave_blocking(o);
+  gc_collect(o, GC_COLLECT_SLICE);
+  CHECK(o->mark_slices > 0);
+  CHECK(gc_domain_terminate(o) == GC_OK);
+  gc_leave_blocking(f->d);
+  gc_collect(f->d, GC_COLLECT_MAJOR); /* finishes this mark, then a whole cycle */
+}
+
+static void a_slice_counted_twice(gc_heap *h, void *arg) { gc_main_domain(h)->mark_slices++; }
+static void traced_slice_more(gc_heap *h, void *arg) { h->cycle_slices++; }
+static void retired_slice_lost(gc_heap *h, void *arg) {
+  CHECK(h->retired.mark_slices > 0);
+  if (h->retired.mark_slices > 0) h->retired.mark_slices--;
+}
+
+static void slices_of_a_leaving_domain_are_counted(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf,markslice=16", 3000);
+  mark_with_a_slicing_domain_that_leaves(&f);
+  CHECK(f.h->retired.mark_slices > 0);
+  CHECK_NO_REPORT(reports(&f));
+  fixture_free(&f);
+}
+static void slice_counted_twice(void) {
+  planted_at_mark_done("marking=incremental,verify=perf,markslice=16", 3000, a_slice_counted_twice,
+                       GC_VK_PERF_SLICE_COUNT, "gc_stats.mark_slices went from");
+}
+static void slice_traced_twice(void) {
+  planted_at_mark_done("marking=incremental,verify=perf,markslice=16", 3000, traced_slice_more,
+                       GC_VK_PERF_SLICE_COUNT, "slice(s) for its trace line");
+}
+static void leaving_domain_slices_lost(void) {
+  fixture f;
+  fixture_build(&f, "marking=incremental,verify=perf,markslice=16", 3000);
+  arm(&f, GC_HOOK_MARK_DONE, retired_slice_lost);
+  mark_with_a_slicing_domain_that_leaves(&f);
+  check_one(&f, GC_VK_PERF_SLICE_COUNT, "gc_stats.mark_slices went from");
   fixture_free(&f);
 }
 
@@ -536,6 +702,17 @@ int main(void) {
   RUN(handoff_with_one_marker);
   RUN(handoffs_seen_after_the_cycle);
   RUN(handoff_while_the_other_domain_blocks);
+  RUN(clean_overflowing_marks_pass);
+  RUN(overflow_pass_without_refusal);
+  RUN(overflow_refusals_lost);
+  RUN(overflow_pass_not_in_the_stats);
+  RUN(split_the_giver_never_saw);
+  RUN(handoff_only_in_the_stats);
+  RUN(giver_count_seen_after_the_cycle);
+  RUN(slices_of_a_leaving_domain_are_counted);
+  RUN(slice_counted_twice);
+  RUN(slice_traced_twice);
+  RUN(leaving_domain_slices_lost);
   RUN(pool_swept_twice);
   RUN(large_block_swept_twice);
   RUN(slot_count_faked);

@@ -23,6 +23,7 @@ struct gc_verifier {
   gc_verify_scratch own_scratch;       /* scratch when no one lends the verifier theirs */
   uint64_t runs[GC_VERIFY_PASS_COUNT]; /* by GC_VERIFY_BIT_* */
   gc_verify_history history;           /* the heap's last sweep end, for the stats pass */
+  gc_verify_mark_record mark_record;   /* the last mark start and its slices, for the perf pass */
   /* Mark slices end on several threads at once, with the world running: their passes take
    * turns, so the reports, the run counts and the snapshot's slice records have one writer at
    * a time. A plain mutex, not the platform's: it is no protocol of the collector, and nothing
@@ -84,6 +85,7 @@ static size_t run_passes(gc_verifier *v, unsigned mask, gc_hook_point point) {
                        .model = v->model,
                        .history = &v->history,
                        .snapshot = &v->scratch->snapshot,
+                       .mark_record = &v->mark_record,
                        .domain = point == GC_HOOK_MARK_SLICE ? gc_heap_hook_domain(v->heap) : NULL};
   /* The world runs at a slice: no index (other domains' lists move), and nothing without the
    * domain whose slice ended. */
@@ -113,8 +115,39 @@ static size_t run_passes(gc_verifier *v, unsigned mask, gc_hook_point point) {
   return found;
 }
 
+/* The perf pass's record of each mark (pass.h), whatever the mask: a mask changed mid-cycle, or
+ * perf turned on, still finds the mark's start recorded. A slice is counted only when the
+ * collector calls its hook (the slice's domain is known on this thread), not when a test or a
+ * tool runs the point's passes by hand. */
+static void note_mark_point(gc_verifier *v, gc_hook_point point) {
+  gc_verify_mark_record *rec = &v->mark_record;
+  if (point == GC_HOOK_MARK_SLICE) {
+    if (gc_heap_hook_domain(v->heap) != NULL) __atomic_fetch_add(&rec->slices, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (point != GC_HOOK_MARK_START) return;
+  gc_stats s;
+  gc_get_stats(v->heap, &s);
+  rec->taken = 1;
+  rec->cycles = v->heap->cycles;
+  rec->mark_slices = s.mark_slices;
+  rec->handoffs = s.handoffs;
+  rec->mark_overflows = s.mark_overflows;
+  __atomic_store_n(&rec->slices, 0, __ATOMIC_RELAXED);
+}
+
+int gc_verify_mark_record_fits(const gc_verify_mark_record *rec, gc_heap *heap, int at_mark_done) {
+  if (rec == NULL || !rec->taken) return 0;
+  if (at_mark_done) return heap->cycles == rec->cycles;
+  return !gc_atomic_load(&heap->marking) && rec->cycles < heap->cycles &&
+         heap->cycles - rec->cycles == 1;
+}
+
+gc_verify_mark_record *gc_verify_mark_record_of(gc_verifier *v) { return &v->mark_record; }
+
 size_t gc_verify_run_point(gc_verifier *v, unsigned mask, gc_hook_point point) {
   size_t found;
+  note_mark_point(v, point);
   if (point == GC_HOOK_MARK_SLICE) {
     pthread_mutex_lock(&v->slice_lock);
     found = run_passes(v, mask, point);
@@ -138,7 +171,8 @@ size_t gc_verify_pass_now(gc_verifier *v, unsigned pass, gc_verify_reports *out)
                        .out = out,
                        .scratch = v->scratch,
                        .history = &v->history,
-                       .snapshot = &v->scratch->snapshot};
+                       .snapshot = &v->scratch->snapshot,
+                       .mark_record = &v->mark_record};
   for (int b = 0; b < GC_VERIFY_PASS_COUNT; b++) {
     const pass_row *p = &passes[b];
     /* A pass that needs the model belongs to hook points: not called directly. */

@@ -236,7 +236,10 @@ typedef enum fuzz_misuse {
   X(MOVED_NOT_COMPACTED, "moved.not-compacted")                             \
   X(PERF_RECHECK_LIMIT, "perf.recheck-limit")                               \
   X(CHECKMARK_MARK_COUNT, "checkmark.mark-count")                           \
-  X(PERF_MARKERS, "perf.markers")
+  X(PERF_MARKERS, "perf.markers")                                           \
+  X(PERF_OVERFLOW_COUNT, "perf.overflow-count")                             \
+  X(PERF_HANDOFF_COUNT, "perf.handoff-count")                               \
+  X(PERF_SLICE_COUNT, "perf.slice-count")
 
 typedef enum fuzz_corruption {
 #define FUZZ_CORRUPTION_ENUM(name, text) FUZZ_CORRUPT_##name,
