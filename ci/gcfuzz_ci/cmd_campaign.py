@@ -162,8 +162,10 @@ Options:
   --no-install         do not try to install missing tools
   -h, --help           this text
 
-The targets are names: graph roots schedule schedule-tsan lua bdwgc (each at most once; lua and
-bdwgc are also --backend lua, --backend bdwgc).
+The targets are names: graph roots schedule schedule-tsan lua bdwgc gcfuzz gcfuzz-threads
+gcfuzz-threads-tsan (each at most once; lua and bdwgc are also --backend lua, --backend bdwgc).
+gcfuzz-threads-tsan is the gcfuzz-threads programs (weak references and ephemerons among them)
+on free-running threads under ThreadSanitizer, as schedule-tsan is the schedule programs.
 
 First installs what is missing (clang, libclang-rt-14-dev, llvm, llvm-14, bazel-bootstrap,
 graphviz; afl++ for --engine afl; --report: graphviz only) with apt-get, as root or through

@@ -12,9 +12,11 @@ PROGRAM_TARGETS = ("graph", "roots", "schedule")
 # Targets that run another target's programs (its op set, seeds, dictionary and options, and
 # `replay --target`) in another build: name -> (the target whose programs they run, the binary
 # in fuzz/targets, the .bazelrc config). schedule-tsan: the schedule programs on free threads
-# under ThreadSanitizer.
+# under ThreadSanitizer; gcfuzz-threads-tsan: the gcfuzz-threads programs (weak references and
+# ephemerons among them) the same way, through the backend interface.
 VARIANTS = {
     "schedule-tsan": ("schedule", "schedule_tsan_fuzzer", "tsan-fuzz"),
+    "gcfuzz-threads-tsan": ("gcfuzz-threads", "gcfuzz_threads_tsan_fuzzer", "tsan-fuzz"),
 }
 
 # The targets of other collectors (fuzz/backend/<name>/): each runs its backend's op set through
@@ -114,8 +116,8 @@ class Layout:
     return "%s/%s" % (self.row["fuzz_package"], binary)
 
   def fuzzer_source(self, target):
-    """The target's source: the interface targets share backend_fuzzer.c."""
-    if target in INTERFACE_TARGETS:
+    """The target's source: the interface targets (and their variants) share backend_fuzzer.c."""
+    if programs_of(target) in INTERFACE_TARGETS:
       return "%s/backend_fuzzer.c" % self.row["fuzz_package"]
     return self.fuzzer(target) + ".c"
 

@@ -20,6 +20,11 @@ typedef struct oracle_options {
    * oracle_opset_threads(backend)); the interleaving printed to `interleaving` if set. */
   int threaded;
   FILE *interleaving;
+  /* With threaded: the threads run free, in real parallel (the controlled scheduler off), each
+   * op whole under a turn taken inside a blocking section, so that ThreadSanitizer sees the
+   * collector's own concurrency (stops, parallel marking and sweeping, shared lists) while the
+   * model stays one thread's at a time. */
+  int free_threads;
 } oracle_options;
 
 typedef struct oracle_result {

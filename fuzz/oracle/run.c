@@ -95,7 +95,7 @@ int oracle_target_run_one(const fuzz_backend *b, int threaded, const uint8_t *da
   if (*kept == NULL && (*kept = oracle_model_create(threaded ? THREAD_CELLS : BANK_CELLS)) == NULL)
     abort();
   oracle_model_reset(*kept);
-  oracle_options opt = {b, NULL, 1, stderr, NULL, NULL, threaded, NULL};
+  oracle_options opt = {b, NULL, 1, stderr, NULL, NULL, threaded != 0, NULL, threaded == 2};
   oracle_result res;
   if (run(data, size, &opt, &res, *kept) < 0) abort(); /* no heap: nothing can be tested */
   return 0;

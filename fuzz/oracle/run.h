@@ -56,8 +56,9 @@
  * was found (printed to opt->out), -1 when the heap could not be made. */
 int oracle_run(const uint8_t *data, size_t size, const oracle_options *opt, oracle_result *res);
 
-/* A libFuzzer target's one input: oracle_run with abort_on_violation (threaded: one thread a
- * domain), the model's memory kept from one input to the next. Always returns 0. */
+/* A libFuzzer target's one input: oracle_run with abort_on_violation (threaded 1: one thread a
+ * domain under the controlled scheduler; 2: the same threads running free, free_threads), the
+ * model's memory kept from one input to the next. Always returns 0. */
 int oracle_target_run_one(const fuzz_backend *b, int threaded, const uint8_t *data, size_t size);
 
 #endif /* FUZZ_ORACLE_RUN_H */

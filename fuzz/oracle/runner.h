@@ -13,6 +13,7 @@
 #ifndef FUZZ_ORACLE_RUNNER_H
 #define FUZZ_ORACLE_RUNNER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +90,9 @@ typedef struct runner {
   void (*spawn_thread)(struct runner *r, unsigned d);
   struct thread_plan *plans;
   void *sched; /* fuzz_sched */
+  /* Free threads (oracle_options.free_threads): the turn an op holds, taken with the domain
+   * parked in a blocking section, so a collection never waits for a thread that waits for it. */
+  pthread_mutex_t turn;
   unsigned inflight;
   uint64_t op_events;
   int walk_due; /* a graph walk owed since a collection, run at the next op boundary with no

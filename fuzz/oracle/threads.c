@@ -54,20 +54,40 @@ static void between_ops(runner *r, unsigned d) {
   }
 }
 
+/* Free threads: an op runs whole under the turn, taken with the domain parked (detached: in a
+ * blocking section), so the thread that holds it may stop the world while the others wait. */
+static void take_turn(runner *r, unsigned d) {
+  if (!r->opt->free_threads) return;
+  r->b->domain_detach(r->h);
+  pthread_mutex_lock(&r->turn);
+  r->b->domain_attach(r->h, d);
+}
+
+static void give_turn(runner *r) {
+  if (r->opt->free_threads) pthread_mutex_unlock(&r->turn);
+}
+
 static void domain_thread(void *arg) {
   thread_plan *p = arg;
   runner *r = p->r;
   unsigned d = p->domain;
   runner_mut *u = &r->muts[d];
   runner_current = u;
-  if (!r->b->domain_attach(r->h, d)) {
+  /* Free threads: the runner's own state (attached, the report) is the turn holder's too. */
+  if (r->opt->free_threads) pthread_mutex_lock(&r->turn);
+  int attached = r->b->domain_attach(r->h, d);
+  if (!attached) {
     runner_report(r, "oracle.unexpected-failure", "domain d%u's thread could not attach to it", d);
+  }
+  r->attached[d] = (unsigned char)attached;
+  give_turn(r);
+  if (!attached) {
     runner_current = NULL;
     return;
   }
-  r->attached[d] = 1;
   for (size_t i = 0; i < p->count; i++) {
     const fuzz_op *op = &p->ops[i];
+    take_turn(r, d);
     r->inflight++;
     r->op_events++;
     u->op = op;
@@ -78,11 +98,16 @@ static void domain_thread(void *arg) {
     u->op = NULL;
     r->inflight--;
     r->op_events++;
-    if (d != 0 && !r->spawned[d]) break; /* it terminated itself, and its thread ends */
+    int ended = d != 0 && !r->spawned[d]; /* it terminated itself, and its thread ends */
+    give_turn(r);
+    if (ended) break;
     between_ops(r, d);
   }
-  r->attached[d] = 0;
+  /* Parked first: a turn waited for while running would let the holder's stop wait for it. */
   if (d == 0 || r->spawned[d]) r->b->domain_detach(r->h);
+  if (r->opt->free_threads) pthread_mutex_lock(&r->turn);
+  r->attached[d] = 0;
+  give_turn(r);
   runner_current = NULL;
 }
 
@@ -112,6 +137,8 @@ int runner_run_threads(runner *r) {
   fuzz_sched_plan plan;
   if (!fuzz_sched_plan_make(&plan, r->set, r->data, r->size)) return -1;
   plan.cfg.trace = r->opt->trace;
+  if (r->opt->free_threads) plan.cfg.mode = FUZZ_SCHED_FREE;
+  pthread_mutex_init(&r->turn, NULL);
   r->plans = calloc(FUZZ_DOMAINS, sizeof *r->plans);
   if (r->plans == NULL || (r->sched = fuzz_sched_create(&plan.cfg)) == NULL) {
     free(r->plans);
@@ -145,6 +172,7 @@ int runner_run_threads(runner *r) {
     r->b->domain_attach(r->h, 0);
   }
   r->sched = NULL;
+  if (ok) pthread_mutex_destroy(&r->turn); /* stuck threads may hold it */
   free(r->plans);
   r->plans = NULL;
   fuzz_sched_plan_free(&plan); /* the one array of every part, and the choice bytes */

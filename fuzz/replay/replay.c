@@ -38,7 +38,8 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
                         args->trace ? stdout : NULL,
                         args->params,
                         args->threaded,
-                        args->threaded && !args->quiet ? stdout : NULL};
+                        args->threaded && !args->quiet && !args->free_threads ? stdout : NULL,
+                        args->threaded && args->free_threads};
   oracle_result res;
   int rc = oracle_run(bytes->data, bytes->size, &opt, &res);
   if (rc < 0) {

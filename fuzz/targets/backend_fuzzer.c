@@ -9,6 +9,9 @@
 #include <stdlib.h>
 
 #include "fuzz/backend/backend.h"
+#if FUZZ_THREADED == 2
+#include "fuzz/driver/driver.h" /* fuzz_sanitizer_verdicts_install */
+#endif
 #include "fuzz/oracle/run.h"
 #include "fuzz/targets/custom_mutator.h"
 #include "fuzz/targets/target_env.h"
@@ -17,7 +20,9 @@
 #error "FUZZ_BACKEND names the backend, e.g. -DFUZZ_BACKEND=\"lua\""
 #endif
 /* FUZZ_THREADED=1: the backend's threaded run (NAME-threads: one thread a domain under the
- * controlled scheduler; its op set oracle_opset_threads). */
+ * controlled scheduler; its op set oracle_opset_threads). FUZZ_THREADED=2: the same programs with
+ * the threads running free, for ThreadSanitizer (NAME-threads-tsan, built with
+ * --config=tsan-fuzz; tsan_options.c holds its TSan settings). */
 #ifndef FUZZ_THREADED
 #define FUZZ_THREADED 0
 #endif
@@ -26,6 +31,9 @@ static const fuzz_backend *backend;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   fuzz_target_refuse_env_params(FUZZ_BACKEND "_fuzzer");
+#if FUZZ_THREADED == 2
+  fuzz_sanitizer_verdicts_install(); /* a race's report ends with its verdict line */
+#endif
   backend = fuzz_backend_find(FUZZ_BACKEND);
   if (backend == NULL) {
     fprintf(stderr, "%s_fuzzer: the backend %s is not linked in\n", FUZZ_BACKEND, FUZZ_BACKEND);

@@ -293,6 +293,12 @@ class LayoutTest(unittest.TestCase):
     self.assertTrue(layout.is_tsan("schedule-tsan"))
     self.assertFalse(layout.is_tsan("schedule"))
     self.assertEqual(lay.fuzzer("graph"), "fuzz/targets/graph_fuzzer")
+    self.assertEqual(lay.fuzzer("gcfuzz-threads-tsan"), "fuzz/targets/gcfuzz_threads_tsan_fuzzer")
+    self.assertEqual(lay.fuzzer_source("gcfuzz-threads-tsan"), "fuzz/targets/backend_fuzzer.c")
+    self.assertEqual(lay.options_file("gcfuzz-threads-tsan"), "fuzz/targets/gcfuzz-threads.options")
+    self.assertEqual(layout.programs_of("gcfuzz-threads-tsan"), "gcfuzz-threads")
+    self.assertEqual(layout.backend_of("gcfuzz-threads-tsan"), "gcfuzz")
+    self.assertTrue(layout.is_tsan("gcfuzz-threads-tsan"))
 
   def test_the_names_exist_in_the_tree(self):
     lay = layout.current()
