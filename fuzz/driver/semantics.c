@@ -601,6 +601,13 @@ static void run_body(void *user, gc_model_id obj, uint64_t tag) {
                   "finalizer(s); from a finalizer it must run none",
                   (unsigned)obj, ran);
   }
+  /* Zeal finalizer (gc.h): the collector makes every finalizer collect; allocating is the
+   * embedder's part, so every finalizer of the program allocates one block first (through the
+   * model, unreachable at once), whether or not it has a body. */
+  if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) {
+    gc_model_alloc(d->model, m->dom, 1, GC_TAG_SCAN);
+    drv_check_made(d);
+  }
   int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
   fuzz_decoder dec;
   fuzz_op op;
