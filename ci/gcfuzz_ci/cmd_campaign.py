@@ -114,13 +114,21 @@ Options:
                        reason; a stale entry is warned of). Written to coverage/census.json
                        and census.txt, to summary.json ("census") and to report.html
   --census             no fuzzing: replay corpus/<target>/ and <workdir>/<target>/corpus/ of
-                       each program target with `replay --events` and print how often each
-                       rare event of the collector happened (gc.h, GC_EVENTS: rechecks, the
+                       each target with `replay --events` and print how often each rare
+                       event of its collector happened, per target and per cycle, and which
+                       never happened, one table per collector: gcfuzz's for the program
+                       targets and gcfuzz, gcfuzz-threads (gc.h, GC_EVENTS: rechecks, the
                        recheck limit, overflows and re-darkening, handoffs, domains spawned,
                        terminated or blocked while idle, marking or sweeping, pins and unpins
                        mid-mark, finalizers that allocate or collect, adoptions, slices and
-                       sweeps per cycle, compactions), per target and per cycle, and which
-                       never happened; into summary.json ("events") and report.html
+                       sweeps per cycle, compactions); lua's and bdwgc's from their backends'
+                       tables (`replay --list-backends`: Lua's incremental steps, atomic
+                       phases, minor and major collections, mode switches, full and
+                       emergency collections, finalizers, weak entries cleared, steps at the
+                       tunables' corners; bdwgc's collections whole or by increments,
+                       abandoned marks, heap growth, failed allocations, finalizers, cleared
+                       links); into summary.json ("events"; "backend_events" by collector)
+                       and report.html
   --with-tests         with --coverage: also run the gc/ and invariants/ unit tests (the
                        breaking tests among them) and count their lines too
   --tsan               no fuzzing: the schedule target's programs (corpus/schedule/*.txt) on
@@ -267,10 +275,12 @@ def parse_args(argv):
                          % (" ".join(layout.PROGRAM_TARGETS),
                             [t for t in a.targets
                              if layout.programs_of(t) not in layout.PROGRAM_TARGETS][0]))
-  if a.mode == "census" and any(t not in layout.PROGRAM_TARGETS for t in a.targets):
-    raise cli.UsageError("--census counts the events of the program targets (%s), not %s"
-                         % (" ".join(layout.PROGRAM_TARGETS),
-                            [t for t in a.targets if t not in layout.PROGRAM_TARGETS][0]))
+  census_targets = layout.PROGRAM_TARGETS + layout.INTERFACE_TARGETS
+  if a.mode == "census" and any(t not in census_targets for t in a.targets):
+    raise cli.UsageError("--census counts the events of the program targets and the backend "
+                         "targets (%s), not %s: it replays with the default build"
+                         % (" ".join(census_targets),
+                            [t for t in a.targets if t not in census_targets][0]))
   if foreign and a.mode in ("coverage", "tsan"):
     raise cli.UsageError("--%s measures gcfuzz's collector; %s fuzzes another (--backend %s)"
                          % (a.mode, foreign[0], layout.backend_of(foreign[0])))
@@ -1067,8 +1077,10 @@ def census_replay(c, t, files, as_what, done, total):
 
 
 def mode_census(c):
-  """The rare events (gc.h, GC_EVENTS) the seeds and the work corpus make happen, per program
-  target: printed, into summary.json ("events") and the report page."""
+  """The rare events the seeds and the work corpus make happen, per target, one table per
+  collector: gcfuzz's (gc.h, GC_EVENTS: the program targets, gcfuzz, gcfuzz-threads) into
+  summary.json "events", another backend's (its rare_events) into "backend_events"[NAME]; each
+  printed and on the report page."""
   print("%s: building the replay tool" % PROG, flush=True)
   bindir = c.build("build-census", [], [layout.label(c.lay.replay)])
   c.replay = os.path.join(bindir, c.lay.replay)
@@ -1087,16 +1099,20 @@ def mode_census(c):
       seeds_data["events"][name] = seeds_data["events"].get(name, 0) + n
     seeds_data["programs"] += work_data["programs"]
     per_target[t] = seeds_data
-  result = event_census.combine(per_target)
-  result["what"] = "seeds" + (" + work corpus" if had_work else "")
-  print()
-  for line in event_census.text_lines(result, result["what"]):
-    print(line)
+  what = "seeds" + (" + work corpus" if had_work else "")
   summary_path = os.path.join(c.w, "summary.json")
   summary = report_html.load_json(summary_path)
   if not isinstance(summary, dict):
     summary = {"interrupted": False, "targets": []}
-  summary["events"] = result
+  for collector, result in event_census.by_collector(per_target, layout.backend_of).items():
+    result["what"] = what
+    print()
+    for line in event_census.text_lines(result, what):
+      print(line)
+    if collector == "gcfuzz":
+      summary["events"] = result
+    else:
+      summary.setdefault("backend_events", {})[collector] = result
   jsonout.write(summary_path, summary)
   report_html.write_campaign(c.w)
   print("summary.json: %s   report: %s" % (summary_path, os.path.join(c.w, "report.html")))

@@ -1,6 +1,9 @@
-"""The census of the collector's rare events (gc.h, GC_EVENTS): how often each rare path of a
-cycle ran over a corpus, from the replay tool's `GCFUZZ-EVENTS {json}` line (replay --events),
-per target and in all. An event a corpus never makes happen is a path its fuzzer never tries."""
+"""The census of a collector's rare events: how often each rare path of a cycle ran over a
+corpus, from the replay tool's `GCFUZZ-EVENTS {json}` line (replay --events), per target and in
+all. gcfuzz's collector's events are gc.h's GC_EVENTS (the program targets and the gcfuzz
+interface targets); another collector's are its backend's own table (fuzz/backend/backend.h,
+rare_events: lua's, bdwgc's), so the census is one table per collector. An event a corpus never
+makes happen is a path its fuzzer never tries."""
 import json
 
 MARKER = "GCFUZZ-EVENTS "
@@ -45,10 +48,30 @@ def combine(per_target):
           "never": [r["event"] for r in rows if r["total"] == 0]}
 
 
+def by_collector(per_target, collector_of):
+  """{target: parsed} -> {collector: its census}: the targets grouped by the collector they
+  drive (collector_of(target)), in the order the targets come, each group combined alone (two
+  collectors' events are different tables), each census naming its collector."""
+  groups = {}
+  for t, data in per_target.items():
+    groups.setdefault(collector_of(t), {})[t] = data
+  result = {}
+  for collector, targets in groups.items():
+    result[collector] = combine(targets)
+    result[collector]["collector"] = collector
+  return result
+
+
+def title(census):
+  """The census's heading: gcfuzz's collector is "the collector", as before backends had one."""
+  collector = census.get("collector", "gcfuzz")
+  return "the collector" if collector == "gcfuzz" else "%s's collector" % collector
+
+
 def text_lines(census, what):
   targets = list(census["programs"])
-  out = ["==== rare events of the collector (%s; %s programs)" % (
-      what, ", ".join("%s %d" % (t, n) for t, n in census["programs"].items()))]
+  out = ["==== rare events of %s (%s; %s programs)" % (
+      title(census), what, ", ".join("%s %d" % (t, n) for t, n in census["programs"].items()))]
   header = "  %-28s" % "event" + "".join(" %10s" % t[:10] for t in targets) + " %10s %9s" % (
       "total", "per cycle")
   out.append(header)

@@ -19,7 +19,7 @@ import math
 import os
 import subprocess
 
-from . import jsonout, verdict
+from . import event_census, jsonout, verdict
 
 # ------------------------------------------------------------------ progress samples
 
@@ -580,7 +580,8 @@ def campaign_html(workdir, dot_tool="dot"):
   body = ("<h2>summary</h2>\n" + table(SUMMARY_HEADER, rows, left=(0, 7)) +
           "<p class=\"meta\">the figures of summary.json: exec/s is the average over the run; "
           "crashes counts the distinct keys this campaign found</p>\n" + "\n".join(sections) +
-          census_section(summary.get("census")) + events_section(summary.get("events")))
+          census_section(summary.get("census")) + events_section(summary.get("events")) +
+          "".join(events_section(ev) for ev in (summary.get("backend_events") or {}).values()))
   return page("gcfuzz campaign", meta, body)
 
 
@@ -597,7 +598,9 @@ def events_section(ev):
     rows.append([("html", '<span class="%s">%s</span>' % ("bad" if never else "ok",
                                                           e(r["event"])))] +
                 [r["targets"].get(t, 0) for t in targets] + [r.get("total", 0)])
-  return ("<h2 id=\"events\">rare events of the collector</h2>\n" +
+  collector = ev.get("collector", "gcfuzz")
+  anchor = "events" if collector == "gcfuzz" else "events-" + collector
+  return ("<h2 id=\"%s\">rare events of %s</h2>\n" % (e(anchor), e(event_census.title(ev))) +
           "<p>%s: %s; %d cycles; <b>%d of %d events never happened</b></p>\n" % (
               e(ev.get("what", "")), e(", ".join("%s %d programs" % (t, n)
                                                  for t, n in ev.get("programs", {}).items())),

@@ -167,6 +167,21 @@ typedef struct fuzz_tunable {
 
 enum { FUZZ_TUNABLES_MAX = 12 }; /* tune p0..p11: fuzz/lang/ops.h, FUZZ_TUNABLE_COUNT */
 
+/* ---- Rare events --------------------------------------------------------------------------- */
+
+/* A rare event of the backend's collector: something its collector does seldom under ordinary
+ * programs and a fuzzer should make common (an emergency collection, a mode switch, a weak
+ * entry cleared, a mark abandoned). The census of `replay --events` and `ci/campaign --census`
+ * counts them over a corpus and lists those that never happened: a path the fuzzer never
+ * tries. Each backend has one table (fuzz_backend.rare_events), names stable ("gen.minor",
+ * "emergency"), its first row "cycle" (whole marks completed: the census's per-cycle unit). */
+typedef struct fuzz_rare_event {
+  const char *name; /* "emergency" */
+  const char *what; /* one line: what one count is */
+} fuzz_rare_event;
+
+enum { FUZZ_RARE_EVENTS_MAX = 48 }; /* the longest table: gcfuzz's gc.h GC_EVENTS, 30 */
+
 /* ---- The heap ------------------------------------------------------------------------------ */
 
 typedef struct fuzz_bheap fuzz_bheap; /* one backend's heap: opaque to the driver */
@@ -394,6 +409,15 @@ typedef struct fuzz_backend {
   /* The backend's deep check (FUZZ_CAP_DEEP_CHECK), run by the driver after every collection
    * and at the end: returns the number of findings, the first `max` of them written to out. */
   size_t (*check)(fuzz_bheap *h, fuzz_finding *out, size_t max);
+
+  /* Rare events (optional: rare_event_count 0 and rare_counts NULL for none). rare_counts
+   * writes counts[0..rare_event_count), how often each event of rare_events happened since
+   * create, observed from outside the collector's sources (its API, its state read before and
+   * after a call, the calls the backend makes into it); the driver reads them once, before
+   * destroy. */
+  const fuzz_rare_event *rare_events;
+  size_t rare_event_count;
+  void (*rare_counts)(fuzz_bheap *h, uint64_t *counts);
 } fuzz_backend;
 
 /* ---- The backends this binary was linked with ---------------------------------------------- */
@@ -402,5 +426,9 @@ typedef struct fuzz_backend {
  * is not one; fuzz_backend_names lists them for messages ("gcfuzz, lua, bdwgc"). */
 const fuzz_backend *fuzz_backend_find(const char *name);
 size_t fuzz_backend_names(char *out, size_t cap);
+
+/* The count of b's rare event `name` on heap h since its create; UINT64_MAX when b has no event
+ * of that name (the tests of a backend's table). */
+uint64_t fuzz_rare_count(const fuzz_backend *b, fuzz_bheap *h, const char *name);
 
 #endif /* FUZZ_BACKEND_BACKEND_H */

@@ -55,6 +55,16 @@ size_t fuzz_backend_names(char *out, size_t cap) {
   return n;
 }
 
+uint64_t fuzz_rare_count(const fuzz_backend *b, fuzz_bheap *h, const char *name) {
+  uint64_t counts[FUZZ_RARE_EVENTS_MAX] = {0};
+  if (b->rare_counts == NULL || b->rare_event_count > FUZZ_RARE_EVENTS_MAX) return UINT64_MAX;
+  b->rare_counts(h, counts);
+  for (size_t e = 0; e < b->rare_event_count; e++) {
+    if (strcmp(b->rare_events[e].name, name) == 0) return counts[e];
+  }
+  return UINT64_MAX;
+}
+
 void fuzz_finding_set(fuzz_finding *f, const char *prefix, const char *what, const char *fmt,
                       va_list ap) {
   snprintf(f->kind, sizeof f->kind, "%s.%s", prefix, what);

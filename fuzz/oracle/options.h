@@ -42,6 +42,9 @@ typedef struct oracle_result {
   size_t skipped_full; /* threaded: full collections another thread's op overlapped, whose
                         * whole-heap comparisons were skipped (check.c) */
   char first_kind[48]; /* "" if none */
+  /* The backend's rare events over the run, the final collection included (backend.h:
+   * rare_counts; all 0 for a backend without them, or a run that stopped stuck). */
+  uint64_t rare[FUZZ_RARE_EVENTS_MAX];
 } oracle_result;
 
 #endif /* FUZZ_ORACLE_OPTIONS_H */

@@ -76,6 +76,8 @@ static int run(const uint8_t *data, size_t size, const oracle_options *opt, orac
    * backend's destroy ends the others). */
   runner_collect(&r, FUZZ_COLLECT_FULL, 0);
   res->collects = oracle_model_collects(m);
+  if (r.b->rare_counts != NULL && r.b->rare_event_count <= FUZZ_RARE_EVENTS_MAX)
+    r.b->rare_counts(r.h, res->rare);
   r.b->destroy(r.h);
   free(r.seen);
   runner_current = NULL;

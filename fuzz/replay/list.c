@@ -43,5 +43,8 @@ void replay_list_backends(FILE *out) {
     for (size_t t = 0; t < b->tunable_count; t++) {
       fprintf(out, "  tune p%zu  %-11s %s\n", t, b->tunables[t].name, b->tunables[t].what);
     }
+    for (size_t e = 0; b->rare_counts != NULL && e < b->rare_event_count; e++) {
+      fprintf(out, "  event %-24s %s\n", b->rare_events[e].name, b->rare_events[e].what);
+    }
   }
 }

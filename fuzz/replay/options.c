@@ -244,11 +244,5 @@ int replay_parse_args(int argc, char **argv, replay_args *args, int *first_file)
               args->params);
     }
   }
-  if (args->events && args->backend != NULL) {
-    fprintf(stderr,
-            "replay: --events counts gcfuzz's own collector's events, run by the program "
-            "targets: not with --backend\n");
-    return FUZZ_REPLAY_BAD_INPUT;
-  }
   return REPLAY_GO_ON;
 }

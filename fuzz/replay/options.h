@@ -31,9 +31,10 @@
   X(QUIET, "--quiet", NULL, "do not print the program, only violations and the summary")    \
   X(EVENTS, "--events", NULL,                                                               \
     "after the last FILE, print how often each rare event of the\n"                         \
-    "collector happened, summed over every FILE run (gc.h,\n"                               \
-    "GC_EVENTS), as one line: GCFUZZ-EVENTS {json} (the census of\n"                        \
-    "ci/campaign --census). Program targets only, not --backend")                           \
+    "collector happened, summed over every FILE run, as one line:\n"                        \
+    "GCFUZZ-EVENTS {json} (the census of ci/campaign --census):\n"                          \
+    "gcfuzz's (gc.h, GC_EVENTS) for the program targets, the\n"                             \
+    "backend's own table (backend.h: rare_events) for --backend")                           \
   X(TRACE, "--trace", NULL, "print each op as it runs, and each cycle's hook points")       \
   X(PRINT, "--print", NULL, "print the program as text and exit without running it")        \
   X(ASSEMBLE, "--assemble", "OUT",                                                          \

@@ -28,9 +28,36 @@ static int verdict_line(size_t violations, const char *first_kind, long first_op
   return FUZZ_REPLAY_VIOLATION;
 }
 
+/* --events: the rare events of every program run, summed: gcfuzz's collector's (gc.h,
+ * GC_EVENTS) for the program targets, the backend's own table (backend.h: rare_events) for
+ * --backend. */
+typedef struct event_census {
+  uint64_t counts[FUZZ_RARE_EVENTS_MAX];
+  size_t programs;
+} event_census;
+
+_Static_assert(GC_EVENT_COUNT <= FUZZ_RARE_EVENTS_MAX, "the census holds gc.h's events");
+
+static size_t census_events(const replay_args *args) {
+  if (args->backend == NULL) return GC_EVENT_COUNT;
+  return args->backend->rare_counts != NULL ? args->backend->rare_event_count : 0;
+}
+
+static const char *census_name(const replay_args *args, size_t e) {
+  return args->backend == NULL ? gc_event_name((gc_event)e) : args->backend->rare_events[e].name;
+}
+
+static void print_events(const event_census *c, const replay_args *args) {
+  printf("GCFUZZ-EVENTS {\"programs\": %zu, \"events\": {", c->programs);
+  for (size_t e = 0; e < census_events(args); e++) {
+    printf("%s\"%s\": %llu", e ? ", " : "", census_name(args, e), (unsigned long long)c->counts[e]);
+  }
+  printf("}}\n");
+}
+
 /* The program through the backend interface (fuzz/oracle): the model's and the backend's
  * findings, each printed with its verdict line. */
-static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
+static int replay_backend(const replay_args *args, const fuzz_buf *bytes, event_census *census) {
   oracle_options opt = {args->backend,
                         args->ops,
                         0,
@@ -46,6 +73,8 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
     printf("replay: the %s heap could not be made (bad --params?)\n", args->backend->name);
     return FUZZ_REPLAY_BAD_INPUT;
   }
+  census->programs++;
+  for (size_t e = 0; e < census_events(args); e++) census->counts[e] += res.rare[e];
   if (args->threaded) {
     printf(
         "== schedule: %llu steps, %llu switches, interleaving %016llx; %zu full collections "
@@ -62,21 +91,6 @@ static int replay_backend(const replay_args *args, const fuzz_buf *bytes) {
            "self-test", res.planted, res.refused);
   }
   return verdict_line(res.violations, res.first_kind, res.first_op);
-}
-
-/* --events: the rare events of every program run, summed. */
-typedef struct event_census {
-  uint64_t counts[GC_EVENT_COUNT];
-  size_t programs;
-} event_census;
-
-static void print_events(const event_census *c) {
-  printf("GCFUZZ-EVENTS {\"programs\": %zu, \"events\": {", c->programs);
-  for (int e = 0; e < GC_EVENT_COUNT; e++) {
-    printf("%s\"%s\": %llu", e ? ", " : "", gc_event_name((gc_event)e),
-           (unsigned long long)c->counts[e]);
-  }
-  printf("}}\n");
 }
 
 static int replay_one(const char *path, const replay_args *args, const fuzz_options *base,
@@ -127,7 +141,7 @@ static int replay_one(const char *path, const replay_args *args, const fuzz_opti
   fflush(stdout);
 
   if (args->backend != NULL) {
-    int rc = replay_backend(args, &bytes);
+    int rc = replay_backend(args, &bytes, census);
     fuzz_buf_free(&bytes);
     return rc;
   }
@@ -189,6 +203,6 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
     if (rc > worst) worst = rc;
     fflush(stdout);
   }
-  if (args.events) print_events(&census);
+  if (args.events) print_events(&census, &args);
   return worst;
 }

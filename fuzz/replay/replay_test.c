@@ -322,6 +322,28 @@ static void bad_usage_exits_2(void) {
          "replay: /nonexistent/out.bin: cannot write: No such file or directory");
 }
 
+/* --events: the program targets count gc.h's events, a backend its own table (backend.h:
+ * rare_events), summed over the files and printed once, after the last. */
+static void events_are_each_collectors_own(void) {
+  const char *path = write_file("events.txt", program, strlen(program));
+  const char *graph[] = {"replay", "--quiet", "--events", path, path};
+  expect(run_replay(5, graph, NULL, out, sizeof out), 0, "GCFUZZ-EVENTS {\"programs\": 2, ");
+  CHECK(strstr(out, "\"mark.recheck\": 0") != NULL);
+  const char *gcfuzz[] = {"replay", "--target", "gcfuzz", "--quiet", "--events", path};
+  expect(run_replay(6, gcfuzz, NULL, out, sizeof out), 0,
+         "GCFUZZ-EVENTS {\"programs\": 1, \"events\": {\"cycle\": ");
+  CHECK(strstr(out, "\"compaction\": 0}}") != NULL);
+  const char *lua[] = {"replay", "--target", "lua", "--quiet", "--events", path};
+  expect(run_replay(6, lua, NULL, out, sizeof out), 0,
+         "GCFUZZ-EVENTS {\"programs\": 1, \"events\": {\"cycle\": ");
+  /* collect major (one LUA_GCCOLLECT), collect full and the final full collection (two each:
+   * lua_backend.c collects again while the last cycle may have left something to free) */
+  CHECK(strstr(out, "\"full\": 5, ") != NULL && strstr(out, "mark.recheck") == NULL);
+  const char *list[] = {"replay", "--list-backends"};
+  expect(run_replay(2, list, NULL, out, sizeof out), 0, "  event emergency ");
+  CHECK(strstr(out, "  event heap.grown ") != NULL && strstr(out, "  event mark.recheck ") != NULL);
+}
+
 /* After op 3 (`drop s1`), zero the header of the block in s0's field 0: a reachable block now
  * looks like a free slot. The next cycle (op 4, `collect major`) must report it. */
 static void zero_reachable_header(void *user, gc_heap *heap, gc_value *slots, const fuzz_op *op) {
@@ -464,6 +486,7 @@ int main(int argc, char **argv) {
   RUN(bytes_and_text_replay_alike);
   RUN(targets_read_bytes_their_own_way);
   RUN(backends_run_through_the_interface);
+  RUN(events_are_each_collectors_own);
   RUN(scratch_kept_between_programs_changes_nothing);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -194,6 +194,49 @@ class TsanTriageTest(FakeCampaign):
     self.assertNotIn("-runs=", " ".join(self.args_of_runs()))
 
 
+# A replay tool for --census: each target's collector has its own table of events.
+CENSUS_REPLAY = """\
+case "$2" in
+  lua) echo 'GCFUZZ-EVENTS {"programs": 2, "events": {"cycle": 6, "emergency": 1, "gen.major": 0}}';;
+  bdwgc) echo 'GCFUZZ-EVENTS {"programs": 1, "events": {"cycle": 3, "heap.grown": 0}}';;
+  *) echo 'GCFUZZ-EVENTS {"programs": 1, "events": {"cycle": 4, "mark.recheck": 1}}';;
+esac
+"""
+
+
+class CensusTest(FakeCampaign):
+
+  def test_each_collector_gets_its_table(self):
+    fakes.script(os.path.join(self.bindir, self.lay.replay), CENSUS_REPLAY)
+    c = cmd_campaign.Campaign(cmd_campaign.parse_args(["--census", "graph", "lua", "bdwgc"]),
+                              self.w, self.lay)
+    c.build = lambda logname, flags, labels: self.bindir
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+      self.assertEqual(cmd_campaign.mode_census(c), 0)
+    text = out.getvalue()
+    self.assertIn("==== rare events of the collector (seeds; graph ", text)
+    self.assertIn("==== rare events of lua's collector (seeds; lua ", text)
+    self.assertIn("never happened (1): gen.major", text)
+    self.assertIn("never happened (1): heap.grown", text)
+    with open(os.path.join(self.w, "summary.json")) as f:
+      summary = json.load(f)
+    self.assertEqual(list(summary["events"]["programs"]), ["graph"])
+    self.assertEqual(sorted(summary["backend_events"]), ["bdwgc", "lua"])
+    lua = summary["backend_events"]["lua"]
+    self.assertEqual(lua["collector"], "lua")
+    self.assertEqual(lua["never"], ["gen.major"])
+    seeds = len([n for n in os.listdir(os.path.join(paths.ROOT, "corpus", "lua"))
+                 if n.endswith(".txt")])
+    self.assertEqual(lua["events"][1], {"event": "emergency", "targets": {"lua": 1},
+                                        "total": 1})
+    self.assertEqual(lua["programs"], {"lua": 2 * ((seeds + 399) // 400)})
+    with open(os.path.join(self.w, "report.html")) as f:
+      page = f.read()
+    self.assertIn("rare events of lua&#x27;s collector", page)
+    self.assertIn("rare events of bdwgc&#x27;s collector", page)
+
+
 class ArgumentsTest(unittest.TestCase):
 
   def test_schedule_tsan_is_a_target_by_name(self):
@@ -260,9 +303,16 @@ class ArgumentsTest(unittest.TestCase):
     self.assertEqual(cmd_campaign.parse_args(["--coverage"]).targets,
                      ["graph", "roots", "schedule", "gcfuzz", "gcfuzz-threads"])
     self.assertEqual(cmd_campaign.parse_args(["--census"]).targets, ["graph", "roots", "schedule"])
+    self.assertEqual(cmd_campaign.parse_args(["--census", "lua", "bdwgc"]).targets,
+                     ["lua", "bdwgc"])
+    self.assertEqual(cmd_campaign.parse_args(["--census", "graph", "gcfuzz",
+                                              "gcfuzz-threads"]).targets,
+                     ["graph", "gcfuzz", "gcfuzz-threads"])
     with self.assertRaises(cli.UsageError) as e:
-      cmd_campaign.parse_args(["--census", "graph", "gcfuzz"])
-    self.assertIn("--census counts the events of the program targets", str(e.exception))
+      cmd_campaign.parse_args(["--census", "graph", "schedule-tsan"])
+    self.assertIn("--census counts the events of the program targets and the backend targets",
+                  str(e.exception))
+    self.assertIn("not schedule-tsan", str(e.exception))
     with self.assertRaises(cli.UsageError):
       cmd_campaign.parse_args(["--census", "--coverage"])
 

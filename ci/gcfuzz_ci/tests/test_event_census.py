@@ -54,5 +54,34 @@ class EventCensusTest(unittest.TestCase):
     self.assertIn('<span class="bad">mark.ceiling</span>', page)
 
 
+class CollectorsTest(unittest.TestCase):
+  def test_targets_are_grouped_by_the_collector_they_drive(self):
+    per = {"graph": event_census.parse(line(1, cycle=2, mark_recheck=1)),
+           "gcfuzz": event_census.parse(line(2, cycle=3, mark_recheck=0)),
+           "lua": event_census.parse(line(4, cycle=5, emergency=0, gen_minor=7))}
+    tables = event_census.by_collector(
+        per, lambda t: t if t in ("lua", "bdwgc") else "gcfuzz")
+    self.assertEqual(list(tables), ["gcfuzz", "lua"])
+    self.assertEqual(tables["gcfuzz"]["programs"], {"graph": 1, "gcfuzz": 2})
+    self.assertEqual(tables["gcfuzz"]["cycles"], 5)
+    self.assertEqual(tables["lua"]["never"], ["emergency"])
+    self.assertEqual(tables["lua"]["collector"], "lua")
+    text = "\n".join(event_census.text_lines(tables["lua"], "seeds"))
+    self.assertIn("==== rare events of lua's collector (seeds; lua 4 programs)", text)
+    self.assertRegex(text, r"gen\.minor +7 +7 +1\.400")
+    self.assertIn("rare events of the collector", event_census.text_lines(tables["gcfuzz"], "x")[0])
+
+  def test_the_page_shows_each_backend_table(self):
+    lua = event_census.by_collector({"lua": event_census.parse(line(1, cycle=2, emergency=0))},
+                                    lambda t: t)["lua"]
+    lua["what"] = "seeds"
+    with tempfile.TemporaryDirectory() as d:
+      with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump({"interrupted": False, "targets": [], "backend_events": {"lua": lua}}, f)
+      page = report_html.campaign_html(d)
+    self.assertIn('<h2 id="events-lua">rare events of lua&#x27;s collector</h2>', page)
+    self.assertIn('<span class="bad">emergency</span>', page)
+
+
 if __name__ == "__main__":
   unittest.main()

@@ -82,6 +82,7 @@ static void process_init(void) {
   GC_clear_roots();
   GC_set_finalize_on_demand(1);
   GC_set_stop_func(stop_poll);
+  bdwgc_census_init();
   defaults.free_space_divisor = GC_get_free_space_divisor();
   defaults.max_retries = GC_get_max_retries();
   defaults.full_freq = GC_get_full_freq();
@@ -188,6 +189,7 @@ static fuzz_bheap *bdwgc_create(const fuzz_backend_config *cfg) {
   GC_add_roots(h->cells, h->cells + h->root_len);
   reset_settings(h);
   bdwgc_domains_init(h);
+  bdwgc_census_start(h);
   bdwgc_current = h;
   return h;
 }
@@ -239,7 +241,7 @@ static void collect(fuzz_bheap *h, fuzz_collect_kind kind, unsigned budget) {
   switch (kind) {
     case FUZZ_COLLECT_SLICE:
       bdwgc_steps_left = h->incremental ? budget : SIZE_MAX;
-      GC_collect_a_little();
+      if (GC_collect_a_little()) h->rare[BDWGC_RARE_STEP_MID_CYCLE]++;
       break;
     case FUZZ_COLLECT_START:
       bdwgc_steps_left = h->incremental ? budget : SIZE_MAX;
@@ -422,4 +424,7 @@ const fuzz_backend fuzz_backend_bdwgc = {
     .walk = bdwgc_walk,
     .live_bytes = bdwgc_live_bytes,
     .check = bdwgc_check,
+    .rare_events = bdwgc_rare_events,
+    .rare_event_count = BDWGC_RARE_COUNT,
+    .rare_counts = bdwgc_rare_counts,
 };

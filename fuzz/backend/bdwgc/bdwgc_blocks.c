@@ -52,6 +52,7 @@ int bdwgc_alloc(fuzz_bheap *h, size_t dst, fuzz_block_shape shape, size_t fields
   bdwgc_steps_left = SIZE_MAX;
   size_t slot = bdwgc_inflight_enter(h);
   int ok = p != NULL;
+  if (!ok) h->rare[BDWGC_RARE_ALLOC_FAILED]++;
   if (ok) {
     if (shape == FUZZ_SHAPE_RAW) memset(p, 0, words * sizeof(uintptr_t)); /* atomic: not cleared */
     h->cells[slot] = p; /* a root before the registry allocates (and may collect) */

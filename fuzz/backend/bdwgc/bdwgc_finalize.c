@@ -32,6 +32,8 @@ static void GC_CALLBACK run_finalizer(void *obj, void *token) {
    * when the outermost does. */
   size_t self = FUZZ_CELL_SELF(&h->cfg);
   void *outer = h->cells[self];
+  h->rare[BDWGC_RARE_FIN_RUN]++;
+  if (outer != NULL) h->rare[BDWGC_RARE_FIN_NESTED]++;
   h->cells[self] = obj;
   h->cfg.events.finalize(h->cfg.events.user, (uint64_t)(uintptr_t)token);
   h->cells[self] = outer;
@@ -71,6 +73,7 @@ int bdwgc_fin_set(fuzz_bheap *h, size_t cell, uint64_t token) {
     GC_finalization_proc ofn;
     void *ocd;
     GC_register_finalizer(p, 0, NULL, &ofn, &ocd); /* taken back, whatever its order */
+    h->rare[BDWGC_RARE_FIN_SET_AGAIN]++;
     bdwgc_steps_left = SIZE_MAX;
     GC_invoke_finalizers();
     bdwgc_op_begin(h);
@@ -121,6 +124,7 @@ int bdwgc_weak_new(fuzz_bheap *h, size_t dst, size_t target) {
   bdwgc_steps_left = SIZE_MAX;
   size_t slot = bdwgc_inflight_enter(h);
   int ok = w != NULL;
+  if (!ok) h->rare[BDWGC_RARE_ALLOC_FAILED]++;
   if (ok) {
     memset(w, 0, WEAK_WORDS * sizeof(uintptr_t));
     h->cells[slot] = w;
@@ -142,6 +146,7 @@ static void *GC_CALLBACK read_weak(void *slot) {
 int bdwgc_weak_get(fuzz_bheap *h, size_t dst, size_t weak) {
   uintptr_t *w = bdwgc_block(h, weak);
   void *t = w != NULL ? GC_call_with_alloc_lock(read_weak, &w[WEAK_SLOT]) : NULL;
+  if (w != NULL && t == NULL) h->rare[BDWGC_RARE_WEAK_CLEARED]++;
   h->cells[dst] = t;
   return t != NULL;
 }

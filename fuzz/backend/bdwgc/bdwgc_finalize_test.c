@@ -1,10 +1,11 @@
 /* The bdwgc backend's finalizers and weak references, on the stop-the-world heap: a finalizer
  * runs once and resurrects, fin_clear disarms, a weak reference keeps nothing and clears when its
  * target goes (before any finalizer of the target runs), and a dead weak reference's link is
- * dropped. Helpers: bdwgc_test.h. */
+ * dropped; and the rare events a known program counts. Helpers: bdwgc_test.h. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fuzz/backend/backend.h"
 #include "fuzz/backend/bdwgc/bdwgc_test.h"
@@ -208,11 +209,54 @@ static void test_dead_weak_links_dropped(void) {
   B->destroy(h);
 }
 
+/* A known program gives known counts: two whole collections and nothing else on a fresh heap,
+ * every finalizer that ran, a weak reference read after its link was cleared, the allocations a
+ * small max_heap refused. */
+static void test_rare_events(void) {
+  driver d;
+  fuzz_bheap *h = make(&d, "mode=stop");
+  CHECK(B->rare_event_count <= FUZZ_RARE_EVENTS_MAX);
+  CHECK(strcmp(B->rare_events[0].name, "cycle") == 0);
+  CHECK(fuzz_rare_count(B, h, "cycle") == 0 && fuzz_rare_count(B, h, "full") == 0 &&
+        fuzz_rare_count(B, h, "fin.run") == 0);
+  B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+  B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+  CHECK(fuzz_rare_count(B, h, "full") == 2 && fuzz_rare_count(B, h, "cycle") == 2 &&
+        fuzz_rare_count(B, h, "full.abandoned") == 0);
+  CHECK(fuzz_rare_count(B, h, "increments.completed") == 0 &&
+        fuzz_rare_count(B, h, "mark.abandoned") == 0);
+  for (int attempt = 0; attempt < ATTEMPTS && d.ran == 0; attempt++) {
+    drop_with_finalizer(h, 900 + 10 * (uint64_t)attempt);
+    forget_and_collect(h, FUZZ_COLLECT_MAJOR);
+    B->run_finalizers(h);
+  }
+  CHECK(d.ran >= 1 && fuzz_rare_count(B, h, "fin.run") == d.ran &&
+        fuzz_rare_count(B, h, "fin.nested") == 0);
+  bool cleared = false;
+  for (int attempt = 0; attempt < ATTEMPTS && !cleared; attempt++) {
+    make_weak(h, 7, 950 + 10 * (uint64_t)attempt);
+    B->clear(h, 0);
+    forget_and_collect(h, FUZZ_COLLECT_MAJOR);
+    cleared = B->weak_get(h, 2, 7) == 0;
+  }
+  CHECK(cleared && fuzz_rare_count(B, h, "weak.read-cleared") == 1);
+  CHECK(fuzz_rare_count(B, h, "alloc.failed") == 0);
+  B->tune(h, 4, 1); /* max_heap 128 KiB */
+  size_t failed_allocs = 0;
+  for (int i = 0; i < 64; i++)
+    failed_allocs += !B->alloc(h, 8 + (size_t)(i % 8), FUZZ_SHAPE_RAW, 1151);
+  CHECK(failed_allocs > 0 && fuzz_rare_count(B, h, "alloc.failed") == failed_allocs);
+  B->tune(h, 4, 0);
+  CHECK(fuzz_rare_count(B, h, "cycle") >= fuzz_rare_count(B, h, "full"));
+  B->destroy(h);
+}
+
 int main(void) {
   RUN(test_finalizer_and_resurrection);
   RUN(test_fin_clear);
   RUN(test_weak);
   RUN(test_weak_cleared_before_finalizer);
   RUN(test_dead_weak_links_dropped);
+  RUN(test_rare_events);
   return test_summary();
 }

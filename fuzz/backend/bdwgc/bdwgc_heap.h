@@ -8,6 +8,7 @@
  *   bdwgc_finalize.c  finalizers and weak references
  *   bdwgc_domains.c   domains: threads made by GC_pthread_create, and running a call on one
  *   bdwgc_check.c     the deep check
+ *   bdwgc_census.c    the rare events
  */
 #ifndef FUZZ_BACKEND_BDWGC_BDWGC_HEAP_H
 #define FUZZ_BACKEND_BDWGC_BDWGC_HEAP_H
@@ -35,6 +36,34 @@ enum {
   INFLIGHT_MAX = 8,          /* root slots for blocks being made, one per nested allocating op */
   DOMAINS = 4,               /* the interface's domains: 0 (the creating thread) and 1..3 */
 };
+
+/* The rare events of bdwgc the backend counts (bdwgc_census.c says how each is seen):
+ * X(NAME, "name", "what one count is"). */
+#define BDWGC_RARE_EVENTS(X)                                                                       \
+  X(CYCLE, "cycle", "a collection completed (GC_get_gc_no)")                                       \
+  X(FULL, "full", "a whole collection completed (GC_gcollect, an allocation, the first one)")      \
+  X(FULL_ABANDONED, "full.abandoned", "a whole collection the stop function cut short")            \
+  X(BY_INCREMENTS, "increments.completed",                                                         \
+    "a collection completed by increments (GC_collect_a_little, allocation's share)")              \
+  X(MARK_ABANDONED, "mark.abandoned", "a stopped mark abandoned at the step budget")               \
+  X(STEP_MID_CYCLE, "step.mid-cycle", "an increment (slice) that left a collection under way")     \
+  X(THREAD_SUSPENDED, "thread.suspended", "a domain's thread stopped for a collection")            \
+  X(HEAP_GROWN, "heap.grown", "the heap grew (GC_set_on_heap_resize)")                             \
+  X(ALLOC_FAILED, "alloc.failed", "an allocation bdwgc refused (max_heap, dont_expand)")           \
+  X(FIN_RUN, "fin.run", "a finalizer ran (GC_invoke_finalizers)")                                  \
+  X(FIN_NESTED, "fin.nested", "a finalizer ran inside another's body (the body allocated)")        \
+  X(FIN_SET_AGAIN, "fin.set-again",                                                                \
+    "a fin_set whose registration a collection queued finalizers around (taken back, made again)") \
+  X(WEAK_CLEARED, "weak.read-cleared", "a weak reference read with its link cleared by bdwgc")
+
+typedef enum bdwgc_rare {
+#define BDWGC_RARE_ENUM(name, id, what) BDWGC_RARE_##name,
+  BDWGC_RARE_EVENTS(BDWGC_RARE_ENUM)
+#undef BDWGC_RARE_ENUM
+      BDWGC_RARE_COUNT
+} bdwgc_rare;
+
+enum { BDWGC_SEEN_COUNT = 6 }; /* bdwgc_census.c: the callbacks' process-wide counters */
 
 typedef enum block_shape { SHAPE_SCAN, SHAPE_RAW, SHAPE_WEAK } block_shape;
 /* The object kind bdwgc must have put a block of this shape in: a scanned block in a heap block
@@ -119,6 +148,9 @@ struct fuzz_bheap {
   pthread_mutex_t handoff; /* guards every domain's fn, arg, quit and call_done */
   pthread_cond_t done;     /* signalled when a handed-over call has returned */
   bool call_done;
+  uint64_t rare[BDWGC_RARE_COUNT];           /* the events the backend counts itself */
+  uint64_t seen_at_create[BDWGC_SEEN_COUNT]; /* bdwgc's callbacks' counts at create */
+  GC_word gc_no_at_create;                   /* GC_get_gc_no() at create */
 };
 
 extern fuzz_bheap *bdwgc_current; /* bdwgc's heap is the process's: at most one backend heap */
@@ -186,6 +218,12 @@ void bdwgc_run_on(fuzz_bheap *h, void (*fn)(void *arg), void *arg);
 int bdwgc_domain_spawn(fuzz_bheap *h, unsigned d);
 void bdwgc_domain_on(fuzz_bheap *h, unsigned d);
 void bdwgc_domain_end(fuzz_bheap *h, unsigned d);
+
+/* ---- Rare events ---- */
+extern const fuzz_rare_event bdwgc_rare_events[BDWGC_RARE_COUNT];
+void bdwgc_census_init(void);           /* once a process: bdwgc's callbacks */
+void bdwgc_census_start(fuzz_bheap *h); /* at create: the counts so far */
+void bdwgc_rare_counts(fuzz_bheap *h, uint64_t *counts);
 
 /* ---- The deep check ---- */
 size_t bdwgc_check(fuzz_bheap *h, fuzz_finding *out, size_t max);

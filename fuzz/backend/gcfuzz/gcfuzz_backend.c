@@ -630,6 +630,19 @@ static size_t check(fuzz_bheap *h, fuzz_finding *out, size_t max) {
   return n;
 }
 
+/* The rare events are the collector's own (gc.h, GC_EVENTS), counted by the heap and named as
+ * the program targets' census names them, so the two censuses of one collector read alike. */
+static const fuzz_rare_event rare_events[GC_EVENT_COUNT] = {
+#define RARE_EVENT(name, id, what) {id, what},
+    GC_EVENTS(RARE_EVENT)
+#undef RARE_EVENT
+};
+_Static_assert(GC_EVENT_COUNT <= FUZZ_RARE_EVENTS_MAX, "gc.h's events fit the interface's table");
+
+static void rare_counts(fuzz_bheap *h, uint64_t *counts) {
+  for (int e = 0; e < GC_EVENT_COUNT; e++) counts[e] = gc_event_count(h->heap, (gc_event)e);
+}
+
 const fuzz_backend fuzz_backend_gcfuzz = {
     .name = "gcfuzz",
     .what = "gcfuzz's own collector, every pass of invariants/ but the model as its deep check",
@@ -690,4 +703,7 @@ const fuzz_backend fuzz_backend_gcfuzz = {
     .walk = walk,
     .live_bytes = live_bytes,
     .check = check,
+    .rare_events = rare_events,
+    .rare_event_count = GC_EVENT_COUNT,
+    .rare_counts = rare_counts,
 };

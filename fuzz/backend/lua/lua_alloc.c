@@ -18,6 +18,7 @@ static int inject_failure(fuzz_bheap *h, const void *ptr, size_t osize, size_t n
     return 0;
   if (--h->fail_countdown > 0) return 0;
   h->fail_fired = 1;
+  h->rare[LUAB_RARE_ALLOC_FAILED]++;
   h->retry_armed = 1;
   h->retry_ptr = ptr;
   h->retry_osize = osize;
@@ -44,12 +45,14 @@ void *luab_allocate(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (ptr != NULL) {
       luab_ptrmap_del(&h->allocs, (uintptr_t)ptr);
       if (h->ended.count > 0) luab_ptrmap_del(&h->ended, (uintptr_t)ptr); /* a coroutine freed */
+      if (h->weak_empty.count > 0) luab_ptrmap_del(&h->weak_empty, (uintptr_t)ptr);
       h->live_bytes -= old;
       free(ptr);
     }
     return NULL;
   }
   if (nsize > old && inject_failure(h, ptr, osize, nsize)) return NULL;
+  if (h->fin_depth > 0) h->fin_allocated = 1;
   void *p = realloc(ptr, nsize);
   if (p == NULL) return NULL;
   if (ptr != NULL) luab_ptrmap_del(&h->allocs, (uintptr_t)ptr);

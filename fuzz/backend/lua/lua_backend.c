@@ -26,7 +26,7 @@
  * Lua's luaH_resize takes on a failed resize.
  *
  * The parts (lua_heap.h): this file holds the heap, the calling convention, collections,
- * tunables, the checks and the table; lua_alloc.c the allocator, lua_cells.c blocks and cells,
+ * tunables, the checks and the table; lua_census.c the rare events; lua_alloc.c the allocator, lua_cells.c blocks and cells,
  * lua_finalizer.c finalizers, lua_weak.c weak references and ephemerons, lua_domain.c domains.
  */
 #include <stdarg.h>
@@ -281,7 +281,11 @@ static void check_between_cycles(fuzz_bheap *h) { check_inside(h, 0); }
 void __real_luaC_step(lua_State *L);
 void __wrap_luaC_step(lua_State *L);
 void __wrap_luaC_step(lua_State *L) {
+  fuzz_bheap *counted = luab_heap_of(G(L));
+  luab_step_seen seen =
+      counted != NULL ? luab_rare_step_before(counted, G(L)) : (luab_step_seen){0};
   __real_luaC_step(L);
+  if (counted != NULL) luab_rare_step_after(counted, G(L), seen);
   void *ud = NULL;
   lua_getallocf(L, &ud);
   fuzz_bheap *h = ud;
@@ -302,6 +306,7 @@ void __wrap_luaS_clearcache(global_State *g) {
   __real_luaS_clearcache(g);
   if (g->frealloc != luab_allocate) return;
   fuzz_bheap *h = g->ud;
+  if (h != NULL && !h->closing) luab_rare_atomic(h, g);
   if (h != NULL && h->domains_table != NULL && !h->closing && h->fin_depth == 0 &&
       g->gckind == KGC_INC)
     check_inside(h, 1);
@@ -398,6 +403,7 @@ static void heap_destroy(fuzz_bheap *h) {
   luab_ptrmap_free(&h->allocs);
   luab_ptrmap_free(&h->tokens);
   luab_ptrmap_free(&h->ended);
+  luab_ptrmap_free(&h->weak_empty);
   free(h);
 }
 
@@ -468,4 +474,7 @@ const fuzz_backend fuzz_backend_lua = {
     .walk = heap_walk,
     .live_bytes = heap_live_bytes,
     .check = heap_check,
+    .rare_events = luab_rare_events,
+    .rare_event_count = LUAB_RARE_COUNT,
+    .rare_counts = luab_rare_counts,
 };

@@ -1,6 +1,6 @@
 /* Tests of the Lua backend's table (fuzz_backend_lua) on healthy heaps, op by op: identities,
  * fields, every collection kind in both modes, generational referents, injected failures, the
- * tunables' corners, and the leak bound measured. Finalizers and weak tables:
+ * tunables' corners, the leak bound measured, and the rare events a known program counts. Finalizers and weak tables:
  * lua_finalizer_weak_test.c; random programs: lua_model_test.c; heaps broken on purpose:
  * lua_broken_heap_test.c. Prints "N passed, M failed". */
 #include "fuzz/backend/lua/lua_test_kit.h"
@@ -276,6 +276,51 @@ static void leak_bound_holds(void) {
   B->destroy(h);
 }
 
+/* ---- Rare events ----------------------------------------------------------------------------- */
+
+/* A known program gives known counts: two full collections, one switch each way, a weak
+ * reference and an ephemeron cleared, a finalizer that resurrects its block, an injected
+ * failure and the emergency collection Lua answers it with, a step at stepmul 0. */
+static void rare_events_are_counted(void) {
+  fin_log log;
+  fuzz_bheap *h = make_heap(&log, CELLS, NULL);
+  CHECK(B->rare_event_count <= FUZZ_RARE_EVENTS_MAX);
+  CHECK(strcmp(B->rare_events[0].name, "cycle") == 0);
+  CHECK(fuzz_rare_count(B, h, "full") == 0 && fuzz_rare_count(B, h, "emergency") == 0);
+  B->tune(h, 0, 1);
+  B->tune(h, 0, 0);
+  CHECK(fuzz_rare_count(B, h, "mode.to-gen") == 1 && fuzz_rare_count(B, h, "mode.to-inc") == 1);
+  CHECK(alloc_id(h, 0, FUZZ_SHAPE_SCAN, 1, 1) && B->weak_new(h, 1, 0));
+  CHECK(alloc_id(h, 2, FUZZ_SHAPE_SCAN, 1, 2) && alloc_id(h, 3, FUZZ_SHAPE_SCAN, 1, 3));
+  CHECK(B->ephe_new(h, 4, 2, 3));
+  CHECK(alloc_id(h, 5, FUZZ_SHAPE_SCAN, 1, 5) && B->fin_set(h, 5, 55));
+  B->clear(h, 0);
+  B->clear(h, 2);
+  B->clear(h, 3);
+  B->clear(h, 5);
+  log.resurrect_into = 6;
+  B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+  B->collect(h, FUZZ_COLLECT_MAJOR, 0);
+  CHECK(log.n == 1 && id_of(h, 6) == 5);
+  CHECK(fuzz_rare_count(B, h, "full") == 2);
+  CHECK(fuzz_rare_count(B, h, "weak.cleared") == 1 && fuzz_rare_count(B, h, "ephe.cleared") == 1);
+  CHECK(fuzz_rare_count(B, h, "fin.run") == 1 && fuzz_rare_count(B, h, "fin.resurrected") == 1);
+  CHECK(fuzz_rare_count(B, h, "fin.in-step") == 0);
+  CHECK(fuzz_rare_count(B, h, "cycle") >=
+        3); /* the switch to generational and the two full collections */
+  B->fail_after(h, 1);
+  CHECK(!B->alloc(h, 7, FUZZ_SHAPE_SCAN, 4));
+  CHECK(fuzz_rare_count(B, h, "alloc.failed") == 1 && fuzz_rare_count(B, h, "emergency") == 1);
+  B->tune(h, 2, 0); /* stepmul 0 */
+  uint64_t at_zero = fuzz_rare_count(B, h, "step.stepmul0");
+  B->collect(h, FUZZ_COLLECT_SLICE, 0);
+  CHECK(fuzz_rare_count(B, h, "step.stepmul0") == at_zero + 1 &&
+        fuzz_rare_count(B, h, "step.inc") >= 1);
+  CHECK(fuzz_rare_count(B, h, "full") == 2 && fuzz_rare_count(B, h, "gen.major") == 0);
+  CHECK(clean(h));
+  B->destroy(h);
+}
+
 int main(void) {
   RUN(fresh_heap_is_clean);
   RUN(alloc_and_identity);
@@ -286,5 +331,6 @@ int main(void) {
   RUN(injected_failures);
   RUN(tunables_reach_their_corners);
   RUN(leak_bound_holds);
+  RUN(rare_events_are_counted);
   return summary();
 }

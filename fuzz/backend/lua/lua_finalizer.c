@@ -9,6 +9,24 @@
 #include "lgc.h"
 #include "lstate.h"
 
+/* The rare events of a finalizer that just ran (lua_census.c): by a step or a full collection,
+ * whether it allocated, and whether its block is left in a cell other than SELF (the driver
+ * resurrected it: `fin sS sK`, `self`; a resurrection into a field is not seen). */
+static void count_finalizer(fuzz_bheap *h, lua_State *L, int cells, const GCObject *o) {
+  h->rare[LUAB_RARE_FIN_RUN]++;
+  if (!h->in_full) h->rare[LUAB_RARE_FIN_IN_STEP]++;
+  if (h->fin_allocated) h->rare[LUAB_RARE_FIN_ALLOCATED]++;
+  for (size_t c = 0; c < h->cells; c++) {
+    lua_rawgeti(L, cells, (lua_Integer)c + 1);
+    int here = luab_top_object(L) == o;
+    lua_pop(L, 1);
+    if (here) {
+      h->rare[LUAB_RARE_FIN_RESURRECTED]++;
+      break;
+    }
+  }
+}
+
 /* The __gc of every armed block. It disarms the block's marker (so a _FIN marker always means
  * "armed and not yet run": lua.finalizer-lost), shows the block in the SELF cell for the
  * driver's callback, and empties the cell after. */
@@ -41,9 +59,11 @@ int luab_run_finalizer(lua_State *L) {
   h->L = L;
   h->fin_depth++;
   h->fin_runs++;
+  h->fin_allocated = 0;
   if (h->cfg.events.finalize != NULL) h->cfg.events.finalize(h->cfg.events.user, token);
   h->fin_depth--;
   h->L = outer;
+  count_finalizer(h, L, cells, o);
   luab_empty_cell(L, cells, self);
   return 0;
 }
@@ -58,6 +78,7 @@ static int op_fin_set(lua_State *L) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, REG_MT + luab_armed(kind));
   lua_setmetatable(L, -2); /* __gc present: luaC_checkfinalizer moves it to finobj */
   if (!was_in_finobj && tofinalize(luab_top_object(L))) a->h->fin_moves++;
+  if (a->h->fin_depth > 0) a->h->rare[LUAB_RARE_FIN_SET_IN_FIN]++;
   a->result = 1;
   fuzz_finding f[4];
   luab_view v = luab_view_of(a->h);

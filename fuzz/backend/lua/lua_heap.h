@@ -29,6 +29,52 @@ enum {
 
 enum { PENDING_MAX = 16, WORD_BYTES = sizeof(uint64_t), IDENT_WORDS = 2 };
 
+/* The rare events of Lua's collector the backend counts (lua_census.c says how each is seen):
+ * X(NAME, "name", "what one count is"). */
+#define LUAB_RARE_EVENTS(X)                                                                      \
+  X(CYCLE, "cycle", "a mark completed: an atomic phase (incremental, young or full collection)") \
+  X(STEP_INC, "step.inc", "an incremental step (luaC_step in incremental mode)")                 \
+  X(STEP_CYCLE_DONE, "step.cycle-done", "an incremental step that finished its cycle")           \
+  X(STEP_STOPPED, "step.stopped", "a step found the collector stopped by the user (LUA_GCSTOP)") \
+  X(STEP_COROUTINE, "step.coroutine", "a step taken while a coroutine domain ran")               \
+  X(STEP_PAUSE0, "step.pause0", "an incremental step with pause 0")                              \
+  X(STEP_STEPMUL0, "step.stepmul0", "an incremental step with stepmul 0")                        \
+  X(STEP_STEPMUL_MAX, "step.stepmul-max", "an incremental step with stepmul at its maximum")     \
+  X(STEP_STEPSIZE0, "step.stepsize0", "an incremental step with stepsize 0 (1 byte)")            \
+  X(STEP_STEPSIZE_MAX, "step.stepsize-max", "an incremental step with stepsize at its maximum")  \
+  X(GEN_MINOR, "gen.minor", "a generational minor (young) collection")                           \
+  X(GEN_MINORMUL0, "gen.minormul0", "a minor collection with minormul 0")                        \
+  X(GEN_MAJOR, "gen.major", "a generational major collection (memory grew past majormul)")       \
+  X(GEN_MAJOR_BAD, "gen.major-bad", "a major collection that freed too little (a bad one)")      \
+  X(GEN_AFTER_BAD, "gen.after-bad", "a step after a bad collection (stepgenfull)")               \
+  X(GEN_RECOVERED, "gen.recovered", "a step after a bad collection went back to generational")   \
+  X(MODE_TO_GEN, "mode.to-gen", "a switch from incremental to generational (lua_gc LUA_GCGEN)")  \
+  X(MODE_TO_INC, "mode.to-inc", "a switch from generational to incremental (lua_gc LUA_GCINC)")  \
+  X(MODE_MID_CYCLE, "mode.mid-cycle",                                                            \
+    "a switch to generational in the middle of an incremental cycle")                            \
+  X(FULL, "full", "a full collection (lua_gc LUA_GCCOLLECT)")                                    \
+  X(FULL_GEN, "full.gen", "a full collection in generational mode")                              \
+  X(FULL_MID_CYCLE, "full.mid-cycle",                                                            \
+    "a full collection begun in the middle of an incremental cycle")                             \
+  X(ALLOC_FAILED, "alloc.failed", "an allocation refused (an injected failure)")                 \
+  X(EMERGENCY, "emergency", "an emergency collection (an allocation failed: gcemergency)")       \
+  X(FIN_RUN, "fin.run", "a finalizer (__gc) ran")                                                \
+  X(FIN_IN_STEP, "fin.in-step", "a finalizer run by a step rather than a full collection")       \
+  X(FIN_RESURRECTED, "fin.resurrected", "a finalizer left its block in a cell (resurrection)")   \
+  X(FIN_ALLOCATED, "fin.allocated", "a finalizer that allocated")                                \
+  X(FIN_SET_IN_FIN, "fin.set-in-finalizer", "a finalizer set inside a finalizer (__gc running)") \
+  X(WEAK_CLEARED, "weak.cleared", "a weak reference (a weak-valued table) cleared by an atomic") \
+  X(EPHE_CLEARED, "ephe.cleared", "an ephemeron (a weak-keyed table) cleared: its key died")     \
+  X(EPHE_UNMARKED, "ephe.unmarked-chain",                                                        \
+    "an ephemeron left on Lua's ephemeron list after convergence: key and datum unmarked")
+
+typedef enum luab_rare {
+#define LUAB_RARE_ENUM(name, id, what) LUAB_RARE_##name,
+  LUAB_RARE_EVENTS(LUAB_RARE_ENUM)
+#undef LUAB_RARE_ENUM
+      LUAB_RARE_COUNT
+} luab_rare;
+
 struct fuzz_bheap {
   lua_State *L;     /* the running domain's thread: every call into Lua runs on it */
   lua_State *main;  /* domain 0: the state's main thread */
@@ -64,6 +110,13 @@ struct fuzz_bheap {
   size_t reported;                   /* findings sent to events.finding since the last check */
   fuzz_finding pending[PENDING_MAX]; /* findings made outside check, reported by the next check */
   size_t npending;                   /* may exceed PENDING_MAX: the excess is counted, not kept */
+  uint64_t rare[LUAB_RARE_COUNT];    /* the rare events since create (lua_census.c) */
+  int in_full;                       /* luaC_fullgc runs (a finalizer then is not a step's) */
+  /* Weak references whose slot is known empty (cleared and counted, or emptied by weak_set):
+   * Lua lists every weak table with an array part for clearing at every atomic, so an empty
+   * slot there is a clearing only the first time. */
+  luab_ptrmap weak_empty;
+  int fin_allocated; /* the running finalizer allocated */
 };
 
 /* ---- Calling into Lua (lua_backend.c) ------------------------------------------------------ */
@@ -165,6 +218,23 @@ int luab_ephe_new(fuzz_bheap *h, size_t dst, size_t key, size_t datum);
 int luab_ephe_get(fuzz_bheap *h, size_t dst, size_t ephe);
 void luab_weak_set(fuzz_bheap *h, size_t weak, size_t target);
 void luab_ephe_set(fuzz_bheap *h, size_t ephe, size_t key, size_t datum);
+
+/* ---- Rare events (lua_census.c) ------------------------------------------------------------- */
+
+extern const fuzz_rare_event luab_rare_events[LUAB_RARE_COUNT];
+void luab_rare_counts(fuzz_bheap *h, uint64_t *counts);
+/* The heap whose state `g` is, or NULL (another allocator's state, or one closing). */
+fuzz_bheap *luab_heap_of(global_State *g);
+/* Around each luaC_step: what the step will do, read from the state before it (step_before),
+ * and what it did (step_after). */
+typedef struct luab_step_seen {
+  int kind;
+  lu_byte gcstate;
+} luab_step_seen;
+luab_step_seen luab_rare_step_before(fuzz_bheap *h, global_State *g);
+void luab_rare_step_after(fuzz_bheap *h, global_State *g, luab_step_seen seen);
+/* At the end of every atomic phase (lgc.c's one call of luaS_clearcache). */
+void luab_rare_atomic(fuzz_bheap *h, global_State *g);
 
 /* ---- Domains (lua_domain.c) ----------------------------------------------------------------- */
 

@@ -139,7 +139,14 @@ static int op_weak_set(lua_State *L) {
   int cells = luab_push_cell(L, a->a);
   if (lua_type(L, -1) != LUA_TTABLE || luab_disarmed(luab_top_kind(a->h)) != LUAB_MT_WEAK) return 0;
   lua_rawgeti(L, cells, (lua_Integer)a->b + 1); /* the target, or nil */
+  int none = lua_isnil(L, -1);
   lua_rawseti(L, -2, 1);
+  /* Emptied here, not cleared by the collector (lua_census.c); a target set is clearable again. */
+  const void *weak = lua_topointer(L, -1);
+  if (none)
+    luab_ptrmap_put(&a->h->weak_empty, (uintptr_t)weak, 1);
+  else
+    luab_ptrmap_del(&a->h->weak_empty, (uintptr_t)weak);
   return 0;
 }
 
