@@ -183,7 +183,7 @@ typedef struct gc_config {
  *             inside the finalizer loop (its block no longer a root, as after any finalizer):
  *             every finalizer is followed by a collection, and the cycles it starts queue more
  *             finalizers for the same loop. Allocating is the embedder's part: the fuzz driver
- *             makes every finalizer allocate a block when it sees this mode. */
+ *             makes every finalizer body allocate a block when it sees this mode. */
 #define GC_ZEALS(X)                \
   X(SLICE, "slice", 1u << 0)       \
   X(CYCLE, "cycle", 1u << 1)       \

@@ -602,8 +602,9 @@ static void run_body(void *user, gc_model_id obj, uint64_t tag) {
                   (unsigned)obj, ran);
   }
   /* Zeal finalizer (gc.h): the collector makes every finalizer collect; allocating is the
-   * embedder's part, so every finalizer of the program allocates one block first (through the
-   * model, unreachable at once), whether or not it has a body. */
+   * embedder's part, so every finalizer body (fin_do: the model calls this only for those; a
+   * plain `fin` runs no code of the program) allocates one block first, through the model and
+   * unreachable at once, whatever its ops. */
   if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) {
     gc_model_alloc(d->model, m->dom, 1, GC_TAG_SCAN);
     drv_check_made(d);
