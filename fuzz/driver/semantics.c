@@ -64,9 +64,10 @@ static void check_new_block(driver *d, mutator *m, gc_value v, size_t wsize, uns
   }
 }
 
-/* alloc / alloc_large. A custom block has `n` data words after its function (the model uses
- * data word 1), so n + 1 fields. */
-static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_t n) {
+/* An allocation through the model, held to the failure an injected `fail` or the heap limit
+ * makes due: GC_MODEL_NONE when it failed (as it had to). A custom block has `n` data words after
+ * its function (the model uses data word 1), so n + 1 fields. */
+static gc_model_id alloc_checked(driver *d, mutator *m, fuzz_block_kind kind, size_t n) {
   int expect_fail = d->fail_countdown > 0 && --d->fail_countdown == 0;
   gc_model_id obj;
   size_t wsize = n;
@@ -92,15 +93,19 @@ static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_
                     wsize, gc_last_error_message(d->heap));
     }
     gc_clear_error(d->heap);
-    set_slot(d, m, dst, GC_MODEL_NONE);
-    return;
+    return GC_MODEL_NONE;
   }
   if (expect_fail) {
     drv_violation(d, m, GC_VK_DRIVER_INJECTED_FAILURE_MISSED,
                   "the injected failure was due at this allocation, but it succeeded");
   }
   check_new_block(d, m, gc_model_value(d->model, obj), wsize, tag);
-  set_slot(d, m, dst, obj);
+  return obj;
+}
+
+/* alloc / alloc_large. */
+static void op_alloc(driver *d, mutator *m, int dst, fuzz_block_kind kind, size_t n) {
+  set_slot(d, m, dst, alloc_checked(d, m, kind, n));
 }
 
 /* store / store_imm into field f of the object in slot s. Scanned fields take the value; raw and
@@ -605,10 +610,7 @@ static void run_body(void *user, gc_model_id obj, uint64_t tag) {
    * embedder's part, so every finalizer body (fin_do: the model calls this only for those; a
    * plain `fin` runs no code of the program) allocates one block first, through the model and
    * unreachable at once, whatever its ops. */
-  if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) {
-    gc_model_alloc(d->model, m->dom, 1, GC_TAG_SCAN);
-    drv_check_made(d);
-  }
+  if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) alloc_checked(d, m, FUZZ_KIND_SCAN, 1);
   int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
   fuzz_decoder dec;
   fuzz_op op;
