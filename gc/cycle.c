@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "gc/compact.h"
+#include "gc/finalizer.h"
 #include "gc/mark.h"
 #include "gc/orphan.h"
 #include "gc/pacer.h"
@@ -614,6 +615,22 @@ void gc_cycle_collect(gc_domain *d, gc_collect_kind kind, enum gc_cycle_reason r
       sweep_cycle(d, reason == GC_CYCLE_FORCED);
       break;
   }
+}
+
+size_t gc_run_finalizers(gc_domain *d) {
+  if (!gc_finalizers_enter(d)) return 0;
+  size_t ran = 0;
+  while (gc_finalizer_run_next(d)) {
+    ran++;
+    /* Zeal finalizer (gc.h): a whole cycle after each finalizer, from inside the loop, with its
+     * block no longer a root (what the finalizer returned from is what the embedder was
+     * promised): the cycle finds the rest of the queue queued and may queue more. */
+    if (gc_atomic_load_relaxed(&d->heap->zeal) & GC_ZEAL_FINALIZER) {
+      gc_cycle_collect(d, GC_COLLECT_MAJOR, GC_CYCLE_FORCED);
+    }
+  }
+  gc_finalizers_leave(d);
+  return ran;
 }
 
 gc_error gc_compact(gc_domain *d) {

@@ -14,8 +14,6 @@
 
 #include <stdlib.h>
 
-#include "gc/cycle.h"
-
 static int vec_push(gc_finalizer_vec *v, gc_finalizer f) {
   if (v->count == v->capacity) {
     size_t capacity = v->capacity ? v->capacity * 2 : 16;
@@ -103,36 +101,34 @@ void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(void *, gc_va
   }
 }
 
-size_t gc_run_finalizers(gc_domain *d) {
-  gc_heap *heap = d->heap;
+int gc_finalizers_enter(gc_domain *d) {
   /* One runner at a time, whichever domain: the others' queued finalizers run in its loop. */
-  if (d->in_collection || !gc_atomic_cas(&heap->running_finalizers, 0, 1)) return 0;
-  size_t ran = 0;
+  return !d->in_collection && gc_atomic_cas(&d->heap->running_finalizers, 0, 1);
+}
+
+int gc_finalizer_run_next(gc_domain *d) {
+  gc_heap *heap = d->heap;
   /* FIFO, so finalizers run in the order cycles queued them. finq_head passes a record before
    * its function runs (exactly once), and fin_running keeps the block a root meanwhile. A cycle
    * started by a finalizer may append to the queue; the loop runs those too. */
-  while (heap->finq_head < heap->finq.count) {
-    gc_finalizer f = heap->finq.items[heap->finq_head++];
-    heap->fin_running = f.block;
-    uint64_t allocated_before = d->alloc_blocks, cycles_before = heap->cycles;
-    f.fn(heap, f.block, f.user);
-    heap->fin_running = 0;
-    /* Zeal finalizer (gc.h): a whole cycle from inside the loop, as a finalizer's last act
-     * would run it, but with its block no longer a root: what the finalizer returned from is
-     * what the embedder was promised, and only its own revival keeps the block. */
-    if (gc_atomic_load_relaxed(&heap->zeal) & GC_ZEAL_FINALIZER) {
-      gc_cycle_collect(d, GC_COLLECT_MAJOR, GC_CYCLE_FORCED);
-    }
-    gc_event_note(heap, GC_EVENT_FIN_RUN);
-    if (d->alloc_blocks != allocated_before) gc_event_note(heap, GC_EVENT_FIN_ALLOCATED);
-    if (heap->cycles != cycles_before) gc_event_note(heap, GC_EVENT_FIN_COLLECTED);
-    heap->finalizers_run++;
-    ran++;
-  }
+  if (heap->finq_head >= heap->finq.count) return 0;
+  gc_finalizer f = heap->finq.items[heap->finq_head++];
+  heap->fin_running = f.block;
+  uint64_t allocated_before = d->alloc_blocks, cycles_before = heap->cycles;
+  f.fn(heap, f.block, f.user);
+  heap->fin_running = 0;
+  gc_event_note(heap, GC_EVENT_FIN_RUN);
+  if (d->alloc_blocks != allocated_before) gc_event_note(heap, GC_EVENT_FIN_ALLOCATED);
+  if (heap->cycles != cycles_before) gc_event_note(heap, GC_EVENT_FIN_COLLECTED);
+  heap->finalizers_run++;
+  return 1;
+}
+
+void gc_finalizers_leave(gc_domain *d) {
+  gc_heap *heap = d->heap;
   heap->finq.count = 0;
   heap->finq_head = 0;
   gc_atomic_store(&heap->running_finalizers, 0);
-  return ran;
 }
 
 void gc_finalizer_free_all(gc_heap *heap) {

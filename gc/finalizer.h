@@ -12,4 +12,15 @@ void gc_finalizer_queue_unreachable(gc_heap *heap, void (*mark_fn)(void *ctx, gc
 void gc_finalizer_visit_roots(gc_heap *heap, gc_visit_fn visit, void *ctx);
 void gc_finalizer_free_all(gc_heap *heap);
 
+/* The finalizer loop in its parts; gc_run_finalizers (gc.h, in cycle.c: the layer that may
+ * collect, so zeal finalizer can run a cycle between two finalizers) runs it.
+ *   gc_finalizers_enter    1: d runs the loop from now; 0: refused (d is inside a collection, or
+ *                          another domain runs the loop, and runs d's queued finalizers too)
+ *   gc_finalizer_run_next  runs the next queued finalizer, its block a root meanwhile; 0 when
+ *                          the queue is empty
+ *   gc_finalizers_leave    the queue emptied, the loop given up */
+int gc_finalizers_enter(gc_domain *d);
+int gc_finalizer_run_next(gc_domain *d);
+void gc_finalizers_leave(gc_domain *d);
+
 #endif /* GC_FINALIZER_H */

@@ -182,8 +182,9 @@ typedef struct gc_config {
  *   finalizer: after every finalizer returns, a major cycle on the domain running it, from
  *             inside the finalizer loop (its block no longer a root, as after any finalizer):
  *             every finalizer is followed by a collection, and the cycles it starts queue more
- *             finalizers for the same loop. Allocating is the embedder's part: the fuzz driver
- *             makes every finalizer body allocate a block when it sees this mode. */
+ *             finalizers for the same loop. A finalizer that allocates and collects is the
+ *             embedder's part: the fuzz driver makes every finalizer body allocate a block and
+ *             run a major cycle from inside when it sees this mode. */
 #define GC_ZEALS(X)                \
   X(SLICE, "slice", 1u << 0)       \
   X(CYCLE, "cycle", 1u << 1)       \
@@ -512,7 +513,7 @@ typedef struct gc_stats {
   uint64_t alloc_failures;     /* allocations that returned 0 */
   uint64_t mark_overflows;     /* times the mark stack overflowed into re-darkening */
   uint64_t finalizers;         /* blocks with a finalizer set, not yet queued */
-  uint64_t finalizers_queued;  /* finalizers queued, not yet run */
+  uint64_t finalizers_queued;  /* finalizers queued, not yet run (the one running included) */
   uint64_t finalizers_run;     /* finalizers run since the heap was created */
   uint64_t domains;            /* domains now */
   uint64_t handoffs;           /* work buffers split for idle markers */

@@ -121,7 +121,9 @@ void gc_get_stats(gc_heap *heap, gc_stats *out) {
   out->orphan_pool_words = heap->orphans.stats.pool_words;
   out->mark_overflows = heap->mark_overflows;
   out->finalizers = heap->finalizers.count;
-  out->finalizers_queued = heap->finq.count - heap->finq_head;
+  /* The one running counts as queued until it returns and counts as run: a collection from
+   * inside it (a finalizer's own, or zeal's) must not see run + queued fall by one. */
+  out->finalizers_queued = heap->finq.count - heap->finq_head + (heap->fin_running != 0);
   out->finalizers_run = heap->finalizers_run;
   out->free_pools = heap->free_pool_count;
   out->os_pool_bytes = (uint64_t)heap->mapped_pool_count * GC_POOL_BSIZE;

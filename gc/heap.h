@@ -635,7 +635,7 @@ struct gc_heap {
    * last_pause_ns is the newest entry of pause_ns, max_pause_ns the largest pause ever (the
    * ring's largest while it has not wrapped); free_pools and os_pool_bytes are the free list's
    * length and the mapped pools' bytes; finalizers and finalizers_queued the records in
-   * `finalizers` and the queue's unrun ones. */
+   * `finalizers` and the queue's unrun ones, the running one among them until it returns. */
   struct {
     uint64_t alloc_blocks, alloc_words, freed_blocks, freed_words, mark_slices, max_slice_ns;
   } retired; /* the activity counters of terminated domains */

@@ -606,11 +606,14 @@ static void run_body(void *user, gc_model_id obj, uint64_t tag) {
                   "finalizer(s); from a finalizer it must run none",
                   (unsigned)obj, ran);
   }
-  /* Zeal finalizer (gc.h): the collector makes every finalizer collect; allocating is the
-   * embedder's part, so every finalizer body (fin_do: the model calls this only for those; a
-   * plain `fin` runs no code of the program) allocates one block first, through the model and
-   * unreachable at once, whatever its ops. */
-  if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) alloc_checked(d, m, FUZZ_KIND_SCAN, 1);
+  /* Zeal finalizer (gc.h): the collector runs a cycle after every finalizer; a finalizer that
+   * allocates and collects is the embedder's part, so every finalizer body (fin_do: the model
+   * calls this only for those; a plain `fin` runs no code of the program) first allocates one
+   * block, through the model and unreachable at once, then runs a major cycle from inside. */
+  if (gc_heap_config(d->heap)->zeal & GC_ZEAL_FINALIZER) {
+    alloc_checked(d, m, FUZZ_KIND_SCAN, 1);
+    gc_collect(m->dom, GC_COLLECT_MAJOR);
+  }
   int depth = (int)(tag >> 4 & 3), count = (int)(tag & 15);
   fuzz_decoder dec;
   fuzz_op op;
