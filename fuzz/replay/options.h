@@ -23,9 +23,9 @@
     "the backend's deep check: gcfuzz, lua, bdwgc (those linked\n"                          \
     "in: --list-backends). Byte inputs read with its op set")                               \
   X(FREE, "--free", NULL,                                                                   \
-    "schedule, NAME-threads: run the threads in real parallel,\n"                          \
-    "scheduler off (a stress run, for ThreadSanitizer; not\n"                              \
-    "reproducible)")                                \
+    "schedule, NAME-threads: run the threads in real parallel,\n"                           \
+    "scheduler off (a stress run, for ThreadSanitizer; not\n"                               \
+    "reproducible)")                                                                        \
   X(TEXT, "--text", NULL, "read every FILE as text (see \"Text or bytes\")")                \
   X(BYTES, "--bytes", NULL, "read every FILE as bytes, even a .txt file")                   \
   X(QUIET, "--quiet", NULL, "do not print the program, only violations and the summary")    \
