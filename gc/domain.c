@@ -149,7 +149,7 @@ void gc_domain_destroy(gc_domain *d) {
   gc_large_destroy_list(d->swept_large);
   gc_large_destroy_list(d->unswept_large);
   if (d == heap->main_domain) {
-    gc_spare_free(heap->cfg.pool_cache, GC_SPARE_DOMAIN, d, sizeof *d);
+    gc_spare_free(heap->cfg.pool_cache, GC_SPARE_DOMAIN, d, sizeof *d, sizeof *d);
   } else {
     free(d);
   }

@@ -110,7 +110,7 @@ void gc_heap_destroy(gc_heap *heap) {
   gc_mutex_destroy(&heap->roots_lock);
   gc_mutex_destroy(&heap->pool_lock);
   gc_mutex_destroy(&heap->stw_lock);
-  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_HEAP, heap, sizeof *heap);
+  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_HEAP, heap, sizeof *heap, sizeof *heap);
 }
 
 /* Put `next` in force (INV-PARAM-1, heap.h). Every key gc_config_parse knows is applied here,

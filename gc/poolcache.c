@@ -179,34 +179,34 @@ void *gc_spare_calloc(gc_pool_cache *c, gc_spare_kind kind, size_t bsize) {
   size_t got;
   void *mem = take_spare(c, kind, bsize, &got);
   if (mem == NULL) return calloc(1, bsize);
-  gc_spare_fit(mem, bsize, got);
+  gc_spare_open(mem, bsize); /* the rest stays poisoned: a red zone after it, as from malloc */
   memset(mem, 0, bsize);
   return mem;
 }
 
 void *gc_spare_malloc(gc_pool_cache *c, gc_spare_kind kind, size_t bsize, size_t *got) {
   void *mem = take_spare(c, kind, bsize, got);
-  if (mem != NULL) {
-    gc_spare_fit(mem, bsize, *got);
-    return mem;
-  }
+  if (mem != NULL) return mem; /* poisoned whole since it was given back */
   mem = malloc(bsize);
+  if (mem != NULL) SPARE_POISON(mem, bsize);
   *got = bsize;
   return mem;
 }
 
-void gc_spare_fit(void *mem, size_t used, size_t bsize) {
-  SPARE_UNPOISON(mem, used);
-  SPARE_UNINIT(mem, used);
-  SPARE_POISON((char *)mem + used, bsize - used);
+void gc_spare_open(void *mem, size_t bsize) {
+  SPARE_UNPOISON(mem, bsize);
+  SPARE_UNINIT(mem, bsize);
 }
 
-void gc_spare_free(gc_pool_cache *c, gc_spare_kind kind, void *mem, size_t bsize) {
+void gc_spare_close(void *mem, size_t bsize) { SPARE_POISON(mem, bsize); }
+
+void gc_spare_free(gc_pool_cache *c, gc_spare_kind kind, void *mem, size_t bsize,
+                   size_t open_bsize) {
   if (c == NULL || mem == NULL) {
     free(mem);
     return;
   }
-  SPARE_POISON(mem, bsize);
+  SPARE_POISON(mem, open_bsize);
   /* Kept while there is room; else it replaces the smallest spare if that is smaller. */
   spare out = {mem, bsize};
   pthread_mutex_lock(&c->spare_lock);

@@ -35,16 +35,22 @@ typedef enum gc_spare_kind {
 
 /* `bsize` zeroed bytes, or NULL. */
 void *gc_spare_calloc(gc_pool_cache *cache, gc_spare_kind kind, size_t bsize);
-/* At least `bsize` bytes, contents undefined, their number in *got; or NULL. Only the first
- * `bsize` are addressable under ASan (gc_spare_fit moves that line). */
+/* At least `bsize` bytes, their number in *got, or NULL. Under ASan none of them is addressable
+ * until gc_spare_open opens it: the mark arena opens its buffers one by one as marking carves
+ * them, so a heap pays for poisoning the few it used, not the whole 8 MiB (whose shadow memsets
+ * cost a fuzz target some 2 % of its time when every heap opened and poisoned all of it). */
 void *gc_spare_malloc(gc_pool_cache *cache, gc_spare_kind kind, size_t bsize, size_t *got);
-/* Make the first `used` of the `bsize` bytes of `mem` (from gc_spare_malloc) addressable, and
- * poison the rest under ASan: memory reused for something smaller keeps a red zone after it, as
- * a fresh malloc would. `used` is a multiple of 8. */
-void gc_spare_fit(void *mem, size_t used, size_t bsize);
+/* Make `bsize` bytes at `mem` (inside memory from gc_spare_malloc) addressable and, for MSan,
+ * uninitialised, as malloc would hand them out; gc_spare_close poisons them again. Both take
+ * multiples of 8 at 8-aligned addresses. */
+void gc_spare_open(void *mem, size_t bsize);
+void gc_spare_close(void *mem, size_t bsize);
 /* Give back `mem` (`bsize` bytes, from the two above or malloc): kept for a later heap, or freed
- * when the cache has no room for it. NULL is ignored. */
-void gc_spare_free(gc_pool_cache *cache, gc_spare_kind kind, void *mem, size_t bsize);
+ * when the cache has no room for it. NULL is ignored. Only its first `open_bsize` bytes may be
+ * addressable (from gc_spare_calloc or malloc: all of them); they are poisoned, and what lies
+ * after them stays as it is, poisoned since gc_spare_malloc. */
+void gc_spare_free(gc_pool_cache *cache, gc_spare_kind kind, void *mem, size_t bsize,
+                   size_t open_bsize);
 /* Spares of `kind` in the cache now (tests). */
 size_t gc_spare_count(gc_pool_cache *cache, gc_spare_kind kind);
 

@@ -13,6 +13,7 @@ static size_t buf_bsize(size_t entries) { return sizeof(gc_workbuf) + entries * 
 static int carve_with_lock(gc_mark_work *w) {
   if (w->carved == w->buf_count) return 0;
   gc_workbuf *b = (gc_workbuf *)((char *)w->arena + w->carved * buf_bsize(w->buf_entries));
+  gc_spare_open(b, buf_bsize(w->buf_entries));
   w->carved++;
   b->count = 0;
   b->next = GC_GUARDED_LOAD(w->empty);
@@ -50,8 +51,11 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
     free(w->arena);
     w->arena = arena;
     w->arena_bsize = got;
+  } else {
+    /* Under ASan only the carved buffers are addressable (gc_spare_open): the old shape's are
+     * closed, the new shape opens its own as it carves them. */
+    gc_spare_close(arena, w->carved * buf_bsize(w->buf_entries));
   }
-  gc_spare_fit(arena, count * buf_bsize(entries), w->arena_bsize);
   w->buf_entries = entries;
   w->buf_count = count;
   w->empty = NULL;
@@ -67,7 +71,9 @@ void gc_work_shape(gc_heap *heap, size_t total_entries, size_t markers) {
 }
 
 void gc_work_free(gc_heap *heap) {
-  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_ARENA, heap->work.arena, heap->work.arena_bsize);
+  gc_mark_work *w = &heap->work;
+  gc_spare_free(heap->cfg.pool_cache, GC_SPARE_ARENA, w->arena, w->arena_bsize,
+                w->carved * buf_bsize(w->buf_entries));
   heap->work.arena = NULL;
   heap->work.arena_bsize = 0;
   heap->work.empty = heap->work.full = NULL;

@@ -155,23 +155,46 @@ typedef struct over {
   gc_heapindex *ix;
   const gc_seenset *seen; /* the walk's: every block the roots reach */
   gc_header marked;
+  gc_verify_over_memory *mem; /* where items and stack live between runs (the scratch) */
   kept *items;
   size_t count, capacity;
-  gc_addrmap index; /* items[i].v -> i */
-  size_t *stack;    /* for the searches: each item is pushed once at most */
+  gc_addrmap *index; /* items[i].v -> i */
+  size_t *stack;     /* for the searches: each item is pushed once at most */
   int out_of_memory;
 } over;
 
-static void over_free(over *o) {
-  free(o->items);
-  free(o->stack);
-  gc_addrmap_free(&o->index);
+/* Take the scratch memory's buffers; 0 when out of memory. */
+static int over_begin(over *o, gc_verify_over_memory *mem) {
+  o->mem = mem;
+  o->items = mem->items;
+  o->capacity = mem->items_capacity;
+  o->index = &mem->index;
+  return gc_addrmap_reset(o->index, 0);
+}
+
+/* The buffers back to the scratch memory (grown, perhaps). */
+static void over_end(over *o) {
+  o->mem->items = o->items;
+  o->mem->items_capacity = o->capacity;
+}
+
+/* Room on the stack for every item; 0 when out of memory. */
+static int reserve_stack(over *o) {
+  gc_verify_over_memory *mem = o->mem;
+  if (mem->stack_capacity < o->count) {
+    size_t *more = realloc(mem->stack, o->count * sizeof *more);
+    if (more == NULL) return 0;
+    mem->stack = more;
+    mem->stack_capacity = o->count;
+  }
+  o->stack = mem->stack;
+  return 1;
 }
 
 /* The item of v, added if new; SIZE_MAX when out of memory. */
 static size_t add_kept(over *o, gc_value v, gc_header hd) {
   uint64_t i;
-  if (gc_addrmap_get(&o->index, v, &i)) return (size_t)i;
+  if (gc_addrmap_get(o->index, v, &i)) return (size_t)i;
   if (o->count == o->capacity) {
     size_t capacity = o->capacity ? 2 * o->capacity : 16;
     kept *more = realloc(o->items, capacity * sizeof *more);
@@ -182,7 +205,7 @@ static size_t add_kept(over *o, gc_value v, gc_header hd) {
     o->items = more;
     o->capacity = capacity;
   }
-  if (gc_addrmap_add(&o->index, v, o->count) < 0) {
+  if (gc_addrmap_add(o->index, v, o->count) < 0) {
     o->out_of_memory = 1;
     return SIZE_MAX;
   }
@@ -192,7 +215,7 @@ static size_t add_kept(over *o, gc_value v, gc_header hd) {
 
 static size_t item_of(const over *o, gc_value v) {
   uint64_t i;
-  return gc_is_block(v) && gc_addrmap_get(&o->index, v, &i) ? (size_t)i : SIZE_MAX;
+  return gc_is_block(v) && gc_addrmap_get(o->index, v, &i) ? (size_t)i : SIZE_MAX;
 }
 
 /* Conservative words the collector resolves to a MARKED block the walk did not reach, where
@@ -355,8 +378,7 @@ static size_t kept_marked(over *o) {
     if (at != SIZE_MAX) o->items[at].readable = (unsigned char)fields_readable(&b);
   }
   if (o->count == 0) return 0; /* what differed was reported by the walk already */
-  o->stack = malloc(o->count * sizeof *o->stack);
-  if (o->stack == NULL) o->out_of_memory = 1;
+  if (!reserve_stack(o)) o->out_of_memory = 1;
   if (o->out_of_memory) return 0;
   /* Who points at each: a kept block (its referrer), or a block the walk reached without
    * scanning it (a reached MARKED one was scanned, so its children were reached too). */
@@ -490,6 +512,7 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
   o.ix = &run->scratch->index;
   o.seen = &run->scratch->reached;
   o.marked = run->heap->colours.marked;
+  if (!over_begin(&o, &run->scratch->over)) o.out_of_memory = 1;
   size_t marked = 0, marked_words = 0, not_markable = 0;
   gc_heapindex_cursor c;
   gc_heapindex_block b;
@@ -508,7 +531,7 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
     marked_words += gc_hd_colour(b.hd) == o.marked ? gc_hd_whsize(b.hd) : 0;
     not_markable += gc_hd_colour(b.hd) == GC_NOT_MARKABLE;
   }
-  words_the_rule_ignores(&o); /* o.index allocates on its first key */
+  words_the_rule_ignores(&o);
   if (o.count > 0 || marked != seen->blocks_of_colour[o.marked >> GC_HD_COLOUR_SHIFT]) {
     found += kept_marked(&o);
   }
@@ -519,7 +542,7 @@ static size_t check_over_retention(const gc_verify_run *run, const gc_walk_seen 
             "gcfuzz verify: out of memory in the checkmark pass's over-retention search; it "
             "checked part of the heap only\n");
   }
-  over_free(&o);
+  over_end(&o);
   return found;
 }
 

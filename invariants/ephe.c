@@ -36,7 +36,7 @@
 typedef struct ephe_check {
   const gc_verify_run *run;
   gc_heapindex *ix;
-  gc_addrmap listed; /* every list entry */
+  gc_addrmap *listed; /* every list entry (in the scratch memory) */
   int mark_done;
   size_t found;
 } ephe_check;
@@ -100,7 +100,7 @@ static void read_lists(ephe_check *c) {
                "sweep frees them (INV-EPHE-3)",
                owner, gc_colour_name(heap, gc_hd_colour(hd)));
       }
-      int added = gc_addrmap_add(&c->listed, e, 1);
+      int added = gc_addrmap_add(c->listed, e, 1);
       if (added == 0) {
         report(c, GC_VK_EPHE_UNLISTED, e,
                "a block is on the ephemeron lists twice (INV-EPHE-3: exactly one list); the "
@@ -202,12 +202,12 @@ size_t gc_verify_ephe_run(const gc_verify_run *run) {
   gc_verify_scratch own = {0};
   gc_verify_scratch *s = run->scratch != NULL ? run->scratch : &own;
   c.ix = &s->index;
+  c.listed = &s->listed;
   int index_ok =
       run->index_built && s == run->scratch ? run->index_complete : gc_heapindex_build(c.ix, heap);
-  if (!index_ok || !gc_addrmap_reset(&c.listed, 0)) {
+  if (!index_ok || !gc_addrmap_reset(c.listed, 0)) {
     fprintf(stderr, "gcfuzz verify: out of memory in the ephe pass; it checked nothing\n");
     if (s == &own) gc_verify_scratch_free(&own);
-    gc_addrmap_free(&c.listed);
     return 0;
   }
   read_lists(&c);
@@ -219,7 +219,7 @@ size_t gc_verify_ephe_run(const gc_verify_run *run) {
     if (gc_hd_wsize(b.hd) < gc_tag_weak_words(gc_hd_tag(b.hd))) continue; /* reach's, swept's */
     if (!live(&c, b.hd)) continue;
     uint64_t seen;
-    if (!gc_addrmap_get(&c.listed, b.v, &seen)) {
+    if (!gc_addrmap_get(c.listed, b.v, &seen)) {
       report(&c, GC_VK_EPHE_UNLISTED, b.v,
              "a live %s is on no owner's list: the clean phase never visits it (INV-EPHE-3)",
              gc_hd_tag(b.hd) == GC_TAG_EPHEMERON ? "ephemeron" : "weak reference");
@@ -230,7 +230,6 @@ size_t gc_verify_ephe_run(const gc_verify_run *run) {
       check_weak(&c, b.v);
     }
   }
-  gc_addrmap_free(&c.listed);
   if (s == &own) gc_verify_scratch_free(&own);
   return c.found;
 }

@@ -36,12 +36,24 @@ typedef struct gc_verify_moved_record {
 
 /* Memory a graph walk needs, kept between runs by the verifier so a pass after every cycle does
  * not map and fault in a fresh table each time. Zero-initialised is valid. */
+/* The checkmark pass's over-retention search (checkmark.c), its memory only: kept from one run to
+ * the next, as the rest of the scratch is, and reset by the pass before use. */
+typedef struct gc_verify_over_memory {
+  void *items; /* checkmark.c's records of blocks kept without a root */
+  size_t items_capacity;
+  size_t *stack; /* its searches' stack */
+  size_t stack_capacity;
+  gc_addrmap index; /* the records' blocks -> their index */
+} gc_verify_over_memory;
+
 typedef struct gc_verify_scratch {
   gc_seenset reached; /* walk: the blocks met (walk.c), for the heap index below */
   gc_addrmap seen;    /* walk with paths: block val -> referrer (walk.c); swept: pools and large
                        * blocks met */
   gc_value *stack;    /* explicit walk stack */
   size_t stack_capacity;
+  gc_value *ephe; /* walk: the ephemerons reached (walk.c) */
+  size_t ephe_capacity;
   gc_heapindex index; /* the heap index: built once per hook point (verify.c) and shared by the
                        * passes that run there, or by each pass called directly */
   /* The record of the last mark start (snapshot.h) of the heap whose verifier uses this scratch:
@@ -49,6 +61,8 @@ typedef struct gc_verify_scratch {
    * fresh heap per input), the record itself is forgotten when a verifier takes the scratch. */
   gc_verify_snapshot snapshot;
   gc_verify_moved_record moved; /* the moved pass's record of a compaction's start */
+  gc_addrmap listed;            /* ephe: every entry of the owners' weak lists (ephe.c) */
+  gc_verify_over_memory over;   /* checkmark's over-retention search */
 } gc_verify_scratch;
 
 void gc_verify_scratch_free(gc_verify_scratch *s);

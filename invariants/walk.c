@@ -381,8 +381,8 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
   w.s = run->scratch != NULL ? run->scratch : &own;
   w.ix = &w.s->index;
   w.out_of_memory = 0;
-  w.ephe = NULL;
-  w.ephe_capacity = 0;
+  w.ephe = w.s->ephe; /* its memory only: the count starts at 0 in each walk_from_roots */
+  w.ephe_capacity = w.s->ephe_capacity;
   int index_ok = run->index_built && w.s == run->scratch ? run->index_complete
                                                          : gc_heapindex_build(w.ix, run->heap);
   if (!index_ok) {
@@ -395,7 +395,8 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
     walk_from_roots(&w, !run->at_hook);
     if (w.violated && !w.out_of_memory) walk_from_roots(&w, 1); /* the reports, with paths */
   }
-  free(w.ephe);
+  w.s->ephe = w.ephe;
+  w.s->ephe_capacity = w.ephe_capacity;
   if (w.out_of_memory) {
     /* The walk is incomplete: say so rather than pass a heap it did not see. */
     fprintf(stderr,
@@ -413,12 +414,17 @@ size_t gc_walk_run(const gc_verify_run *run, const gc_walk_rules *rules, gc_walk
 
 void gc_verify_scratch_free(gc_verify_scratch *s) {
   gc_addrmap_free(&s->seen);
+  gc_addrmap_free(&s->listed);
+  free(s->over.items);
+  free(s->over.stack);
+  gc_addrmap_free(&s->over.index);
   gc_seenset_free(&s->reached);
   gc_heapindex_free(&s->index);
   gc_verify_snapshot_free(&s->snapshot);
   free(s->moved.pools); /* the moved pass's record (pass.h) */
   free(s->moved.fixed);
   free(s->stack);
+  free(s->ephe);
   memset(s, 0, sizeof *s);
 }
 

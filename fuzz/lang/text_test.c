@@ -49,6 +49,8 @@ static void random_bytes_round_trip_in(const fuzz_opset *set) {
       CHECK(ops_equal(&x, &y));
     }
     CHECK(!fuzz_program_next(&b, &y));
+    /* The count walks without decoding: as many ops as decoding finds, in random bytes too. */
+    CHECK_EQ_U(fuzz_program_count(set, in, n), a.index);
 
     char *again = NULL;
     size_t again_len = 0;
