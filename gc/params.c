@@ -108,6 +108,9 @@ static int parse_verify(const char *s, unsigned *out) {
           {"all", GC_VERIFY_ALL},
       {"none", 0},
   };
+  /* An empty value is refused, not read as no passes: a typo in GCFUZZ_PARAMS must not turn
+   * every check off without a word (`none` says it on purpose). */
+  if (*s == '\0') return 0;
   unsigned mask = 0;
   while (*s) {
     size_t len = strcspn(s, "+");

@@ -37,6 +37,7 @@ static void rejects_bad_input_and_keeps_config(void) {
                               "sweep=0",
                               "limit=12Q",
                               "verify=reach+nope",
+                              "verify=", /* not "no passes": a typo must not turn checks off */
                               "trace=2",
                               "batch=0",
                               "percent=99999999999999999999999",

@@ -68,14 +68,21 @@ compile() { # SOURCE FLAGS...
 
 mkdir -p "$BUILD/obj"
 jobs=$(nproc 2>/dev/null || echo 1)
-pids=""
+# A failed compile names its source in this file: `wait PID` per job cannot tell, since the
+# throttle's `jobs` may already have reaped a finished job, and bash then refuses to wait for
+# it ("pid N is not a child of this shell", seen on a loaded machine).
+failed="$BUILD/compile-failed"
+rm -f "$failed"
 for src in $SOURCES; do
   # shellcheck disable=SC2086
-  compile "$src" $CFLAGS &
-  pids="$pids $!"
+  { compile "$src" $CFLAGS || echo "$src" >>"$failed"; } &
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.05; done
 done
-for pid in $pids; do wait "$pid"; done
+wait
+if [ -s "$failed" ]; then
+  echo "build.sh: compiling failed: $(tr '\n' ' ' <"$failed")" >&2
+  exit 1
+fi
 OBJS=""
 for src in $SOURCES; do OBJS="$OBJS $(obj_of "$src")"; done
 # Every target's custom mutator (the op-aware mutations; libFuzzer calls it, other engines do not)
