@@ -208,6 +208,20 @@ void drv_op_params(driver *d, mutator *m, int row) {
     for (int i = 0; i < ROW_SETS; i++) set_field(&want, r->sets[i].field, r->sets[i].value);
   }
   const char *text = r->text != NULL ? r->text : "(NULL)";
+  /* gc_config_parse, which gc_set_params calls, on a copy: the same verdict and the same fields,
+   * with no message buffer (NULL) and with one of no room, which it must leave untouched. */
+  gc_config parsed = before;
+  char no_room[1] = {'#'};
+  gc_error pe = gc_config_parse(&parsed, r->text, NULL, 0);
+  gc_error pe_no_room = gc_config_parse(&parsed, r->text, no_room, 0);
+  drv_check_made(d);
+  if (pe != (r->accepted ? GC_OK : GC_ERR_PARAM) || pe_no_room != pe || no_room[0] != '#' ||
+      first_difference(&parsed, &want) != F_NONE) {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                  "gc_config_parse(\"%s\") without a message buffer returned %s then %s, or wrote "
+                  "to a buffer of length 0, or did not set exactly what the string names",
+                  text, gc_error_name(pe), gc_error_name(pe_no_room));
+  }
   gc_error e = gc_set_params(d->heap, r->text);
   drv_expect_error(d, m, e, r->accepted ? GC_OK : GC_ERR_PARAM, text);
   gc_clear_error(d->heap);

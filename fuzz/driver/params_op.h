@@ -6,6 +6,8 @@
  * fields of gc_config it sets to what. The driver checks the whole configuration afterwards,
  * field by field: a refused string returns GC_ERR_PARAM and leaves every field as it was; an
  * accepted one returns GC_OK and changes exactly the fields its row names, to the row's values.
+ * gc_config_parse on a copy, with no message buffer and with one of length 0 (left untouched),
+ * must give the same verdict and fields.
  * Rows that would weaken the run are skipped (no call): a `verify` string that does not name
  * exactly the passes the heap runs now, `trace=1` without the driver's sink. What the driver
  * itself expects of allocation follows an accepted string (the heap limit, an injected failure,
