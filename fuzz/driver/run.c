@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz/driver/corrupt_op.h"
+#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/semantics.h"
 #include "fuzz/driver/state.h"
 #include "fuzz/driver/threads.h"
@@ -72,6 +73,7 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
     }
   }
   if (point == GC_HOOK_CYCLED) d->cycles_seen++;
+  if (point == GC_HOOK_CYCLED || point == GC_HOOK_COMPACTED) drv_trace_note(d, point);
   /* Inside a collection: in any hook, and from mark-done to the end of cycled, the world
    * stopped. No finalizer may start there (driver.finalizer-context). */
   d->in_hook++;
@@ -97,8 +99,9 @@ static void bind_roots(driver *d, gc_model *m);
 
 struct fuzz_scratch {
   gc_verify_scratch *verify;
-  gc_model *model; /* detached between programs (gc_model_detach), or NULL before the first */
-  driver *d;       /* the driver state, cleared for each program; the model's roots stay bound to
+  gc_model *model;      /* detached between programs (gc_model_detach), or NULL before the first */
+  drv_trace_sink trace; /* every heap's trace_file, rewound for each program */
+  driver *d; /* the driver state, cleared for each program; the model's roots stay bound to
                     * its slots from one program to the next */
 };
 
@@ -117,6 +120,7 @@ void fuzz_scratch_destroy(fuzz_scratch *s) {
   if (s == NULL) return;
   gc_verify_scratch_destroy(s->verify);
   gc_model_destroy(s->model);
+  drv_trace_sink_close(&s->trace);
   free(s->d);
   free(s);
 }
@@ -183,10 +187,12 @@ static gc_pool_cache *scheduled_pool_cache(void) {
  * mapped one at a time and none kept but in the caller's pool cache (creating and destroying a
  * heap per input stays cheap), a modest mark stack (`param markstack` goes down to 4), and
  * stop-the-world marking whatever the collector's default, so that a program means what it
- * meant when it was written (`param marking incremental` switches; fuzz/README.md). */
-static gc_heap *create_heap(const fuzz_options *opt) {
+ * meant when it was written (`param marking incremental` switches; fuzz/README.md). Its trace
+ * lines go to the driver's sink (params_op.h), whether or not a program turns them on. */
+static gc_heap *create_heap(const fuzz_options *opt, FILE *trace_file) {
   gc_config cfg;
   gc_config_default(&cfg);
+  cfg.trace_file = trace_file;
   cfg.marking = GC_MARKING_STW;
   cfg.min_trigger_words = 4096;
   cfg.mark_stack_entries = 1024;
@@ -247,6 +253,7 @@ static void teardown(driver *d) {
   gc_set_hook(d->heap, NULL, NULL);
   gc_verify_uninstall(d->verifier);
   gc_heap_destroy(d->heap);
+  drv_trace_sink_close(&d->own_trace); /* the scratch's stays for the next program */
   if (d->opt->scratch == NULL) free(d);
 }
 
@@ -266,8 +273,9 @@ static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
   d->out = opt->out ? opt->out : stderr;
   d->res = res;
   d->cycle_op = -1;
-  d->heap = create_heap(opt);
+  d->heap = create_heap(opt, drv_trace_sink_open(d, opt->scratch ? &opt->scratch->trace : NULL));
   if (d->heap == NULL) {
+    drv_trace_sink_close(&d->own_trace);
     if (opt->scratch == NULL) free(d);
     return NULL;
   }
@@ -334,6 +342,7 @@ static void final_checks(driver *d) {
   gc_collect(d->muts[0].dom, GC_COLLECT_FULL);
   gc_stats stats;
   gc_get_stats(d->heap, &stats);
+  drv_trace_check(d);
   res->cycles = stats.cycles;
   for (int e = 0; e < GC_EVENT_COUNT; e++) res->events[e] = gc_event_count(d->heap, (gc_event)e);
   /* What determinism compares besides the interleaving: the heap's shape and activity, never a

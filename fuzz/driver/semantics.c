@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fuzz/driver/corrupt_op.h"
+#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
@@ -698,6 +699,10 @@ void drv_run_op(driver *d, mutator *m, const fuzz_op *op) {
       break;
     case FUZZ_OP_MARK_SLICE: op_mark_slice(d, m, a[0].a); break;
     case FUZZ_OP_COMPACT: op_compact(d, m); break;
+    case FUZZ_OP_PARAMS:
+      /* One thread only (params_op.h): the schedule target's op set leaves it out. */
+      if (d->opt->threads == FUZZ_ONE_THREAD) drv_op_params(d, m, a[0].a);
+      break;
     /* The backends' ops (fuzz/oracle): no target of this driver's op sets names them. */
     case FUZZ_OP_TUNE:
     case FUZZ_OP_WEAK:

@@ -1,7 +1,7 @@
 /* The op semantics: what each op of fuzz/lang/ops.h does to the heap, the model and the mutator
  * that runs it, and the driver's checks of the API contract it exercises (allocation fails
  * exactly when allowed, misuse is refused with the documented error, a new block is what was
- * asked for). Calls down only: verdict.h, corrupt_op.h. */
+ * asked for). Calls down only: verdict.h, corrupt_op.h, params_op.h. */
 #ifndef FUZZ_DRIVER_SEMANTICS_H
 #define FUZZ_DRIVER_SEMANTICS_H
 

@@ -6,6 +6,7 @@
  *   threads.c     running a program's parts on threads, one per domain
  *   semantics.c   what each op does to the heap and the model (the checks of the API contract)
  *   corrupt_op.c  the corrupt op: plant (invariants/corrupt.h), check, repair, check again
+ *   params_op.c   the params op (gc_set_params against a catalogue) and the trace sink
  *   verdict.c     violations: printed, counted per pass, attributed to an op
  *   sanitizer.c   sanitizer findings as verdict lines (beside verdict.c; reads state only)
  *
@@ -86,6 +87,13 @@ typedef struct mutator {
   gc_model_id fin_self;
 } mutator;
 
+/* Where a heap's trace lines go (fuzz/driver/params_op.h): a memory stream and its buffer. */
+typedef struct drv_trace_sink {
+  FILE *file; /* NULL until opened */
+  char *buf;
+  size_t size;
+} drv_trace_sink;
+
 typedef struct driver {
   const fuzz_options *opt;
   FILE *out;
@@ -122,6 +130,12 @@ typedef struct driver {
   fuzz_sched *sched;
   struct thread_plan *plans; /* FUZZ_DOMAINS of them */
   pthread_mutex_t turn;      /* FUZZ_FREE_THREADS: held by the thread running an op */
+
+  /* The trace sink (the scratch's or own_trace) and the lines due in it: cycles and
+   * compactions that ended with the heap's trace on. */
+  drv_trace_sink *trace;
+  drv_trace_sink own_trace;
+  size_t trace_cycles_due, trace_compactions_due;
 
   /* Attribution of violations. */
   long cycle_op;         /* the op that started the latest cycle (-1: the final collection) */

@@ -60,6 +60,9 @@ enum {
   FUZZ_BODY_MAX = 8,
   FUZZ_BODY_DEPTH = 2,
   FUZZ_TUNABLE_COUNT = 12, /* tune p0..p11: a backend's parameters (fuzz/backend/backend.h) */
+  /* params N: rows of the parameter-string catalogue (fuzz/driver/params_op.c, which asserts
+   * that its table has this many; the PARAMS operand says it too). Append only, like the ops. */
+  FUZZ_PARAMS_ROWS = 48,
 };
 
 /* ---- Operand kinds ------------------------------------------------------------------------ */
@@ -95,7 +98,8 @@ enum {
   X(TUNABLE, 1, "a backend's tunable p0..p11 (replay --list-tunables --backend NAME)")      \
   X(CORRUPTION, 1,                                                                          \
     "a corruption: the verification kind it plants, e.g. reach.zero-header, or "            \
-    "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")
+    "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")                        \
+  X(PARAMS, 1, "a row 0..47 of the parameter-string catalogue (fuzz/driver/params_op.c)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,
@@ -377,7 +381,13 @@ typedef enum fuzz_corruption {
     "gc_compact on the running domain (backends: compact): finish the cycle marking now, sweep, " \
     "and move the blocks of each class's sparsest pools into the free slots of the others; "      \
     "pinned blocks, blocks a conservative word names and a running finalizer's block stay, and "  \
-    "every slot, field, root and finalizer follows its block")
+    "every slot, field, root and finalizer follows its block")                                    \
+  X(PARAMS, "params", PARAMS, NONE, NONE,                                                         \
+    "gc_set_params with row N of a catalogue of parameter strings (fuzz/driver/params_op.c): "    \
+    "one it must refuse (a malformed size, an unknown name, a value out of range, a key given "   \
+    "twice, an item without =) returns param and changes nothing; one it must accept (K/M/G "     \
+    "sizes, several keys, empty items, trace on or off, verify naming every pass the driver "     \
+    "runs) sets exactly what it names")
 
 typedef enum fuzz_opcode {
 #define FUZZ_OP_ENUM(name, mnemonic, k1, k2, k3, what) FUZZ_OP_##name,

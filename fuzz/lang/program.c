@@ -130,11 +130,11 @@ static const fuzz_opcode graph_ops[] = {
     FUZZ_OP_PIN,    FUZZ_OP_UNPIN,       FUZZ_OP_MISUSE,     FUZZ_OP_SPAWN,      FUZZ_OP_TERMINATE,
     FUZZ_OP_ON,     FUZZ_OP_FIN,         FUZZ_OP_UNFIN,      FUZZ_OP_RANGE,      FUZZ_OP_RANGE_INT,
     FUZZ_OP_BLOCK,  FUZZ_OP_UNBLOCK,     FUZZ_OP_RANGE_WORD, FUZZ_OP_RANGE_POOL, FUZZ_OP_CORRUPT,
-    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE, FUZZ_OP_COMPACT,
+    FUZZ_OP_FIN_DO, FUZZ_OP_SELF,        FUZZ_OP_MARK_SLICE, FUZZ_OP_COMPACT,    FUZZ_OP_PARAMS,
 };
 /* The ops after mark_slice up to ephe_set (tune, weak, weak_get, ephe, ephe_get, weak_set,
  * ephe_set) are the backends' (fuzz/oracle runs them through fuzz/backend/backend.h); gcfuzz's
- * own driver does not run them yet. compact, after them, is everyone's. */
+ * own driver does not run them yet. compact and params, after them, are everyone's. */
 enum { BACKEND_ONLY_OPS = FUZZ_OP_EPHE_SET - FUZZ_OP_MARK_SLICE };
 _Static_assert(sizeof graph_ops / sizeof graph_ops[0] == FUZZ_OP_COUNT - 2 - BACKEND_ONLY_OPS,
                "graph_ops: every op but pct and choose and the backends' own; a new op goes here "
@@ -147,13 +147,15 @@ static const fuzz_opcode roots_ops[] = {
     FUZZ_OP_LOAD,       FUZZ_OP_DROP,        FUZZ_OP_COPY,      FUZZ_OP_PUSH,
     FUZZ_OP_POP,        FUZZ_OP_COLLECT,     FUZZ_OP_PARAM,     FUZZ_OP_PIN,
     FUZZ_OP_UNPIN,      FUZZ_OP_RANGE,       FUZZ_OP_RANGE_INT, FUZZ_OP_RANGE_WORD,
-    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,  FUZZ_OP_COMPACT,
+    FUZZ_OP_RANGE_POOL, FUZZ_OP_MARK_SLICE,  FUZZ_OP_COMPACT,   FUZZ_OP_PARAMS,
 };
 const fuzz_opset fuzz_opset_roots = {"roots", roots_ops, sizeof roots_ops / sizeof roots_ops[0]};
 
 /* Several domains on threads: every op but the two whose checks assume one thread (an injected
  * failure and a heap limit are heap-wide, so which thread's allocation fails depends on the
- * interleaving) and corrupt (it breaks the heap for a moment, which no other thread may see),
+ * interleaving), params (its catalogue sets both, and its check that a refused string changes
+ * nothing reads the configuration another domain's param may change meanwhile) and corrupt (it
+ * breaks the heap for a moment, which no other thread may see),
  * plus the scheduling ops. compact is here: a domain it stops is parked at a safepoint, possibly
  * inside an op, and the driver and its model hold no block address in a C variable across one
  * (they name blocks by model ids and read the address when they use it; gc.h's rule for several
@@ -169,8 +171,9 @@ static const fuzz_opcode schedule_ops[] = {
     FUZZ_OP_SELF,       FUZZ_OP_MARK_SLICE,  FUZZ_OP_COMPACT,
 };
 _Static_assert(sizeof schedule_ops / sizeof schedule_ops[0] ==
-                   sizeof graph_ops / sizeof graph_ops[0] - 3 + 2,
-               "schedule_ops: graph's ops but fail, limit and corrupt, plus pct and choose");
+                   sizeof graph_ops / sizeof graph_ops[0] - 4 + 2,
+               "schedule_ops: graph's ops but fail, limit, corrupt and params, plus pct and "
+               "choose");
 const fuzz_opset fuzz_opset_schedule = {"schedule", schedule_ops,
                                         sizeof schedule_ops / sizeof schedule_ops[0]};
 
@@ -274,6 +277,7 @@ static fuzz_arg decode_operand(fuzz_operand_kind kind, const uint8_t *b) {
     case FUZZ_OPND_CORRUPTION: arg.a = b[0] % FUZZ_CORRUPTION_COUNT; break;
     case FUZZ_OPND_BODY: arg.a = b[0] % (FUZZ_BODY_MAX + 1); break;
     case FUZZ_OPND_TUNABLE: arg.a = b[0] % FUZZ_TUNABLE_COUNT; break;
+    case FUZZ_OPND_PARAMS: arg.a = b[0] % FUZZ_PARAMS_ROWS; break;
     case FUZZ_OPND_KIND_COUNT: break;
   }
   return arg;

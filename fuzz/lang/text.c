@@ -80,6 +80,7 @@ static void format_operand(fuzz_operand_kind kind, fuzz_arg arg, char *buf, size
     case FUZZ_OPND_CORRUPTION: snprintf(tmp, sizeof tmp, "%s", fuzz_corruption_names[arg.a]); break;
     case FUZZ_OPND_BODY: snprintf(tmp, sizeof tmp, "%d", arg.a); break;
     case FUZZ_OPND_TUNABLE: snprintf(tmp, sizeof tmp, "p%d", arg.a); break;
+    case FUZZ_OPND_PARAMS: snprintf(tmp, sizeof tmp, "%d", arg.a); break;
   }
   int n = snprintf(buf + *used, len - *used, " %s", tmp);
   if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
@@ -414,6 +415,11 @@ static int parse_operand(line_cursor *lc, fuzz_operand_kind kind, const char *mn
       arg->a = (int)v;
       break;
     case FUZZ_OPND_TUNABLE: ok = parse_indexed(tok, len, 'p', FUZZ_TUNABLE_COUNT, &arg->a); break;
+    case FUZZ_OPND_PARAMS:
+      v = parse_decimal(tok, len);
+      ok = v >= 0 && v < FUZZ_PARAMS_ROWS;
+      arg->a = (int)v;
+      break;
   }
   if (!ok) {
     return fail_at(lc, col, "%s: %s is not %s", mnemonic, quote(tok, len).text,
