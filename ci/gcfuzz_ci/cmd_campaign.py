@@ -780,16 +780,25 @@ def mode_export(c):
   return status
 
 
+# Inputs a replay process of the coverage run takes at once (see xargs_replay).
+REPLAY_BATCH = 64
+
+
 def xargs_replay(c, t, files, profiles, extra):
+  """Replays files with coverage, REPLAY_BATCH to a process. A program target's batch runs
+  --as-target: in one pool cache and scratch, as the fuzz target's process runs its inputs, so
+  what a heap meets only after another (the spares a destroyed heap leaves) is counted as the
+  fuzzer takes it. An input that crashes loses its batch's profile."""
   env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(profiles, "replay-%8m.profraw"))
   running = []
-  for f in files:
+  as_target = ["--as-target"] if layout.programs_of(t) in layout.PROGRAM_TARGETS else []
+  for k in range(0, len(files), REPLAY_BATCH):
     while len(running) >= c.a.jobs:
       running.pop(0).wait()
     free = ["--free"] if layout.is_tsan(t) else []
     running.append(subprocess.Popen([c.replay, "--target", layout.programs_of(t), "--quiet"] +
-                                    free + extra + [f], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                    free + as_target + extra + files[k:k + REPLAY_BATCH],
+                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
   for p in running:
     p.wait()
 
@@ -805,8 +814,7 @@ def mode_coverage(c):
   profiles = os.path.join(cov, "profiles")
   os.makedirs(profiles)
   # The replay tool runs each input through the same driver, collector and passes as the fuzz
-  # target, without aborting at a violation; one process per input, so an input that crashes
-  # loses only its own profile.
+  # target, without aborting at a violation (in batches: xargs_replay).
   had_work = False
   for t in c.a.targets:
     seeds = sorted(glob.glob(os.path.join(paths.ROOT, "corpus", layout.programs_of(t), "*.txt")))

@@ -33,6 +33,9 @@
  * next. Like the pool cache, it lives as long as the process (LeakSanitizer sees it reachable).
  * One program at a time may use a scratch. */
 typedef struct fuzz_scratch fuzz_scratch;
+/* The pools a target's cache holds: mapped up front (gc_pool_cache_fill) and given back by each
+ * heap, so every program starts with it full, however many pools the programs before it took. */
+enum { FUZZ_TARGET_CACHE_POOLS = 256 };
 fuzz_scratch *fuzz_scratch_create(void); /* NULL when out of memory */
 void fuzz_scratch_destroy(fuzz_scratch *s);
 

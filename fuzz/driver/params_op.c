@@ -165,6 +165,8 @@ static const params_row catalogue[] = {
     /* 47: both `off` spellings, and failafter 0: no injected failure from now. */
     ACCEPTED("compact=off,failafter=0,percent=100", {F_compact_percent, GC_PERCENT_OFF},
              {F_fail_alloc_after, 0}, {F_gc_percent, 100}),
+    /* 48: an empty verify value, not "no passes" (`none` says that on purpose). */
+    REFUSED("verify="),
 };
 _Static_assert(sizeof catalogue / sizeof catalogue[0] == FUZZ_PARAMS_ROWS,
                "FUZZ_PARAMS_ROWS (fuzz/lang/ops.h) is the number of rows");

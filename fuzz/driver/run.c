@@ -166,10 +166,6 @@ static void close_model(driver *d) {
   d->model = NULL;
 }
 
-/* The pools a target's cache holds: mapped up front (gc_pool_cache_fill) and given back by each
- * heap, so every program starts with it full, however many pools the programs before it took. */
-enum { TARGET_CACHE_POOLS = 256 };
-
 /* Scheduled runs always go through a pool cache: taking and giving pools passes the cache's lock,
  * two scheduling points, whether it holds pools or not. With the cache in some runs and not in
  * others, an input would take one interleaving in the fuzzer and another in replay. It is full
@@ -177,7 +173,7 @@ enum { TARGET_CACHE_POOLS = 256 };
 static gc_pool_cache *scheduled_pool_cache(void) {
   static gc_pool_cache *cache;
   if (cache == NULL) {
-    cache = gc_pool_cache_create(TARGET_CACHE_POOLS);
+    cache = gc_pool_cache_create(FUZZ_TARGET_CACHE_POOLS);
     if (cache != NULL) gc_pool_cache_fill(cache);
   }
   return cache;
@@ -409,7 +405,7 @@ static fuzz_threads threads_of(const fuzz_opset *set) {
 
 void fuzz_target_init_threads(const fuzz_opset *set, fuzz_threads threads) {
   if (target_pool_cache != NULL) return;
-  target_pool_cache = gc_pool_cache_create(TARGET_CACHE_POOLS);
+  target_pool_cache = gc_pool_cache_create(FUZZ_TARGET_CACHE_POOLS);
   target_scratch = fuzz_scratch_create();
   if (target_pool_cache == NULL || target_scratch == NULL) return; /* run_target runs without */
   gc_pool_cache_fill(target_pool_cache);

@@ -62,7 +62,7 @@ enum {
   FUZZ_TUNABLE_COUNT = 12, /* tune p0..p11: a backend's parameters (fuzz/backend/backend.h) */
   /* params N: rows of the parameter-string catalogue (fuzz/driver/params_op.c, which asserts
    * that its table has this many; the PARAMS operand says it too). Append only, like the ops. */
-  FUZZ_PARAMS_ROWS = 48,
+  FUZZ_PARAMS_ROWS = 49,
 };
 
 /* ---- Operand kinds ------------------------------------------------------------------------ */
@@ -99,7 +99,7 @@ enum {
   X(CORRUPTION, 1,                                                                          \
     "a corruption: the verification kind it plants, e.g. reach.zero-header, or "            \
     "kind/variant (FUZZ_CORRUPTIONS in fuzz/lang/ops.h lists them)")                        \
-  X(PARAMS, 1, "a row 0..47 of the parameter-string catalogue (fuzz/driver/params_op.c)")
+  X(PARAMS, 1, "a row 0..48 of the parameter-string catalogue (fuzz/driver/params_op.c)")
 
 typedef enum fuzz_operand_kind {
 #define FUZZ_OPND_ENUM(name, bytes, what) FUZZ_OPND_##name,

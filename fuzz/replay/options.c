@@ -182,6 +182,7 @@ static int apply(replay_option o, const char *value, replay_args *args) {
       if (!set_format(args, REPLAY_BYTES)) return FUZZ_REPLAY_BAD_INPUT;
       break;
     case REPLAY_OPT_QUIET: args->quiet = 1; break;
+    case REPLAY_OPT_AS_TARGET: args->as_target = 1; break;
     case REPLAY_OPT_EVENTS: args->events = 1; break;
     case REPLAY_OPT_TRACE: args->trace = 1; break;
     case REPLAY_OPT_PRINT: args->print_only = 1; break;

@@ -29,6 +29,11 @@
   X(TEXT, "--text", NULL, "read every FILE as text (see \"Text or bytes\")")                \
   X(BYTES, "--bytes", NULL, "read every FILE as bytes, even a .txt file")                   \
   X(QUIET, "--quiet", NULL, "do not print the program, only violations and the summary")    \
+  X(AS_TARGET, "--as-target", NULL,                                                         \
+    "graph, roots, schedule: run every FILE in one pool cache, full\n"                      \
+    "at the start, and one scratch memory, as a fuzz target's process\n"                    \
+    "runs its inputs (a heap reuses the spares the one before left;\n"                      \
+    "ci/campaign --coverage replays so). Default: each FILE on its own")                    \
   X(EVENTS, "--events", NULL,                                                               \
     "after the last FILE, print how often each rare event of the\n"                         \
     "collector happened, summed over every FILE run, as one line:\n"                        \
@@ -66,7 +71,8 @@
 typedef struct replay_args {
   replay_format format; /* --text, --bytes, or the rule of fuzz/replay/input.h */
   int quiet, trace, print_only;
-  int events; /* --events */
+  int as_target; /* --as-target */
+  int events;    /* --events */
   const char *assemble_out;
   unsigned verify_mask; /* --verify: the exact passes, when verify_given */
   int verify_given;

@@ -195,6 +195,22 @@ int fuzz_replay_main(int argc, char **argv, const fuzz_options *base) {
     fprintf(stderr, "replay: --assemble takes exactly one input file\n");
     return FUZZ_REPLAY_BAD_INPUT;
   }
+  /* --as-target: what a fuzz target's process keeps from one input to the next (run.c's
+   * fuzz_target_init): a full pool cache, whose spares each heap leaves the next, and one
+   * scratch memory. */
+  fuzz_options as_target = base ? *base : (fuzz_options){0};
+  if (args.as_target && args.backend == NULL) {
+    if (as_target.pool_cache == NULL) {
+      as_target.pool_cache = gc_pool_cache_create(FUZZ_TARGET_CACHE_POOLS);
+      if (as_target.pool_cache != NULL) gc_pool_cache_fill(as_target.pool_cache);
+    }
+    if (as_target.scratch == NULL) as_target.scratch = fuzz_scratch_create();
+    if (as_target.pool_cache == NULL || as_target.scratch == NULL) {
+      fprintf(stderr, "replay: --as-target: out of memory for the pool cache or scratch\n");
+      return FUZZ_REPLAY_BAD_INPUT;
+    }
+    base = &as_target;
+  }
   int worst = FUZZ_REPLAY_CLEAN;
   event_census census = {{0}, 0};
   for (int i = first_file; i < argc; i++) {
