@@ -9,6 +9,7 @@ layer() { # FILE -> its layer, bottom 0
     sanitizer.c) echo 2 ;;
     verdict.h | verdict.c) echo 2 ;;
     corrupt_op.h | corrupt_op.c) echo 3 ;;
+    in_collection.h | in_collection.c) echo 3 ;;
     semantics.h | semantics.c) echo 4 ;;
     threads.h | threads.c) echo 5 ;;
     run.c) echo 6 ;;

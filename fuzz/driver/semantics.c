@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fuzz/driver/corrupt_op.h"
+#include "fuzz/driver/in_collection.h"
 #include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
@@ -533,6 +534,7 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
       expect_alloc_refused(d, m, gc_weak_alloc(m->dom, 0, GC_MAX_WSIZE), GC_ERR_TOO_LARGE,
                            "gc_weak_alloc(GC_MAX_WSIZE data words)");
       break;
+    case FUZZ_MISUSE_IN_COLLECTION: drv_in_collection_arm(d, m); break;
     case FUZZ_MISUSE_COUNT: break;
   }
 }
