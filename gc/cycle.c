@@ -656,4 +656,12 @@ gc_error gc_compact(gc_domain *d) {
   return ok ? GC_OK : gc_fail(heap, GC_ERR_NOMEM, "gc_compact: no memory for its tables");
 }
 
-void gc_collect(gc_domain *d, gc_collect_kind kind) { gc_cycle_collect(d, kind, GC_CYCLE_FORCED); }
+void gc_collect(gc_domain *d, gc_collect_kind kind) {
+  /* From a hook: refused and recorded, as gc.h's errors are (the collector's own calls from
+   * inside a collection are refused in gc_cycle_collect without a word). */
+  if (d->in_collection) {
+    gc_fail(d->heap, GC_ERR_IN_COLLECTION, "gc_collect: called from inside a collection (a hook)");
+    return;
+  }
+  gc_cycle_collect(d, kind, GC_CYCLE_FORCED);
+}

@@ -452,6 +452,8 @@ typedef enum gc_collect_kind {
   GC_COLLECT_START, /* start a cycle and return with marking under way (incremental; in the
                      * stop-the-world mode, a MAJOR); nothing if a cycle already marks */
 } gc_collect_kind;
+/* From a hook (inside a collection): nothing happens, and the heap records
+ * GC_ERR_IN_COLLECTION. */
 void gc_collect(gc_domain *d, gc_collect_kind kind);
 
 /* Compaction (OCaml's caml_compact_heap): in one stop of the world, after finishing the cycle

@@ -64,7 +64,13 @@ static void sweep_done(gc_domain *d) {
   if (gc_atomic_load(&heap->domain_count) != 1 || !gc_mutex_trylock(&heap->stw_lock)) return;
   if (gc_atomic_load(&heap->domain_count) == 1 && !heap->swept_reported) {
     heap->swept_reported = 1;
+    /* The hook runs inside the collection, as at every other point: what gc.h refuses from a
+     * hook is refused here too. Without it gc_compact or gc_collect from this hook waited for
+     * the collection lock this thread holds, forever. */
+    int was_in_collection = d->in_collection;
+    d->in_collection = 1;
     gc_heap_call_hook(heap, GC_HOOK_SWEPT);
+    d->in_collection = was_in_collection;
   }
   gc_mutex_unlock(&heap->stw_lock);
 }

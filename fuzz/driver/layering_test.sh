@@ -10,6 +10,7 @@ layer() { # FILE -> its layer, bottom 0
     verdict.h | verdict.c) echo 2 ;;
     corrupt_op.h | corrupt_op.c) echo 3 ;;
     params_op.h | params_op.c) echo 3 ;;
+    in_collection.h | in_collection.c) echo 3 ;;
     semantics.h | semantics.c) echo 4 ;;
     threads.h | threads.c) echo 5 ;;
     run.c) echo 6 ;;

@@ -9,6 +9,7 @@
 
 #include "fuzz/driver/corrupt_op.h"
 #include "fuzz/driver/params_op.h"
+#include "fuzz/driver/in_collection.h"
 #include "fuzz/driver/semantics.h"
 #include "fuzz/driver/state.h"
 #include "fuzz/driver/threads.h"
@@ -88,6 +89,8 @@ FUZZ_NO_COVERAGE static void driver_hook(gc_heap *heap, gc_hook_point point, voi
   if (point == GC_HOOK_COMPACTED) gc_model_follow_compaction(d->model);
   if (point == GC_HOOK_COMPACTED && d->opt->trace != NULL) trace_compacted(d, m);
   driver_check_cycle(d, m, point);
+  /* After the passes: they judge the collection as it ran, before any call from the hook. */
+  drv_in_collection_at_hook(d, m, point);
   if (d->opt->at_hook != NULL) d->opt->at_hook(d->opt->after_op_user, heap, point);
   if (point == GC_HOOK_CYCLED) d->in_stw = 0;
   d->in_hook--;
@@ -305,6 +308,7 @@ static driver *open_driver(const fuzz_options *opt, fuzz_result *res) {
       return NULL;
     }
   }
+  drv_check_error_api(d, m);
   return d;
 }
 

@@ -8,6 +8,7 @@
 
 #include "fuzz/driver/corrupt_op.h"
 #include "fuzz/driver/params_op.h"
+#include "fuzz/driver/in_collection.h"
 #include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
@@ -534,6 +535,7 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
       expect_alloc_refused(d, m, gc_weak_alloc(m->dom, 0, GC_MAX_WSIZE), GC_ERR_TOO_LARGE,
                            "gc_weak_alloc(GC_MAX_WSIZE data words)");
       break;
+    case FUZZ_MISUSE_IN_COLLECTION: drv_in_collection_arm(d, m); break;
     case FUZZ_MISUSE_COUNT: break;
   }
 }

@@ -7,6 +7,7 @@
  *   semantics.c   what each op does to the heap and the model (the checks of the API contract)
  *   corrupt_op.c  the corrupt op: plant (invariants/corrupt.h), check, repair, check again
  *   params_op.c   the params op (gc_set_params against a catalogue) and the trace sink
+ *   in_collection.c  misuse in-collection: the collector's entry points called from its hook
  *   verdict.c     violations: printed, counted per pass, attributed to an op
  *   sanitizer.c   sanitizer findings as verdict lines (beside verdict.c; reads state only)
  *
@@ -147,6 +148,10 @@ typedef struct driver {
   struct corrupt_op *corrupt_armed;
   /* The corrupt op's planted reports have been printed (to memory) once in this program. */
   int corrupt_printed;
+  /* `misuse in-collection` (fuzz/driver/in_collection.c): its checks wait for the hook points
+   * of the next collection; the op that armed them (-1: none), for the message. */
+  int in_collection_armed;
+  long in_collection_op;
 } driver;
 
 /* The mutator whose thread calls the collector's hook: the hook's one parameter is the driver,

@@ -70,13 +70,75 @@ void drv_violation(driver *d, const mutator *m, gc_verify_kind kind, const char 
   if (d->opt->abort_on_violation) abort();
 }
 
+/* The name of each gc_error, as the driver expects gc_error_name to give it (the op language's
+ * and every message's names). */
+static const char *const error_names[] = {
+    [GC_OK] = "ok",
+    [GC_ERR_NOMEM] = "nomem",
+    [GC_ERR_ZERO_SIZE] = "zero-size",
+    [GC_ERR_TOO_LARGE] = "too-large",
+    [GC_ERR_BAD_TAG] = "bad-tag",
+    [GC_ERR_UNKNOWN_ROOT] = "unknown-root",
+    [GC_ERR_DUP_ROOT] = "duplicate-root",
+    [GC_ERR_FRAME_ORDER] = "frame-order",
+    [GC_ERR_PARAM] = "param",
+    [GC_ERR_NOT_BLOCK] = "not-block",
+    [GC_ERR_NO_FINALIZER] = "no-finalizer",
+    [GC_ERR_UNKNOWN_RANGE] = "unknown-range",
+    [GC_ERR_MAIN_DOMAIN] = "main-domain",
+    [GC_ERR_IN_COLLECTION] = "in-collection",
+};
+
 void drv_expect_error(driver *d, const mutator *m, gc_error got, gc_error want, const char *call) {
   drv_check_made(d);
+  gc_error last = gc_last_error(d->heap);
   if (got != want) {
     drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned %s, expected %s (last error: %s)",
                   call, gc_error_name(got), gc_error_name(want), gc_last_error_message(d->heap));
+  } else if (want != GC_OK) {
+    /* gc.h, "Errors": the call fails and the heap records why, readable with a message until
+     * cleared. (A success records nothing and clears nothing: no check then.) */
+    const char *message = gc_last_error_message(d->heap);
+    drv_check_made(d);
+    if (last != got) {
+      drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned %s, but gc_last_error says %s", call,
+                    gc_error_name(got), gc_error_name(last));
+    } else if (message == NULL || message[0] == '\0') {
+      drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                    "%s recorded %s with an empty gc_last_error_message", call, gc_error_name(got));
+    }
   }
   gc_clear_error(d->heap);
+  /* Cleared: no error, and the message "" (gc.h: "" when GC_OK). */
+  drv_check_made(d);
+  last = gc_last_error(d->heap);
+  const char *message = gc_last_error_message(d->heap);
+  if (last != GC_OK || message == NULL || message[0] != '\0') {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                  "after %s, gc_clear_error left gc_last_error %s, message \"%s\"", call,
+                  gc_error_name(last), message != NULL ? message : "(null)");
+  }
+}
+
+void drv_check_error_api(driver *d, const mutator *m) {
+  for (size_t e = 0; e < sizeof error_names / sizeof error_names[0]; e++) {
+    const char *name = gc_error_name((gc_error)e);
+    drv_check_made(d);
+    if (name == NULL || strcmp(name, error_names[e]) != 0) {
+      drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "gc_error_name(%zu) is \"%s\", expected \"%s\"",
+                    e, name != NULL ? name : "(null)", error_names[e]);
+    }
+  }
+  /* gc.h: GC_OK while the thread's last recorded error was for another heap (a fuzz target's
+   * previous program's) or none was recorded yet. */
+  drv_check_made(d);
+  gc_error last = gc_last_error(d->heap);
+  const char *message = gc_last_error_message(d->heap);
+  if (last != GC_OK || message == NULL || message[0] != '\0') {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                  "a new heap, before its first op: gc_last_error is %s, message \"%s\"",
+                  gc_error_name(last), message != NULL ? message : "(null)");
+  }
 }
 
 void drv_report_passes(driver *d, const mutator *m, const gc_verify_reports *reports,

@@ -16,8 +16,13 @@ static inline void drv_check_made(driver *d) { d->res->pass_runs[GC_VPASS_DRIVER
 void drv_violation(driver *d, const mutator *m, gc_verify_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* A call that must return `want` (a check of the driver's). */
+/* A call that must return `want` (a check of the driver's). When it fails as it must, the heap's
+ * last error is that error with a message; after gc_clear_error it is GC_OK with the message "".
+ */
 void drv_expect_error(driver *d, const mutator *m, gc_error got, gc_error want, const char *call);
+/* At the start of every program: gc_error_name gives every error the name of the driver's table
+ * (the op language's and every message's), and the new heap has no error recorded. */
+void drv_check_error_api(driver *d, const mutator *m);
 
 /* Print and count every report in `reports` as a violation of the pass that made it, attributed
  * to the op that started the cycle and, when another, m's running op; `how`, if not NULL, is one

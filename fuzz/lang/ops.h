@@ -86,7 +86,7 @@ enum {
   X(MISUSE, 1,                                                                              \
     "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                 \
     "unpin-int, scanner-remove, register-null, bad-param, unknown-param, weak-get-int, "    \
-    "ephe-key-int, weak-too-large")                                                         \
+    "ephe-key-int, weak-too-large, in-collection")                                          \
   X(DOMAIN, 1, "a domain d0..d3")                                                           \
   X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                            \
   X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                   \
@@ -150,6 +150,10 @@ typedef enum fuzz_misuse {
   FUZZ_MISUSE_WEAK_GET_INT,   /* gc_weak_get(an immediate): not-block */
   FUZZ_MISUSE_EPHE_KEY_INT,   /* gc_ephemeron_key(an immediate): not-block */
   FUZZ_MISUSE_WEAK_TOO_LARGE, /* gc_weak_alloc of GC_MAX_WSIZE data words: too-large */
+  /* Armed now, run at the hook points of the next collection (one thread; a no-op on threads):
+   * gc_compact from a hook is refused (in-collection), gc_collect of every kind collects
+   * nothing, gc_run_finalizers runs none. */
+  FUZZ_MISUSE_IN_COLLECTION,
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
 /* CORRUPTION values (the corrupt op, fuzz/driver/corrupt_op.h): each plants one violation that one

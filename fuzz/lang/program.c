@@ -36,6 +36,7 @@ const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
     [FUZZ_MISUSE_WEAK_GET_INT] = "weak-get-int",
     [FUZZ_MISUSE_EPHE_KEY_INT] = "ephe-key-int",
     [FUZZ_MISUSE_WEAK_TOO_LARGE] = "weak-too-large",
+    [FUZZ_MISUSE_IN_COLLECTION] = "in-collection",
 };
 const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT] = {
 #define FUZZ_CORRUPTION_NAME(name, text) [FUZZ_CORRUPT_##name] = text,
