@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "fuzz/driver/corrupt_op.h"
-#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/in_collection.h"
+#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/verdict.h"
 #include "fuzz/lang/program.h"
 #include "fuzz/lang/text.h"
@@ -469,6 +469,91 @@ static int same_config(const gc_config *a, const gc_config *b) {
          a->mark_slice_words == b->mark_slice_words;
 }
 
+/* The misuses of the ephemeron and weak API on a block of another tag take the mutator's first
+ * slot holding a scanned block of 3 or more fields (an ephemeron's key and datum fields exist in
+ * it), or 0. */
+static gc_value misuse_scan_block(driver *d, const mutator *m) {
+  for (int s = 0; s < FUZZ_SLOTS; s++) {
+    gc_model_id obj = slot_obj(d, m, s);
+    if (obj != GC_MODEL_NONE && gc_model_tag(d->model, obj) <= GC_TAG_SCAN_MAX &&
+        gc_model_wsize(d->model, obj) >= 3) {
+      return gc_model_value(d->model, obj);
+    }
+  }
+  return 0;
+}
+
+/* A read of the wrong kind: 0, with bad-tag recorded by this call. */
+static void expect_read_refused(driver *d, mutator *m, gc_value (*read)(gc_domain *, gc_value),
+                                gc_value v, const char *call) {
+  gc_clear_error(d->heap); /* the error must be this call's */
+  gc_value got = read(m->dom, v);
+  drv_check_made(d);
+  if (got != 0) {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR, "%s returned 0x%" PRIxPTR ", expected 0", call,
+                  got);
+  }
+  drv_expect_error(d, m, gc_last_error(d->heap), GC_ERR_BAD_TAG, call);
+}
+
+/* A write of the wrong kind: bad-tag recorded by this call, and fields 1 and 2 (an ephemeron's
+ * key and datum, a weak reference's target) as they were. (A refused call has no scheduling
+ * point: on threads too, nothing else stores into the block meanwhile.) */
+static void expect_write_refused(driver *d, mutator *m,
+                                 void (*write)(gc_domain *, gc_value, gc_value), gc_value v,
+                                 const char *call) {
+  gc_value before[2] = {GC_FIELD(v, 1), GC_FIELD(v, 2)};
+  gc_clear_error(d->heap);
+  write(m->dom, v, gc_val_int(7));
+  drv_check_made(d);
+  if (GC_FIELD(v, 1) != before[0] || GC_FIELD(v, 2) != before[1]) {
+    drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                  "a refused %s changed the scanned block's fields 1, 2 from 0x%" PRIxPTR
+                  ", 0x%" PRIxPTR " to 0x%" PRIxPTR ", 0x%" PRIxPTR,
+                  call, before[0], before[1], GC_FIELD(v, 1), GC_FIELD(v, 2));
+  }
+  drv_expect_error(d, m, gc_last_error(d->heap), GC_ERR_BAD_TAG, call);
+}
+
+static void misuse_finalizer(gc_heap *heap, gc_value block, void *user) {
+  (void)heap;
+  (void)block;
+  (void)user;
+}
+
+/* A scanner only the misuse scanner-user adds (with its mutator as user) and removes at once. */
+static void misuse_scanner(gc_visit_fn visit, void *visit_ctx, void *user) {
+  (void)visit;
+  (void)visit_ctx;
+  (void)user;
+}
+
+/* A range none of the driver's conservative ranges starts at. */
+static const uintptr_t never_added_range[1];
+
+static void misuse_scanner_user(driver *d, mutator *m) {
+  gc_heap *h = d->heap;
+  drv_expect_error(d, m, gc_root_scanner_add(h, misuse_scanner, m), GC_OK,
+                   "gc_root_scanner_add(a scanner)");
+  drv_expect_error(d, m, gc_root_scanner_remove(h, misuse_scanner, NULL), GC_ERR_UNKNOWN_ROOT,
+                   "gc_root_scanner_remove(a scanner added with another user)");
+  drv_expect_error(d, m, gc_root_scanner_remove(h, misuse_scanner, m), GC_OK,
+                   "gc_root_scanner_remove(the scanner added, after a removal with another user)");
+}
+
+/* Two bytes into one word, ending two bytes before the next: no whole aligned word. */
+static void misuse_range_short(driver *d, mutator *m) {
+  gc_heap *h = d->heap;
+  uintptr_t words[2] = {0, 0};
+  const char *start = (const char *)words + 2;
+  drv_expect_error(d, m, gc_conservative_add(h, start, sizeof(uintptr_t) - 4), GC_OK,
+                   "gc_conservative_add(a range shorter than a word)");
+  drv_expect_error(d, m, gc_conservative_remove(h, start), GC_OK,
+                   "gc_conservative_remove(a range shorter than a word)");
+  drv_expect_error(d, m, gc_conservative_remove(h, start), GC_ERR_UNKNOWN_RANGE,
+                   "gc_conservative_remove(a range removed already)");
+}
+
 static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
   gc_heap *h = d->heap;
   switch (which) {
@@ -536,6 +621,41 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
                            "gc_weak_alloc(GC_MAX_WSIZE data words)");
       break;
     case FUZZ_MISUSE_IN_COLLECTION: drv_in_collection_arm(d, m); break;
+    case FUZZ_MISUSE_EPHE_GET_SCAN:
+    case FUZZ_MISUSE_EPHE_SET_SCAN:
+    case FUZZ_MISUSE_WEAK_GET_SCAN:
+    case FUZZ_MISUSE_WEAK_SET_SCAN: {
+      gc_value v = misuse_scan_block(d, m);
+      if (v == 0) break;
+      if (which == FUZZ_MISUSE_EPHE_GET_SCAN) {
+        expect_read_refused(d, m, gc_ephemeron_key, v, "gc_ephemeron_key(a scanned block)");
+        expect_read_refused(d, m, gc_ephemeron_datum, v, "gc_ephemeron_datum(a scanned block)");
+      } else if (which == FUZZ_MISUSE_EPHE_SET_SCAN) {
+        expect_write_refused(d, m, gc_ephemeron_set_key, v,
+                             "gc_ephemeron_set_key(a scanned block)");
+        expect_write_refused(d, m, gc_ephemeron_set_datum, v,
+                             "gc_ephemeron_set_datum(a scanned block)");
+      } else if (which == FUZZ_MISUSE_WEAK_GET_SCAN) {
+        expect_read_refused(d, m, gc_weak_get, v, "gc_weak_get(a scanned block)");
+      } else {
+        expect_write_refused(d, m, gc_weak_set, v, "gc_weak_set(a scanned block)");
+      }
+      break;
+    }
+    case FUZZ_MISUSE_FIN_SET_INT:
+      drv_expect_error(d, m, gc_finalizer_set(h, gc_val_int(3), misuse_finalizer, NULL),
+                       GC_ERR_NOT_BLOCK, "gc_finalizer_set(an immediate)");
+      break;
+    case FUZZ_MISUSE_CUSTOM_TOO_LARGE:
+      expect_alloc_refused(d, m, gc_alloc_custom(m->dom, GC_MAX_WSIZE, NULL), GC_ERR_TOO_LARGE,
+                           "gc_alloc_custom(GC_MAX_WSIZE data words)");
+      break;
+    case FUZZ_MISUSE_RANGE_REMOVE:
+      drv_expect_error(d, m, gc_conservative_remove(h, never_added_range), GC_ERR_UNKNOWN_RANGE,
+                       "gc_conservative_remove(a range never added)");
+      break;
+    case FUZZ_MISUSE_SCANNER_USER: misuse_scanner_user(d, m); break;
+    case FUZZ_MISUSE_RANGE_SHORT: misuse_range_short(d, m); break;
     case FUZZ_MISUSE_COUNT: break;
   }
 }

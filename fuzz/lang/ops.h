@@ -86,7 +86,9 @@ enum {
   X(MISUSE, 1,                                                                              \
     "a misuse: alloc0, too-large, bad-tag, custom-tag, pin-null, pin-int, "                 \
     "unpin-int, scanner-remove, register-null, bad-param, unknown-param, weak-get-int, "    \
-    "ephe-key-int, weak-too-large, in-collection")                                          \
+    "ephe-key-int, weak-too-large, in-collection, ephe-get-scan, ephe-set-scan, "           \
+    "weak-get-scan, weak-set-scan, fin-set-int, custom-too-large, range-remove, "           \
+    "scanner-user, range-short")                                                            \
   X(DOMAIN, 1, "a domain d0..d3")                                                           \
   X(OPTSLOT, 1, "a slot s0..s15, or - for none")                                            \
   X(RWORD, 1, "a conservative range word rN.I (range r0..r3, word 0..7)")                   \
@@ -154,6 +156,20 @@ typedef enum fuzz_misuse {
    * gc_compact from a hook is refused (in-collection), gc_collect of every kind collects
    * nothing, gc_run_finalizers runs none. */
   FUZZ_MISUSE_IN_COLLECTION,
+  /* The ephemeron and weak API on a scanned block (the mutator's first slot holding one of 3 or
+   * more fields; none: nothing happens): bad-tag, reads return 0, writes change no field. */
+  FUZZ_MISUSE_EPHE_GET_SCAN,    /* gc_ephemeron_key and gc_ephemeron_datum */
+  FUZZ_MISUSE_EPHE_SET_SCAN,    /* gc_ephemeron_set_key and gc_ephemeron_set_datum */
+  FUZZ_MISUSE_WEAK_GET_SCAN,    /* gc_weak_get */
+  FUZZ_MISUSE_WEAK_SET_SCAN,    /* gc_weak_set */
+  FUZZ_MISUSE_FIN_SET_INT,      /* gc_finalizer_set(an immediate): not-block */
+  FUZZ_MISUSE_CUSTOM_TOO_LARGE, /* gc_alloc_custom of GC_MAX_WSIZE data words: too-large */
+  FUZZ_MISUSE_RANGE_REMOVE,     /* gc_conservative_remove of a range never added: unknown-range */
+  /* A scanner added, removed with another user (unknown-root, still added), removed. */
+  FUZZ_MISUSE_SCANNER_USER,
+  /* Not refused: a conservative range holding no whole aligned word is added (gc.h reads only
+   * whole words in it), removed, and a second removal is unknown-range. */
+  FUZZ_MISUSE_RANGE_SHORT,
   FUZZ_MISUSE_COUNT
 } fuzz_misuse;
 /* CORRUPTION values (the corrupt op, fuzz/driver/corrupt_op.h): each plants one violation that one

@@ -37,6 +37,15 @@ const char *const fuzz_misuse_names[FUZZ_MISUSE_COUNT] = {
     [FUZZ_MISUSE_EPHE_KEY_INT] = "ephe-key-int",
     [FUZZ_MISUSE_WEAK_TOO_LARGE] = "weak-too-large",
     [FUZZ_MISUSE_IN_COLLECTION] = "in-collection",
+    [FUZZ_MISUSE_EPHE_GET_SCAN] = "ephe-get-scan",
+    [FUZZ_MISUSE_EPHE_SET_SCAN] = "ephe-set-scan",
+    [FUZZ_MISUSE_WEAK_GET_SCAN] = "weak-get-scan",
+    [FUZZ_MISUSE_WEAK_SET_SCAN] = "weak-set-scan",
+    [FUZZ_MISUSE_FIN_SET_INT] = "fin-set-int",
+    [FUZZ_MISUSE_CUSTOM_TOO_LARGE] = "custom-too-large",
+    [FUZZ_MISUSE_RANGE_REMOVE] = "range-remove",
+    [FUZZ_MISUSE_SCANNER_USER] = "scanner-user",
+    [FUZZ_MISUSE_RANGE_SHORT] = "range-short",
 };
 const char *const fuzz_corruption_names[FUZZ_CORRUPTION_COUNT] = {
 #define FUZZ_CORRUPTION_NAME(name, text) [FUZZ_CORRUPT_##name] = text,

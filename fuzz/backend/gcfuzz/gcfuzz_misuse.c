@@ -45,6 +45,38 @@ static gc_error ephe_key_int(fuzz_bheap *h) {
 static gc_error weak_too_large(fuzz_bheap *h) {
   return gc_weak_alloc(gcfuzz_dom(h), 0, GC_MAX_WSIZE) != 0 ? GC_OK : gc_last_error(h->heap);
 }
+/* The refusals that need no block of the program's (ephe-get-scan and the other misuses on a
+ * scanned block take the driver's slots: not mine here, as in-collection). */
+static void misuse_finalizer(gc_heap *heap, gc_value block, void *user) {
+  (void)heap;
+  (void)block;
+  (void)user;
+}
+static gc_error fin_set_int(fuzz_bheap *h) {
+  return gc_finalizer_set(h->heap, gc_val_int(3), misuse_finalizer, NULL);
+}
+static gc_error custom_too_large(fuzz_bheap *h) {
+  return gc_alloc_custom(gcfuzz_dom(h), GC_MAX_WSIZE, NULL) != 0 ? GC_OK : gc_last_error(h->heap);
+}
+static const uintptr_t never_added_range[1];
+static gc_error range_remove(fuzz_bheap *h) {
+  return gc_conservative_remove(h->heap, never_added_range);
+}
+/* Added, removed with another user (the answer), removed: nothing left registered. A failed add
+ * or final removal answers with its own error, which is not the one documented. */
+static void misuse_scanner(gc_visit_fn visit, void *visit_ctx, void *user) {
+  (void)visit;
+  (void)visit_ctx;
+  (void)user;
+}
+static gc_error scanner_user(fuzz_bheap *h) {
+  gc_error e = gc_root_scanner_add(h->heap, misuse_scanner, h);
+  if (e != GC_OK) return e;
+  gc_error got = gc_root_scanner_remove(h->heap, misuse_scanner, NULL);
+  gc_clear_error(h->heap);
+  e = gc_root_scanner_remove(h->heap, misuse_scanner, h);
+  return e != GC_OK ? e : got;
+}
 
 static const struct {
   const char *name; /* fuzz_misuse_names' */
@@ -69,6 +101,13 @@ static const struct {
     {"ephe-key-int", ephe_key_int, GC_ERR_NOT_BLOCK, "gc_ephemeron_key(an immediate)", 0},
     {"weak-too-large", weak_too_large, GC_ERR_TOO_LARGE, "gc_weak_alloc(GC_MAX_WSIZE data words)",
      0},
+    {"fin-set-int", fin_set_int, GC_ERR_NOT_BLOCK, "gc_finalizer_set(an immediate)", 0},
+    {"custom-too-large", custom_too_large, GC_ERR_TOO_LARGE,
+     "gc_alloc_custom(GC_MAX_WSIZE data words)", 0},
+    {"range-remove", range_remove, GC_ERR_UNKNOWN_RANGE,
+     "gc_conservative_remove(a range never added)", 0},
+    {"scanner-user", scanner_user, GC_ERR_UNKNOWN_ROOT,
+     "gc_root_scanner_remove(a scanner added with another user)", 0},
 };
 
 fuzz_misuse_answer gcfuzz_misuse(fuzz_bheap *h, const char *name, char *what, size_t len) {
