@@ -216,7 +216,14 @@ gc_value gc_alloc(gc_domain *d, size_t wsize, unsigned tag) {
 }
 
 gc_value gc_alloc_custom(gc_domain *d, size_t data_wsize, gc_finalize_fn fn) {
-  if (data_wsize >= GC_MAX_WSIZE) return alloc_misuse(d, data_wsize + 1, GC_TAG_RAW);
+  if (data_wsize >= GC_MAX_WSIZE) {
+    /* Not through alloc_misuse with data_wsize + 1: SIZE_MAX + 1 wraps to 0, a zero-size
+     * refusal for a request far too large. */
+    gc_fail(d->heap, GC_ERR_TOO_LARGE,
+            "gc_alloc_custom: %zu data words exceed the maximum %zu (with the function word)",
+            data_wsize, (size_t)GC_MAX_WSIZE - 1);
+    return 0;
+  }
   gc_value v = alloc_block(d, data_wsize + 1, GC_TAG_CUSTOM);
   if (v != 0) memcpy((void *)v, &fn, sizeof fn);
   return v;

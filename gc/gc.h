@@ -59,14 +59,17 @@ typedef enum gc_error {
   GC_ERR_NOMEM,         /* no memory even after a forced collection (limit, injected, OS) */
   GC_ERR_ZERO_SIZE,     /* a block of 0 words */
   GC_ERR_TOO_LARGE,     /* more words than GC_MAX_WSIZE */
-  GC_ERR_BAD_TAG,       /* a tag that is neither scanned, raw nor custom */
-  GC_ERR_UNKNOWN_ROOT,  /* unregistering a root that was never registered */
-  GC_ERR_DUP_ROOT,      /* registering the same root slot twice */
+  GC_ERR_BAD_TAG,       /* a tag that is neither scanned, raw nor custom; an ephemeron or weak
+                         * reference call on a block of another kind */
+  GC_ERR_UNKNOWN_ROOT,  /* unregistering a root or a scanner (function and user) that was never
+                         * registered; registering a NULL root slot or scanner function */
+  GC_ERR_DUP_ROOT,      /* registering the same root slot, or adding a conservative range at the
+                         * same start, twice */
   GC_ERR_FRAME_ORDER,   /* popping a local root frame that is not the innermost */
   GC_ERR_PARAM,         /* a malformed parameter string or value out of range */
   GC_ERR_NOT_BLOCK,     /* an operation that needs a block was given NULL or an immediate */
-  GC_ERR_NO_FINALIZER,  /* clearing the finalizer of a block that has none */
-  GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added */
+  GC_ERR_NO_FINALIZER,  /* clearing the finalizer of a block that has none; setting a NULL one */
+  GC_ERR_UNKNOWN_RANGE, /* removing a conservative range that was never added; adding one at NULL */
   GC_ERR_MAIN_DOMAIN,   /* terminating the main domain (it lives as long as the heap) */
   GC_ERR_IN_COLLECTION, /* a collection asked for from inside one (a hook): refused */
 } gc_error;

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from . import bazel, cli, jsonout, layout, libfuzzer, paths, procs, tools, verdict, zoo
+from . import bazel, cli, jsonout, layout, libfuzzer, lock, paths, procs, tools, verdict, zoo
 
 PROG = "ci/mutants"
 
@@ -702,6 +702,13 @@ def main(argv):
     os.makedirs(z.scratch, exist_ok=True)
   except OSError as e:
     print("%s: cannot create %s: %s" % (PROG, a.scratch, e.strerror), file=sys.stderr)
+    return 2
+  # Two zoos on one scratch rebuild each other's seeds and workspaces under their feet: a
+  # mutant then "dies" of a seed directory the other run just removed.
+  try:
+    lock.lock_dir(z.scratch, "ci/mutants/run")
+  except lock.Busy as e:
+    print("%s: %s (--scratch DIR)" % (PROG, e), file=sys.stderr)
     return 2
   shutil.rmtree(z.logs, ignore_errors=True)
   os.makedirs(z.logs)

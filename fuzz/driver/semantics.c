@@ -649,6 +649,9 @@ static void op_misuse(driver *d, mutator *m, fuzz_misuse which) {
     case FUZZ_MISUSE_CUSTOM_TOO_LARGE:
       expect_alloc_refused(d, m, gc_alloc_custom(m->dom, GC_MAX_WSIZE, NULL), GC_ERR_TOO_LARGE,
                            "gc_alloc_custom(GC_MAX_WSIZE data words)");
+      /* The largest request: its size plus the function word wraps to 0 words. */
+      expect_alloc_refused(d, m, gc_alloc_custom(m->dom, SIZE_MAX, NULL), GC_ERR_TOO_LARGE,
+                           "gc_alloc_custom(SIZE_MAX data words)");
       break;
     case FUZZ_MISUSE_RANGE_REMOVE:
       drv_expect_error(d, m, gc_conservative_remove(h, never_added_range), GC_ERR_UNKNOWN_RANGE,

@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from gcfuzz_ci import cmd_mutants, layout, paths, zoo
+from gcfuzz_ci import cmd_mutants, layout, lock, paths, zoo
 from gcfuzz_ci.tests import fakes
 
 PATCH = """\
@@ -252,3 +252,16 @@ class TreeTest(unittest.TestCase):
       if r.returncode != 0:
         failed.append("%s: %s" % (m.base, r.stdout.strip()))
     self.assertEqual(failed, [], "patches that no longer apply without fuzz:\n" + "\n".join(failed))
+
+
+class ScratchLockTest(unittest.TestCase):
+
+  def test_a_second_zoo_on_one_scratch_is_refused(self):
+    with tempfile.TemporaryDirectory() as s:
+      fd = lock.lock_dir(s, "ci/mutants/run")
+      self.addCleanup(os.close, fd)
+      err = io.StringIO()
+      with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = cmd_mutants.main(["--scratch", s, "--no-install", "--only", "1"])
+      self.assertEqual(status, 2)
+      self.assertIn("in use by another ci/mutants/run (pid %d)" % os.getpid(), err.getvalue())
