@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fuzz/driver/corrupt_op.h"
-#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/in_collection.h"
+#include "fuzz/driver/params_op.h"
 #include "fuzz/driver/semantics.h"
 #include "fuzz/driver/state.h"
 #include "fuzz/driver/threads.h"
