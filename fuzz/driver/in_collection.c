@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "fuzz/driver/verdict.h"
+#include "gc/heap.h" /* the domain's re-entrancy guard */
 #include "invariants/verify.h"
 
 /* What a refused call must leave as it was: every rare event (a cycle, a mark or sweep slice,
@@ -78,7 +79,23 @@ void drv_in_collection_arm(driver *d, const mutator *m) {
   d->in_collection_op = m->op != NULL ? (long)m->op->index : -1;
 }
 
+/* gc.h: from a hook, whatever would collect is refused (GC_ERR_IN_COLLECTION). That holds only
+ * while the domain the hook runs on is inside its collection's re-entrancy guard, at every point,
+ * whoever reports it: a point reported outside the guard (as the lazy sweep's end once was) lets
+ * a call from the hook start a collection, or wait forever for the lock its own thread holds. So
+ * every program checks the guard at every point, armed or not, and finds that bug as a report
+ * rather than as a hang of the calls below. One thread: the collecting domain is m's. */
+static void check_guard(driver *d, const mutator *m, gc_hook_point point) {
+  if (d->opt->threads != FUZZ_ONE_THREAD || m == NULL || m->dom == NULL) return;
+  if (m->dom->in_collection) return;
+  drv_violation(d, m, GC_VK_DRIVER_API_ERROR,
+                "the %s hook ran on d%d outside its collection's re-entrancy guard: a "
+                "collection asked for from this hook would not be refused (gc.h)",
+                point_name(point), m->on);
+}
+
 void drv_in_collection_at_hook(driver *d, const mutator *m, gc_hook_point point) {
+  check_guard(d, m, point);
   if (!d->in_collection_armed || m == NULL || m->dom == NULL) return;
   /* Every point, SWEPT included: with one domain the collector also reports it from the
    * domain's own lazy sweep (gc/sweep.c, sweep_done), with the collection lock held, where
